@@ -1,0 +1,28 @@
+package com.hospital.surveyinbox.config;
+
+import org.apache.camel.component.http.HttpComponent;
+import org.apache.camel.spi.ComponentCustomizer;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Gives every downstream HTTP call the timeouts of {@code adapter.http.*}: camel-http only takes them
+ * as component-level milliseconds, and a call without a timeout can hold a worker forever.
+ */
+@Configuration
+public class CamelHttpTuning {
+
+    @Bean
+    ComponentCustomizer httpTimeouts(AdapterProperties properties) {
+        return ComponentCustomizer.builder(HttpComponent.class).build(component -> {
+            long connect = properties.getHttp().getConnectTimeout().toMillis();
+            long response = properties.getHttp().getResponseTimeout().toMillis();
+            component.setConnectTimeout(connect);
+            component.setConnectionRequestTimeout(connect);
+            component.setResponseTimeout(response);
+            component.setSoTimeout(response);
+            component.setMaxTotalConnections(200);
+            component.setConnectionsPerRoute(50);
+        });
+    }
+}

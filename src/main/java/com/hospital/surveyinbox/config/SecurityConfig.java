@@ -1,0 +1,104 @@
+package com.hospital.surveyinbox.config;
+
+import com.hospital.surveyinbox.reception.ReceptionBodyLimitFilter;
+import com.hospital.surveyinbox.reception.ReceptionReplyWriter;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Base64;
+import org.springframework.boot.actuate.autoconfigure.security.servlet.EndpointRequest;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.HttpMethod;
+import org.springframework.security.config.annotation.web.builders.HttpSecurity;
+import org.springframework.security.config.http.SessionCreationPolicy;
+import org.springframework.security.core.userdetails.User;
+import org.springframework.security.core.userdetails.UserDetailsService;
+import org.springframework.security.crypto.password.PasswordEncoder;
+import org.springframework.security.provisioning.InMemoryUserDetailsManager;
+import org.springframework.security.web.SecurityFilterChain;
+
+/**
+ * HTTP Basic with two roles: the legacy sender may only POST receptions, operators may only use
+ * {@code /ops/**}. Failures answer in the contract's JSON shape with {@code X-Result-Code: N}.
+ * Actuator lives on the management port and is not served on the public one.
+ */
+@Configuration
+public class SecurityConfig {
+
+    static final String LEGACY = "LEGACY";
+    static final String OPS = "OPS";
+
+    @Bean
+    SecurityFilterChain securityFilterChain(HttpSecurity http, ReceptionReplyWriter writer) throws Exception {
+        http.csrf(csrf -> csrf.disable())
+                .sessionManagement(s -> s.sessionCreationPolicy(SessionCreationPolicy.STATELESS))
+                .requestCache(cache -> cache.disable())
+                .formLogin(form -> form.disable())
+                .logout(logout -> logout.disable())
+                .httpBasic(basic -> basic.authenticationEntryPoint((request, response, e) ->
+                        writer.write(response, 401, "authentication required")))
+                .exceptionHandling(ex -> ex
+                        .authenticationEntryPoint((request, response, e) ->
+                                writer.write(response, 401, "authentication required"))
+                        .accessDeniedHandler((request, response, e) ->
+                                writer.write(response, 403, "not allowed for this credential")))
+                .authorizeHttpRequests(auth -> auth
+                        .requestMatchers(EndpointRequest.toAnyEndpoint()).permitAll()
+                        .requestMatchers(HttpMethod.POST, "/legacy/survey-send-info").hasRole(LEGACY)
+                        .requestMatchers("/legacy/**").hasRole(LEGACY)
+                        .requestMatchers("/ops/**").hasRole(OPS)
+                        .anyRequest().denyAll());
+        return http.build();
+    }
+
+    @Bean
+    UserDetailsService users(AdapterProperties properties, PasswordEncoder encoder) {
+        AdapterProperties.Credentials legacy = properties.getSecurity().getLegacy();
+        AdapterProperties.Credentials ops = properties.getSecurity().getOps();
+        if (legacy.getUsername().equals(ops.getUsername())) {
+            throw new IllegalStateException("adapter.security.legacy.username and .ops.username must differ");
+        }
+        return new InMemoryUserDetailsManager(
+                User.withUsername(legacy.getUsername()).password(encoder.encode(legacy.getPassword())).roles(LEGACY).build(),
+                User.withUsername(ops.getUsername()).password(encoder.encode(ops.getPassword())).roles(OPS).build());
+    }
+
+    /**
+     * Machine-to-machine secrets are high-entropy and checked on every request, so a deliberately slow
+     * hash (BCrypt ≈ 80 ms) would dominate the accept latency. Digests are compared in constant time.
+     */
+    @Bean
+    PasswordEncoder passwordEncoder() {
+        return new PasswordEncoder() {
+            @Override
+            public String encode(CharSequence raw) {
+                return Base64.getEncoder().encodeToString(sha256(raw));
+            }
+
+            @Override
+            public boolean matches(CharSequence raw, String encoded) {
+                return encoded != null && MessageDigest.isEqual(sha256(raw), Base64.getDecoder().decode(encoded));
+            }
+        };
+    }
+
+    @Bean
+    FilterRegistrationBean<ReceptionBodyLimitFilter> receptionBodyLimit(AdapterProperties properties,
+                                                                        ReceptionReplyWriter writer) {
+        FilterRegistrationBean<ReceptionBodyLimitFilter> registration =
+                new FilterRegistrationBean<>(new ReceptionBodyLimitFilter(properties, writer));
+        registration.addUrlPatterns("/legacy/*");
+        registration.setOrder(0); // after Spring Security (-100): nobody unauthenticated gets a byte read
+        return registration;
+    }
+
+    private static byte[] sha256(CharSequence raw) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(raw.toString().getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

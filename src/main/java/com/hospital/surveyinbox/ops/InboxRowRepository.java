@@ -1,0 +1,31 @@
+package com.hospital.surveyinbox.ops;
+
+import java.util.List;
+import org.springframework.data.domain.Pageable;
+import org.springframework.data.jpa.repository.JpaRepository;
+import org.springframework.data.jpa.repository.Query;
+import org.springframework.data.repository.query.Param;
+
+/** Operator reads of the inbox (newest first). */
+public interface InboxRowRepository extends JpaRepository<InboxRowEntity, Long> {
+
+    @Query("""
+            SELECT r FROM InboxRowEntity r
+             WHERE (:status IS NULL OR r.status = :status)
+               AND (:srvyDrawupNo IS NULL OR r.srvyDrawupNo = :srvyDrawupNo)
+             ORDER BY r.id DESC
+            """)
+    List<InboxRowEntity> search(@Param("status") String status, @Param("srvyDrawupNo") String srvyDrawupNo,
+                                Pageable page);
+
+    @Query(value = "SELECT status, count(*) FROM inbox_message GROUP BY status", nativeQuery = true)
+    List<Object[]> countByStatus();
+
+    /** Age in seconds of the oldest row that still owes work, measured on the database clock. */
+    @Query(value = """
+            SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)
+              FROM inbox_message
+             WHERE status IN ('RECEIVED', 'PROCESSING', 'FAILED')
+            """, nativeQuery = true)
+    double oldestPendingAgeSeconds();
+}

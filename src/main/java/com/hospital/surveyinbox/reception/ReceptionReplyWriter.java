@@ -1,0 +1,37 @@
+package com.hospital.surveyinbox.reception;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.springframework.stereotype.Component;
+
+/**
+ * Writes the contract's {@code {"resultCode":"N","resultMessage":…}} answer straight to the servlet
+ * response, for rejections decided before the route runs (401, 403, 413).
+ */
+@Component
+public class ReceptionReplyWriter {
+
+    private final ObjectMapper objectMapper;
+
+    public ReceptionReplyWriter(ObjectMapper objectMapper) {
+        this.objectMapper = objectMapper;
+    }
+
+    public void write(HttpServletResponse response, int status, String message) throws IOException {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("resultCode", "N");
+        body.put("resultMessage", message);
+        byte[] bytes = objectMapper.writeValueAsBytes(body);
+        response.setStatus(status);
+        response.setHeader("X-Result-Code", "N");
+        response.setContentType("application/json");
+        response.setCharacterEncoding(StandardCharsets.UTF_8.name());
+        response.setContentLength(bytes.length);
+        response.getOutputStream().write(bytes);
+        response.flushBuffer();
+    }
+}

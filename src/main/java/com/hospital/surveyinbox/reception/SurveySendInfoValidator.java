@@ -1,0 +1,125 @@
+package com.hospital.surveyinbox.reception;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
+import com.hospital.surveyinbox.inbox.ReceivedMessage;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Set;
+import org.apache.camel.Exchange;
+import org.apache.camel.Message;
+import org.springframework.stereotype.Component;
+
+/**
+ * Reception validation, deliberately minimal (case study §3.1): a message is refused only when it could
+ * never be processed — not UTF-8 JSON, not an object, a required field missing or blank, an unknown
+ * {@code msgType}. Everything else (an empty or garbage {@code sendDt}, extra fields) is stored as is.
+ * Error messages name the field, never its value, so no patient data reaches the sender's logs.
+ *
+ * <p>Called by {@code routes/inbox-receive.camel.yaml}, step {@code inbox-receive-validate}.
+ */
+@Component("receptionValidator")
+public class SurveySendInfoValidator {
+
+    static final List<String> REQUIRED = List.of("srvyDrawupNo", "patno", "formCd");
+    static final Set<String> MSG_TYPES = Set.of("SEND", "SUBMIT");
+    static final int MAX_IDEMPOTENCY_KEY_LENGTH = 200;
+
+    private final ObjectReader reader;
+
+    public SurveySendInfoValidator(ObjectMapper objectMapper) {
+        this.reader = objectMapper.reader()
+                .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+    }
+
+    public ReceivedMessage validate(Exchange exchange) {
+        Message in = exchange.getMessage();
+        checkContentType(in.getHeader(Exchange.CONTENT_TYPE, String.class));
+        byte[] body = in.getBody(byte[].class);
+        if (body == null || body.length == 0) {
+            throw new ReceptionRejectedException(400, "body is empty; a JSON object is required");
+        }
+        JsonNode json = parse(body);
+        for (String field : REQUIRED) {
+            JsonNode value = json.get(field);
+            if (value == null || value.isNull()) {
+                throw new ReceptionRejectedException(400, "required field '" + field + "' is missing");
+            }
+            if (!value.isTextual() && !value.isNumber()) {
+                throw new ReceptionRejectedException(400, "field '" + field + "' must be a string");
+            }
+            if (value.asText().isBlank()) {
+                throw new ReceptionRejectedException(400, "required field '" + field + "' is blank");
+            }
+        }
+        String msgType = "SEND";
+        JsonNode type = json.get("msgType");
+        if (type != null && !type.isNull() && !(type.isTextual() && type.asText().isEmpty())) {
+            if (!type.isTextual() || !MSG_TYPES.contains(type.asText())) {
+                throw new ReceptionRejectedException(400, "field 'msgType' must be SEND or SUBMIT");
+            }
+            msgType = type.asText();
+        }
+        String idempotencyKey = in.getHeader("Idempotency-Key", String.class);
+        if (idempotencyKey != null) {
+            idempotencyKey = idempotencyKey.strip();
+            if (idempotencyKey.isEmpty() || idempotencyKey.length() > MAX_IDEMPOTENCY_KEY_LENGTH) {
+                throw new ReceptionRejectedException(400,
+                        "header 'Idempotency-Key' must be 1.." + MAX_IDEMPOTENCY_KEY_LENGTH + " characters");
+            }
+        }
+        return new ReceivedMessage(json.get("srvyDrawupNo").asText(), msgType, body, idempotencyKey);
+    }
+
+    private static void checkContentType(String contentType) {
+        if (contentType == null) {
+            throw new ReceptionRejectedException(415, "Content-Type must be application/json");
+        }
+        String mediaType = contentType.split(";", 2)[0].strip().toLowerCase();
+        if (!mediaType.equals("application/json") && !(mediaType.startsWith("application/") && mediaType.endsWith("+json"))) {
+            throw new ReceptionRejectedException(415, "Content-Type must be application/json");
+        }
+        String lower = contentType.toLowerCase();
+        int charset = lower.indexOf("charset=");
+        if (charset >= 0) {
+            String name = lower.substring(charset + 8).split(";", 2)[0].strip().replace("\"", "");
+            if (!name.equals("utf-8") && !name.equals("utf8")) {
+                throw new ReceptionRejectedException(415, "charset must be UTF-8");
+            }
+        }
+    }
+
+    private JsonNode parse(byte[] body) {
+        try {
+            StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(body));
+        } catch (CharacterCodingException e) {
+            throw new ReceptionRejectedException(400, "body is not valid UTF-8");
+        }
+        JsonNode json;
+        try {
+            json = reader.readTree(body);
+        } catch (JsonProcessingException e) {
+            throw new ReceptionRejectedException(400, "body is not valid JSON");
+        } catch (java.io.IOException e) {
+            throw new ReceptionRejectedException(400, "body could not be read");
+        }
+        if (json == null || json.isMissingNode()) {
+            throw new ReceptionRejectedException(400, "body is empty; a JSON object is required");
+        }
+        if (!json.isObject()) {
+            throw new ReceptionRejectedException(400, "body must be a JSON object");
+        }
+        return json;
+    }
+}

@@ -1,0 +1,382 @@
+package com.hospital.surveyinbox.support;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
+
+/**
+ * A stateful stand-in for the three downstream systems of CONTRACT §3, served over real HTTP:
+ * the legacy system ({@code /legacy}), the account service ({@code /account}) and the survey service
+ * ({@code /survey}). It keeps state (guests, bundles by Idempotency-Key, submissions, replies) so resend
+ * and submission behave as the contract says, counts every call, and takes injected faults.
+ *
+ * <p>Conventions: {@code formCd} starting {@code UNREG} -> 422 FORM_NOT_REGISTERED; {@code groupCd}
+ * starting {@code NOGRP} -> 422 GROUP_NOT_FOUND; {@code srvyNo} starting {@code NOCFG} -> consent 404;
+ * {@code srvyNo} starting {@code CONSENT} -> a one-element consent list (otherwise {@code []});
+ * {@code patno} starting {@code NOPAT} -> patient 404.
+ */
+public final class DownstreamSimulator {
+
+    /** Latency ranges in milliseconds. */
+    public record Latency(int consentMin, int consentMax, int patientMin, int patientMax, int otherMin, int otherMax) {
+        /** The case-study latency model (consent 760–984 ms, patient 50–150 ms, others 20–100 ms). */
+        public static final Latency REALISTIC = new Latency(760, 984, 50, 150, 20, 100);
+        public static final Latency FAST = new Latency(0, 2, 0, 2, 0, 2);
+    }
+
+    /** A forced answer for requests whose "METHOD path" matches. */
+    public record Fault(Predicate<String> matches, int status, String body, long delayMillis) {
+    }
+
+    /** Something that happened downstream, in arrival order. */
+    public record Event(long seq, String kind, String key) {
+    }
+
+    private final ObjectMapper mapper = new ObjectMapper();
+    private final HttpServer server;
+    private final ExecutorService executor = Executors.newFixedThreadPool(200);
+    private volatile Latency latency = Latency.FAST;
+    private final List<Fault> faults = new CopyOnWriteArrayList<>();
+
+    private final Map<String, String> guests = new ConcurrentHashMap<>();
+    private final Map<String, String> bundles = new ConcurrentHashMap<>();
+    private final Map<String, Boolean> submitted = new ConcurrentHashMap<>();
+    private final Map<String, AtomicInteger> bundleCreates = new ConcurrentHashMap<>();
+    private final Map<String, AtomicInteger> consentLookups = new ConcurrentHashMap<>();
+    private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+    private final List<JsonNode> bundleRequests = new CopyOnWriteArrayList<>();
+    private final List<JsonNode> replies = new CopyOnWriteArrayList<>();
+    private final List<Map<String, List<String>>> requestHeaders = new CopyOnWriteArrayList<>();
+    private final List<Event> events = new CopyOnWriteArrayList<>();
+    private final AtomicLong seq = new AtomicLong();
+    private final AtomicLong ids = new AtomicLong(1000);
+
+    public DownstreamSimulator(int port) {
+        try {
+            server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 512);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        server.setExecutor(executor);
+        server.createContext("/", this::handle);
+        server.start();
+    }
+
+    public String baseUrl() {
+        return "http://127.0.0.1:" + server.getAddress().getPort();
+    }
+
+    public int port() {
+        return server.getAddress().getPort();
+    }
+
+    public void stop() {
+        server.stop(0);
+        executor.shutdownNow();
+    }
+
+    public void setLatency(Latency latency) {
+        this.latency = latency;
+    }
+
+    public Latency latency() {
+        return latency;
+    }
+
+    /** Adds a fault for requests whose "METHOD path" (path without the query) starts with {@code prefix}. */
+    public Fault failWhen(String methodAndPathPrefix, int status, String body) {
+        Fault fault = new Fault(s -> s.startsWith(methodAndPathPrefix), status, body, 0);
+        faults.add(fault);
+        return fault;
+    }
+
+    public Fault add(Fault fault) {
+        faults.add(fault);
+        return fault;
+    }
+
+    public void remove(Fault fault) {
+        faults.remove(fault);
+    }
+
+    public void clearFaults() {
+        faults.clear();
+    }
+
+    // ----- observations -----
+
+    public int bundleCreates(String srvyDrawupNo) {
+        AtomicInteger n = bundleCreates.get(srvyDrawupNo);
+        return n == null ? 0 : n.get();
+    }
+
+    public int consentLookups(String srvyNo) {
+        AtomicInteger n = consentLookups.get(srvyNo);
+        return n == null ? 0 : n.get();
+    }
+
+    public int totalConsentLookups() {
+        return consentLookups.values().stream().mapToInt(AtomicInteger::get).sum();
+    }
+
+    public int calls(String kind) {
+        AtomicInteger n = calls.get(kind);
+        return n == null ? 0 : n.get();
+    }
+
+    public boolean hasBundle(String srvyDrawupNo) {
+        return bundles.containsKey(srvyDrawupNo);
+    }
+
+    public List<JsonNode> bundleRequests(String srvyDrawupNo) {
+        return bundleRequests.stream().filter(b -> srvyDrawupNo.equals(b.path("srvyDrawupNo").asText())).toList();
+    }
+
+    public List<JsonNode> replies() {
+        return new ArrayList<>(replies);
+    }
+
+    public List<JsonNode> replies(String srvyDrawupNo) {
+        return replies.stream().filter(r -> srvyDrawupNo.equals(r.path("srvyDrawupNo").asText())).toList();
+    }
+
+    public List<Event> events(String key) {
+        return events.stream().filter(e -> e.key().equals(key)).toList();
+    }
+
+    public List<Map<String, List<String>>> requestHeaders() {
+        return new ArrayList<>(requestHeaders);
+    }
+
+    public Map<String, Object> stats() {
+        Map<String, Object> stats = new LinkedHashMap<>();
+        Map<String, Integer> callCounts = new LinkedHashMap<>();
+        calls.forEach((k, v) -> callCounts.put(k, v.get()));
+        stats.put("calls", callCounts);
+        stats.put("bundles", bundles.size());
+        stats.put("bundlesCreatedMoreThanOnce",
+                bundleCreates.values().stream().filter(n -> n.get() > 1).count());
+        stats.put("consentLookups", totalConsentLookups());
+        Map<String, Integer> perSurvey = new LinkedHashMap<>();
+        consentLookups.forEach((k, v) -> perSurvey.put(k, v.get()));
+        stats.put("consentLookupsPerSurvey", perSurvey);
+        stats.put("replies", replies.size());
+        return stats;
+    }
+
+    // ----- HTTP -----
+
+    private void handle(HttpExchange http) throws IOException {
+        try (http) {
+            String method = http.getRequestMethod();
+            String path = http.getRequestURI().getRawPath();
+            String query = http.getRequestURI().getRawQuery();
+            byte[] requestBody = http.getRequestBody().readAllBytes();
+            requestHeaders.add(Map.copyOf(http.getRequestHeaders()));
+            String key = method + " " + path;
+            for (Fault fault : faults) {
+                if (fault.matches().test(key)) {
+                    count("fault");
+                    sleep(fault.delayMillis());
+                    send(http, fault.status(), fault.body());
+                    return;
+                }
+            }
+            Response response = route(method, path, query, requestBody, http);
+            send(http, response.status, response.body);
+        } catch (RuntimeException e) {
+            send(http, 500, "{\"code\":\"SIM_ERROR\",\"message\":\"simulator error\"}");
+        }
+    }
+
+    private record Response(int status, String body) {
+    }
+
+    private Response route(String method, String path, String query, byte[] body, HttpExchange http) throws IOException {
+        String[] p = path.split("/");
+        // p[0] = "" ; p[1] = system
+        if (path.equals("/_sim/stats") && method.equals("GET")) {
+            return new Response(200, mapper.writeValueAsString(stats()));
+        }
+        if (p.length >= 2 && p[1].equals("legacy")) {
+            if (method.equals("GET") && p.length == 5 && p[2].equals("surveys") && p[4].equals("consents")) {
+                String srvyNo = decode(p[3]);
+                count("legacy-consents");
+                consentLookups.computeIfAbsent(srvyNo, k -> new AtomicInteger()).incrementAndGet();
+                delay(latency.consentMin(), latency.consentMax());
+                if (srvyNo.startsWith("NOCFG")) {
+                    return new Response(404, "{\"code\":\"SURVEY_NOT_CONFIGURED\",\"message\":\"survey not configured\"}");
+                }
+                if (srvyNo.startsWith("CONSENT")) {
+                    return new Response(200, "[{\"consentCd\":\"C1\",\"title\":\"Consent for " + srvyNo + "\"}]");
+                }
+                return new Response(200, "[]");
+            }
+            if (method.equals("GET") && p.length == 4 && p[2].equals("patients")) {
+                String patno = decode(p[3]);
+                count("legacy-patient");
+                delay(latency.patientMin(), latency.patientMax());
+                if (patno.startsWith("NOPAT")) {
+                    return new Response(404, "{\"code\":\"PATIENT_NOT_FOUND\",\"message\":\"patient not found\"}");
+                }
+                Map<String, Object> patient = new LinkedHashMap<>();
+                patient.put("patno", patno);
+                patient.put("patNm", "Patient-" + patno);
+                patient.put("mobileNo", "010-0000-" + String.format("%04d", Math.abs(patno.hashCode()) % 10000));
+                return new Response(200, mapper.writeValueAsString(patient));
+            }
+            if (method.equals("POST") && path.equals("/legacy/survey-send-results")) {
+                count("legacy-reply");
+                delay(latency.otherMin(), latency.otherMax());
+                JsonNode reply = mapper.readTree(body);
+                replies.add(reply);
+                event("REPLY", reply.path("srvyDrawupNo").asText());
+                return new Response(200, "{\"resultCode\":\"Y\"}");
+            }
+        }
+        if (p.length >= 3 && p[1].equals("account") && p[2].equals("guests")) {
+            delay(latency.otherMin(), latency.otherMax());
+            if (method.equals("GET")) {
+                count("account-guest-find");
+                String patno = queryParam(query, "patno");
+                String guestId = patno == null ? null : guests.get(patno);
+                return guestId == null
+                        ? new Response(404, "{\"code\":\"GUEST_NOT_FOUND\",\"message\":\"guest not found\"}")
+                        : new Response(200, "{\"guestId\":\"" + guestId + "\"}");
+            }
+            if (method.equals("POST")) {
+                count("account-guest-create");
+                JsonNode guest = mapper.readTree(body);
+                String patno = guest.path("patno").asText();
+                String fresh = "G" + ids.incrementAndGet();
+                String existing = guests.putIfAbsent(patno, fresh);
+                return existing == null
+                        ? new Response(201, "{\"guestId\":\"" + fresh + "\"}")
+                        : new Response(409, "{\"guestId\":\"" + existing + "\"}");
+            }
+        }
+        if (p.length >= 3 && p[1].equals("survey") && p[2].equals("dispatch-bundles")) {
+            delay(latency.otherMin(), latency.otherMax());
+            if (method.equals("POST") && p.length == 3) {
+                count("survey-bundle");
+                String key = http.getRequestHeaders().getFirst("Idempotency-Key");
+                JsonNode bundle = mapper.readTree(body);
+                bundleRequests.add(bundle);
+                String formCd = bundle.path("formCd").asText();
+                if (formCd.startsWith("UNREG")) {
+                    return new Response(422, "{\"code\":\"FORM_NOT_REGISTERED\",\"message\":\"form " + formCd + " is not registered\"}");
+                }
+                if (bundle.path("groupCd").asText().startsWith("NOGRP")) {
+                    return new Response(422, "{\"code\":\"GROUP_NOT_FOUND\",\"message\":\"group not found\"}");
+                }
+                if (key == null || key.isBlank()) {
+                    return new Response(400, "{\"code\":\"IDEMPOTENCY_KEY_REQUIRED\",\"message\":\"Idempotency-Key required\"}");
+                }
+                synchronized (bundles) {
+                    String existing = bundles.get(key);
+                    if (existing != null) {
+                        return new Response(200, "{\"dispatchId\":\"" + existing + "\"}");
+                    }
+                    String dispatchId = "D" + ids.incrementAndGet();
+                    bundles.put(key, dispatchId);
+                    bundleCreates.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+                    event("BUNDLE", key);
+                    return new Response(201, "{\"dispatchId\":\"" + dispatchId + "\"}");
+                }
+            }
+            if (method.equals("POST") && p.length == 5) {
+                String key = decode(p[3]);
+                if (p[4].equals("resend")) {
+                    count("survey-resend");
+                    if (!bundles.containsKey(key)) {
+                        return new Response(404, "{\"code\":\"BUNDLE_NOT_FOUND\",\"message\":\"no dispatch for this number\"}");
+                    }
+                    if (submitted.getOrDefault(key, false)) {
+                        return new Response(409, "{\"code\":\"ALREADY_SUBMITTED\",\"message\":\"questionnaire already submitted\"}");
+                    }
+                    event("RESEND", key);
+                    return new Response(200, "{\"resent\":true}");
+                }
+                if (p[4].equals("submission")) {
+                    count("survey-submission");
+                    if (!bundles.containsKey(key)) {
+                        return new Response(404, "{\"code\":\"BUNDLE_NOT_FOUND\",\"message\":\"no dispatch for this number\"}");
+                    }
+                    submitted.put(key, true);
+                    event("SUBMISSION", key);
+                    return new Response(200, "{\"submitted\":true}");
+                }
+            }
+        }
+        return new Response(404, "{\"code\":\"NO_ROUTE\",\"message\":\"no such simulated API\"}");
+    }
+
+    private void event(String kind, String key) {
+        events.add(new Event(seq.incrementAndGet(), kind, key));
+    }
+
+    private void count(String kind) {
+        calls.computeIfAbsent(kind, k -> new AtomicInteger()).incrementAndGet();
+    }
+
+    private static void delay(int min, int max) {
+        sleep(max <= min ? min : ThreadLocalRandom.current().nextInt(min, max + 1));
+    }
+
+    private static void sleep(long millis) {
+        if (millis <= 0) {
+            return;
+        }
+        try {
+            Thread.sleep(millis); // simulated downstream latency, not a test waiting on a condition
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static String decode(String s) {
+        return URLDecoder.decode(s, StandardCharsets.UTF_8);
+    }
+
+    private static String queryParam(String query, String name) {
+        if (query == null) {
+            return null;
+        }
+        for (String pair : query.split("&")) {
+            int eq = pair.indexOf('=');
+            if (eq > 0 && decode(pair.substring(0, eq)).equals(name)) {
+                return decode(pair.substring(eq + 1));
+            }
+        }
+        return null;
+    }
+
+    private static void send(HttpExchange http, int status, String body) throws IOException {
+        byte[] bytes = body == null ? new byte[0] : body.getBytes(StandardCharsets.UTF_8);
+        http.getResponseHeaders().set("Content-Type", "application/json");
+        http.sendResponseHeaders(status, bytes.length == 0 ? -1 : bytes.length);
+        if (bytes.length > 0) {
+            try (OutputStream out = http.getResponseBody()) {
+                out.write(bytes);
+            }
+        }
+    }
+}

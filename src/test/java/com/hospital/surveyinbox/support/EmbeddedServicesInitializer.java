@@ -1,0 +1,27 @@
+package com.hospital.surveyinbox.support;
+
+import org.springframework.context.ApplicationContextInitializer;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.MapPropertySource;
+
+/**
+ * Points a Spring context at the embedded services (starting them on first use). Registered for every
+ * SpringApplication on the test classpath through {@code META-INF/spring.factories}, so tests and
+ * {@code mvn spring-boot:test-run} share it. Explicit settings (env, args) of the downstream base URLs win.
+ */
+public class EmbeddedServicesInitializer implements ApplicationContextInitializer<ConfigurableApplicationContext> {
+
+    @Override
+    public void initialize(ConfigurableApplicationContext context) {
+        if (context.getParent() != null) {
+            return; // the management child context inherits the parent's environment
+        }
+        EmbeddedServices services = EmbeddedServices.get();
+        var env = context.getEnvironment();
+        var properties = new java.util.LinkedHashMap<>(services.properties());
+        properties.keySet().removeIf(key -> key.startsWith("adapter.") && key.endsWith(".base-url")
+                && env.getProperty(key) != null && !env.getProperty(key).isBlank());
+        env.getPropertySources().addFirst(new MapPropertySource("embedded-services", properties));
+        services.track(context);
+    }
+}

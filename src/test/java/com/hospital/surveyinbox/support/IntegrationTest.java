@@ -1,0 +1,60 @@
+package com.hospital.surveyinbox.support;
+
+import org.apache.camel.test.spring.junit5.CamelSpringBootTest;
+import org.junit.jupiter.api.BeforeEach;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalManagementPort;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.test.context.ActiveProfiles;
+import org.springframework.test.context.TestPropertySource;
+
+/**
+ * Base of the tests that boot the whole service against the real embedded services. All subclasses
+ * with the same configuration share one Spring context.
+ */
+@CamelSpringBootTest
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@ActiveProfiles("test")
+// outranks ./config/application.yaml, which a classpath profile file would not
+@TestPropertySource(locations = "classpath:test.properties")
+public abstract class IntegrationTest {
+
+    @LocalServerPort
+    protected int port;
+
+    @LocalManagementPort
+    protected int managementPort;
+
+    @Autowired
+    protected JdbcTemplate jdbc;
+
+    protected ServiceClient client;
+
+    protected static EmbeddedServices services() {
+        return EmbeddedServices.get();
+    }
+
+    protected static DownstreamSimulator simulator() {
+        return EmbeddedServices.get().simulator();
+    }
+
+    @BeforeEach
+    void setUpClient() {
+        client = new ServiceClient("http://localhost:" + port, "http://localhost:" + managementPort);
+    }
+
+    protected long rowCount() {
+        return jdbc.queryForObject("SELECT count(*) FROM inbox_message", Long.class);
+    }
+
+    protected String status(String inboxId) {
+        return jdbc.queryForObject("SELECT status FROM inbox_message WHERE id = ?", String.class, Long.parseLong(inboxId));
+    }
+
+    /** A subject number no other test uses. */
+    protected static String uniqueSubject(String prefix) {
+        return prefix + "-" + java.util.UUID.randomUUID().toString().substring(0, 12);
+    }
+}
