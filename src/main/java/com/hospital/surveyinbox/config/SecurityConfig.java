@@ -2,6 +2,7 @@ package com.hospital.surveyinbox.config;
 
 import com.hospital.surveyinbox.reception.ReceptionBodyLimitFilter;
 import com.hospital.surveyinbox.reception.ReceptionReplyWriter;
+import jakarta.servlet.DispatcherType;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -46,6 +47,8 @@ public class SecurityConfig {
                                 writer.write(response, 403, "not allowed for this credential")))
                 .authorizeHttpRequests(auth -> auth
                         .requestMatchers(EndpointRequest.toAnyEndpoint()).permitAll()
+                        // Spring's own error dispatch (e.g. 405) must not turn into a 403
+                        .dispatcherTypeMatchers(DispatcherType.ERROR).permitAll()
                         .requestMatchers(HttpMethod.POST, "/legacy/survey-send-info").hasRole(LEGACY)
                         .requestMatchers("/legacy/**").hasRole(LEGACY)
                         .requestMatchers("/ops/**").hasRole(OPS)

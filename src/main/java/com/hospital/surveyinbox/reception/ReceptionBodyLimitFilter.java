@@ -19,10 +19,14 @@ import org.springframework.web.filter.OncePerRequestFilter;
 /**
  * Caps the reception body on the stream, not on Content-Length: a chunked body has no length, and a
  * lying length must not matter either. The body is read into memory up to the cap (64 KiB by default)
- * and handed on; one byte more answers 413 without touching the route. Registered after Spring
+ * and handed on; one byte more answers 413 without touching the route. A non-JSON content type answers
+ * 415 here too, before Camel's HTTP binding would try to parse a form body. Registered after Spring
  * Security, so an unauthenticated sender cannot make the service read anything.
  */
 public class ReceptionBodyLimitFilter extends OncePerRequestFilter {
+
+    /** Request attribute holding the body bytes exactly as received (Camel's binding may decode them). */
+    public static final String RAW_BODY = ReceptionBodyLimitFilter.class.getName() + ".rawBody";
 
     private final AdapterProperties properties;
     private final ReceptionReplyWriter replyWriter;
@@ -35,6 +39,10 @@ public class ReceptionBodyLimitFilter extends OncePerRequestFilter {
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
+        if (!"POST".equals(request.getMethod())) {
+            chain.doFilter(request, response); // the route answers 405
+            return;
+        }
         int limit = properties.getReception().getMaxBodyBytes();
         if (request.getContentLengthLong() > limit) {
             replyWriter.write(response, 413, "body larger than " + limit + " bytes");
@@ -45,6 +53,13 @@ public class ReceptionBodyLimitFilter extends OncePerRequestFilter {
             replyWriter.write(response, 413, "body larger than " + limit + " bytes");
             return;
         }
+        // checked here, before Camel's binding would parse a form body, in the contract's order: size, then type
+        String typeProblem = SurveySendInfoValidator.contentTypeProblem(request.getContentType());
+        if (typeProblem != null) {
+            replyWriter.write(response, 415, typeProblem);
+            return;
+        }
+        request.setAttribute(RAW_BODY, body);
         chain.doFilter(new CachedBodyRequest(request, body), response);
     }
 

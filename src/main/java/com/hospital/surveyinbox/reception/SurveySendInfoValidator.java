@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Set;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
+import org.apache.camel.component.platform.http.springboot.PlatformHttpMessage;
 import org.springframework.stereotype.Component;
 
 /**
@@ -42,8 +43,11 @@ public class SurveySendInfoValidator {
 
     public ReceivedMessage validate(Exchange exchange) {
         Message in = exchange.getMessage();
-        checkContentType(in.getHeader(Exchange.CONTENT_TYPE, String.class));
-        byte[] body = in.getBody(byte[].class);
+        String typeProblem = contentTypeProblem(in.getHeader(Exchange.CONTENT_TYPE, String.class));
+        if (typeProblem != null) {
+            throw new ReceptionRejectedException(415, typeProblem);
+        }
+        byte[] body = rawBody(exchange);
         if (body == null || body.length == 0) {
             throw new ReceptionRejectedException(400, "body is empty; a JSON object is required");
         }
@@ -79,22 +83,33 @@ public class SurveySendInfoValidator {
         return new ReceivedMessage(json.get("srvyDrawupNo").asText(), msgType, body, idempotencyKey);
     }
 
-    private static void checkContentType(String contentType) {
-        if (contentType == null) {
-            throw new ReceptionRejectedException(415, "Content-Type must be application/json");
+    /** Why a Content-Type is refused (415), or null when it is JSON in UTF-8. */
+    public static String contentTypeProblem(String contentType) {
+        if (contentType == null || contentType.isBlank()) {
+            return "Content-Type must be application/json";
         }
         String mediaType = contentType.split(";", 2)[0].strip().toLowerCase();
         if (!mediaType.equals("application/json") && !(mediaType.startsWith("application/") && mediaType.endsWith("+json"))) {
-            throw new ReceptionRejectedException(415, "Content-Type must be application/json");
+            return "Content-Type must be application/json";
         }
         String lower = contentType.toLowerCase();
         int charset = lower.indexOf("charset=");
         if (charset >= 0) {
             String name = lower.substring(charset + 8).split(";", 2)[0].strip().replace("\"", "");
             if (!name.equals("utf-8") && !name.equals("utf8")) {
-                throw new ReceptionRejectedException(415, "charset must be UTF-8");
+                return "charset must be UTF-8";
             }
         }
+        return null;
+    }
+
+    /** The body bytes exactly as received, as kept by {@link ReceptionBodyLimitFilter}. */
+    private static byte[] rawBody(Exchange exchange) {
+        if (exchange.getMessage() instanceof PlatformHttpMessage http
+                && http.getRequest().getAttribute(ReceptionBodyLimitFilter.RAW_BODY) instanceof byte[] raw) {
+            return raw;
+        }
+        return exchange.getMessage().getBody(byte[].class);
     }
 
     private JsonNode parse(byte[] body) {

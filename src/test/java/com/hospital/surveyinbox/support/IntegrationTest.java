@@ -3,6 +3,7 @@ package com.hospital.surveyinbox.support;
 import org.apache.camel.test.spring.junit5.CamelSpringBootTest;
 import org.junit.jupiter.api.BeforeEach;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.autoconfigure.actuate.observability.AutoConfigureObservability;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
@@ -15,6 +16,7 @@ import org.springframework.test.context.TestPropertySource;
  * with the same configuration share one Spring context.
  */
 @CamelSpringBootTest
+@AutoConfigureObservability // Boot disables metrics export in tests otherwise; /actuator/prometheus is API
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @ActiveProfiles("test")
 // outranks ./config/application.yaml, which a classpath profile file would not

@@ -1,0 +1,86 @@
+package com.hospital.surveyinbox.ops;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.ServiceClient;
+import com.hospital.surveyinbox.support.ServiceClient.Reply;
+import org.junit.jupiter.api.Test;
+
+/** The operator API of CONTRACT §4 and the actuator endpoints on the management port. */
+class InboxOpsTest extends IntegrationTest {
+
+    @Test
+    void showsARowWithoutPayloadOrPatientData() {
+        String subject = uniqueSubject("OPS");
+        String inboxId = client.accept(ServiceClient.message(subject, "\"patNm\":\"SECRET-NAME\",\"mobileNo\":\"010-9999-1234\""));
+
+        Reply reply = client.ops("/ops/inbox/" + inboxId);
+
+        assertThat(reply.status()).isEqualTo(200);
+        JsonNode row = reply.json();
+        assertThat(row.get("inboxId").asText()).isEqualTo(inboxId);
+        assertThat(row.get("srvyDrawupNo").asText()).isEqualTo(subject);
+        assertThat(row.get("msgType").asText()).isEqualTo("SEND");
+        assertThat(row.get("status").asText()).isIn("RECEIVED", "PROCESSING", "COMPLETED", "FAILED");
+        assertThat(row.has("attempts")).isTrue();
+        assertThat(row.has("lastError")).isTrue();
+        assertThat(row.has("replyStatus")).isTrue();
+        assertThat(row.get("receivedAt").asText()).isNotBlank();
+        assertThat(row.get("updatedAt").asText()).isNotBlank();
+        assertThat(reply.body()).doesNotContain("SECRET-NAME", "010-9999-1234", "payload", "patno", "P" + Math.abs(subject.hashCode()));
+    }
+
+    @Test
+    void listsNewestFirstFilteredBySubjectAndStatusWithALimit() {
+        String subject = uniqueSubject("LIST");
+        String first = client.accept(ServiceClient.message(subject, ""));
+        String second = client.accept(ServiceClient.message(subject, ""));
+        String third = client.accept(ServiceClient.message(subject, ""));
+
+        JsonNode all = client.ops("/ops/inbox?srvyDrawupNo=" + subject).json();
+        assertThat(all).hasSize(3);
+        assertThat(all.get(0).get("inboxId").asText()).isEqualTo(third);
+        assertThat(all.get(2).get("inboxId").asText()).isEqualTo(first);
+
+        JsonNode limited = client.ops("/ops/inbox?srvyDrawupNo=" + subject + "&limit=1").json();
+        assertThat(limited).hasSize(1);
+        assertThat(limited.get(0).get("inboxId").asText()).isEqualTo(third);
+
+        String status = status(second);
+        JsonNode byStatus = client.ops("/ops/inbox?status=" + status + "&srvyDrawupNo=" + subject).json();
+        assertThat(byStatus).allSatisfy(r -> assertThat(r.get("status").asText()).isEqualTo(status));
+        assertThat(client.ops("/ops/inbox?status=BOGUS").status()).isEqualTo(400);
+        assertThat(client.ops("/ops/inbox?limit=0").status()).isEqualTo(400);
+        assertThat(client.ops("/ops/inbox/999999999").status()).isEqualTo(404);
+        assertThat(client.ops("/ops/inbox/not-a-number").status()).isEqualTo(404);
+    }
+
+    @Test
+    void countsRowsPerStatusAndTheOldestPendingAge() {
+        client.accept(ServiceClient.message(uniqueSubject("STAT"), ""));
+        JsonNode stats = client.ops("/ops/inbox/stats").json();
+
+        long total = jdbc.queryForObject("SELECT count(*) FROM inbox_message", Long.class);
+        JsonNode counts = stats.get("counts");
+        assertThat(counts.fieldNames()).toIterable()
+                .containsExactlyInAnyOrder("RECEIVED", "PROCESSING", "FAILED", "DEAD", "COMPLETED");
+        long sum = 0;
+        for (JsonNode n : counts) {
+            sum += n.asLong();
+        }
+        assertThat(sum).isLessThanOrEqualTo(total).isPositive();
+        assertThat(stats.get("oldestPendingAgeSeconds").asLong()).isGreaterThanOrEqualTo(0);
+    }
+
+    @Test
+    void servesProbesAndMetricsOnTheManagementPortOnly() {
+        assertThat(client.management("/actuator/health/liveness").status()).isEqualTo(200);
+        assertThat(client.management("/actuator/health/readiness").status()).isEqualTo(200);
+        Reply prometheus = client.management("/actuator/prometheus");
+        assertThat(prometheus.status()).isEqualTo(200);
+        assertThat(prometheus.body()).contains("jvm_memory_used_bytes");
+        assertThat(client.get("/actuator/prometheus", ServiceClient.OPS_AUTH).status()).isIn(403, 404);
+    }
+}

@@ -1,0 +1,77 @@
+package com.hospital.surveyinbox.reception;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.ServiceClient;
+import com.hospital.surveyinbox.support.ServiceClient.Reply;
+import com.hospital.surveyinbox.support.TopicProbe;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/** When the inbox cannot be written, the sender is told to retry (503) and nothing is published. */
+class InboxUnavailableTest extends IntegrationTest {
+
+    @Test
+    void answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers() {
+        TopicProbe topic = TopicProbe.get("survey-send-info-received");
+        String warmup = client.accept(ServiceClient.message(uniqueSubject("UP"), ""));
+        await().atMost(Duration.ofSeconds(20)).until(() -> !topic.forInboxId(warmup).isEmpty());
+        String subject = uniqueSubject("DOWN");
+
+        services().stopPostgres();
+        try {
+            Reply reply = client.receive(ServiceClient.message(subject, ""));
+            assertThat(reply.status()).as(reply.body()).isEqualTo(503);
+            assertThat(reply.header("X-Result-Code")).isEqualTo("N");
+            assertThat(reply.json().get("resultCode").asText()).isEqualTo("N");
+            assertThat(reply.json().has("inboxId")).isFalse();
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
+                    assertThat(client.management("/actuator/health/readiness").status()).isEqualTo(503));
+            assertThat(client.management("/actuator/health/liveness").status()).isEqualTo(200);
+        } finally {
+            services().startPostgres();
+        }
+
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                assertThat(client.management("/actuator/health/readiness").status()).isEqualTo(200));
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject))
+                .isZero();
+        String after = client.accept(ServiceClient.message(uniqueSubject("BACK"), ""));
+        await().atMost(Duration.ofSeconds(20)).until(() -> !topic.forInboxId(after).isEmpty());
+        assertThat(topic.forSubject(subject)).isEmpty();
+    }
+
+    @Test
+    void publishesNoEventWhenTheInsertIsRolledBackAtCommit() {
+        TopicProbe topic = TopicProbe.get("survey-send-info-received");
+        String subject = uniqueSubject("ROLLBACK");
+        // a deferred constraint trigger fails the transaction at COMMIT, after the INSERT itself succeeded
+        jdbc.execute("""
+                CREATE OR REPLACE FUNCTION test_fail_commit() RETURNS trigger AS $$
+                BEGIN
+                  IF NEW.srvy_drawup_no LIKE 'ROLLBACK-%' THEN
+                    RAISE EXCEPTION 'commit refused by test trigger';
+                  END IF;
+                  RETURN NEW;
+                END $$ LANGUAGE plpgsql""");
+        jdbc.execute("""
+                CREATE CONSTRAINT TRIGGER test_fail_commit AFTER INSERT ON inbox_message
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION test_fail_commit()""");
+        try {
+            Reply reply = client.receive(ServiceClient.message(subject, ""));
+            assertThat(reply.status()).as(reply.body()).isIn(500, 503);
+            assertThat(reply.header("X-Result-Code")).isEqualTo("N");
+            assertThat(reply.json().has("inboxId")).isFalse();
+        } finally {
+            jdbc.execute("DROP TRIGGER test_fail_commit ON inbox_message");
+            jdbc.execute("DROP FUNCTION test_fail_commit()");
+        }
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject))
+                .isZero();
+        String sentinel = client.accept(ServiceClient.message(uniqueSubject("AFTER"), ""));
+        await().atMost(Duration.ofSeconds(20)).until(() -> !topic.forInboxId(sentinel).isEmpty());
+        assertThat(topic.forSubject(subject)).isEmpty();
+    }
+}

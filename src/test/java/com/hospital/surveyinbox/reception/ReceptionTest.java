@@ -1,0 +1,251 @@
+package com.hospital.surveyinbox.reception;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.ServiceClient;
+import com.hospital.surveyinbox.support.ServiceClient.Reply;
+import com.hospital.surveyinbox.support.TopicProbe;
+import java.io.ByteArrayInputStream;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** CONTRACT §1, row by row, against the running service with real PostgreSQL and Kafka. */
+class ReceptionTest extends IntegrationTest {
+
+    static final String PATIENT_MARKER = "PATNO-MARKER-7731";
+    private final List<String> rejectedSubjects = new ArrayList<>();
+
+    TopicProbe topic() {
+        return TopicProbe.get("survey-send-info-received");
+    }
+
+    @Test
+    void storesAndAcknowledgesAValidMessageAndPublishesItsEventAfterCommit() {
+        String subject = uniqueSubject("RCV");
+        String body = ServiceClient.message(subject, "\"srvyNo\":\"S1\",\"msgType\":\"SEND\"");
+
+        Reply reply = client.receive(body, Map.of("X-Trace-Marker", "echo-me-not"));
+
+        assertThat(reply.status()).isEqualTo(200);
+        assertThat(reply.header("X-Result-Code")).isEqualTo("Y");
+        assertThat(reply.json().get("resultCode").asText()).isEqualTo("Y");
+        String inboxId = reply.json().get("inboxId").asText();
+        assertThat(inboxId).isNotBlank();
+        byte[] stored = jdbc.queryForObject("SELECT payload FROM inbox_message WHERE id = ?", byte[].class, Long.parseLong(inboxId));
+        assertThat(stored).isEqualTo(body.getBytes(StandardCharsets.UTF_8));
+        assertThat(jdbc.queryForObject("SELECT msg_type FROM inbox_message WHERE id = ?", String.class, Long.parseLong(inboxId)))
+                .isEqualTo("SEND");
+        // no request header comes back
+        assertThat(reply.headers()).doesNotContainKeys("authorization", "x-trace-marker", "idempotency-key");
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> !topic().forInboxId(inboxId).isEmpty());
+        TopicProbe.Record event = topic().forInboxId(inboxId).get(0);
+        assertThat(event.key()).isEqualTo(subject);
+        assertThat(event.value().get("srvyDrawupNo").asText()).isEqualTo(subject);
+        assertThat(event.value().get("msgType").asText()).isEqualTo("SEND");
+        assertThat(event.value().fieldNames()).toIterable().containsExactlyInAnyOrder("inboxId", "srvyDrawupNo", "msgType");
+        // neither the Authorization header nor any other inbound header travels into Kafka
+        assertThat(event.headers()).isEmpty();
+    }
+
+    @Test
+    void storesALenientMessageByteForByte() {
+        String subject = uniqueSubject("LEN");
+        String body = "{ \"srvyDrawupNo\" : \"" + subject + "\", \"patno\":\"P1\", \"formCd\":\"F1\",\n"
+                + "  \"sendDt\":\"\", \"sendDt2\":\"not-a-date\", \"patNm\":\"김환자 Ünïcødé 🙂\",\n"
+                + "  \"memo\":\"'; DROP TABLE inbox_message; --\", \"extra\":{\"nested\":[1,2.50,null,true]}, \"msgType\":\"SUBMIT\" }";
+        String garbageDate = ServiceClient.message(uniqueSubject("LEN"), "\"sendDt\":\"2024-13-45 99:99\"");
+
+        String inboxId = client.accept(body);
+        String second = client.accept(garbageDate);
+
+        assertThat(jdbc.queryForObject("SELECT payload FROM inbox_message WHERE id = ?", byte[].class, Long.parseLong(inboxId)))
+                .isEqualTo(body.getBytes(StandardCharsets.UTF_8));
+        assertThat(jdbc.queryForObject("SELECT msg_type FROM inbox_message WHERE id = ?", String.class, Long.parseLong(inboxId)))
+                .isEqualTo("SUBMIT");
+        assertThat(jdbc.queryForObject("SELECT payload FROM inbox_message WHERE id = ?", byte[].class, Long.parseLong(second)))
+                .isEqualTo(garbageDate.getBytes(StandardCharsets.UTF_8));
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message", Long.class)).isPositive();
+    }
+
+    static Stream<Arguments> malformedBodies() {
+        String s = "@SUBJECT@";
+        return Stream.of(
+                Arguments.of("not JSON", "hello".getBytes(StandardCharsets.UTF_8), "not valid JSON"),
+                Arguments.of("truncated JSON", ("{\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"" + PATIENT_MARKER + "\",\"formCd\":\"F")
+                        .getBytes(StandardCharsets.UTF_8), "not valid JSON"),
+                Arguments.of("empty body", new byte[0], "empty"),
+                Arguments.of("whitespace body", "   ".getBytes(StandardCharsets.UTF_8), "empty"),
+                Arguments.of("array body", ("[{\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\"}]")
+                        .getBytes(StandardCharsets.UTF_8), "JSON object"),
+                Arguments.of("string body", "\"text\"".getBytes(StandardCharsets.UTF_8), "JSON object"),
+                Arguments.of("trailing garbage", ("{\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\"} x")
+                        .getBytes(StandardCharsets.UTF_8), "not valid JSON"),
+                Arguments.of("invalid UTF-8", invalidUtf8(s), "UTF-8"),
+                Arguments.of("missing srvyDrawupNo", json("\"patno\":\"" + PATIENT_MARKER + "\",\"formCd\":\"F\""), "'srvyDrawupNo'"),
+                Arguments.of("missing patno", json("\"srvyDrawupNo\":\"" + s + "\",\"formCd\":\"F\""), "'patno'"),
+                Arguments.of("missing formCd", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"" + PATIENT_MARKER + "\""), "'formCd'"),
+                Arguments.of("null formCd", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":null"), "'formCd'"),
+                Arguments.of("blank srvyDrawupNo", json("\"srvyDrawupNo\":\"   \",\"patno\":\"P\",\"formCd\":\"F\""), "'srvyDrawupNo'"),
+                Arguments.of("blank patno", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"\",\"formCd\":\"F\""), "'patno'"),
+                Arguments.of("blank formCd", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\" \\t\""), "'formCd'"),
+                Arguments.of("object patno", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":{\"x\":1},\"formCd\":\"F\""), "'patno'"),
+                Arguments.of("unknown msgType", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"" + PATIENT_MARKER
+                        + "\",\"formCd\":\"F\",\"msgType\":\"DELETE\""), "'msgType'"),
+                Arguments.of("lower-case msgType", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"msgType\":\"send\""), "'msgType'"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("malformedBodies")
+    void rejectsAMalformedMessageWith400AndStoresNothing(String name, byte[] template, String expectedMessage) {
+        String subject = uniqueSubject("BAD");
+        byte[] body = new String(template, StandardCharsets.ISO_8859_1).replace("@SUBJECT@", subject)
+                .getBytes(StandardCharsets.ISO_8859_1);
+        long before = rowCount();
+
+        Reply reply = client.post("/legacy/survey-send-info", body, "application/json", ServiceClient.LEGACY_AUTH, Map.of());
+
+        assertRejected(reply, 400, subject, before);
+        assertThat(reply.json().get("resultMessage").asText()).contains(expectedMessage).doesNotContain(PATIENT_MARKER);
+    }
+
+    @Test
+    void rejectsMissingOrWrongCredentialsWith401AndTheWrongRoleWith403() {
+        String subject = uniqueSubject("AUTH");
+        byte[] body = ServiceClient.message(subject, "").getBytes(StandardCharsets.UTF_8);
+        long before = rowCount();
+
+        assertRejected(client.post("/legacy/survey-send-info", body, "application/json", null, Map.of()), 401, subject, before);
+        assertRejected(client.post("/legacy/survey-send-info", body, "application/json",
+                ServiceClient.basic("legacy", "wrong"), Map.of()), 401, subject, before);
+        assertRejected(client.post("/legacy/survey-send-info", body, "application/json",
+                ServiceClient.basic("nobody", "legacy-test-secret"), Map.of()), 401, subject, before);
+        assertRejected(client.post("/legacy/survey-send-info", body, "application/json", ServiceClient.OPS_AUTH, Map.of()),
+                403, subject, before);
+        // and the legacy credential is no operator
+        assertThat(client.get("/ops/inbox/stats", ServiceClient.LEGACY_AUTH).status()).isEqualTo(403);
+        assertThat(client.get("/ops/inbox/stats", null).status()).isEqualTo(401);
+    }
+
+    @Test
+    void rejectsAnOversizeBodyWith413WhetherItDeclaresItsLengthOrIsChunked() {
+        String subject = uniqueSubject("BIG");
+        String padding = "x".repeat(70_000);
+        byte[] body = ServiceClient.message(subject, "\"pad\":\"" + padding + "\"").getBytes(StandardCharsets.UTF_8);
+        long before = rowCount();
+
+        Reply declared = client.post("/legacy/survey-send-info", body, "application/json", ServiceClient.LEGACY_AUTH, Map.of());
+        Reply chunked = client.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/legacy/survey-send-info"))
+                .header("Content-Type", "application/json")
+                .header("Authorization", ServiceClient.LEGACY_AUTH)
+                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(body)))
+                .build());
+
+        assertRejected(declared, 413, subject, before);
+        assertRejected(chunked, 413, subject, before);
+        // exactly at the limit is fine
+        String edge = uniqueSubject("EDGE");
+        String exact = ServiceClient.message(edge, "\"pad\":\"\"");
+        String atLimit = ServiceClient.message(edge, "\"pad\":\"" + "y".repeat(65536 - exact.length()) + "\"");
+        assertThat(atLimit.getBytes(StandardCharsets.UTF_8)).hasSize(65536);
+        assertThat(client.receive(atLimit).status()).isEqualTo(200);
+    }
+
+    @Test
+    void rejectsANonJsonContentTypeWith415() {
+        String subject = uniqueSubject("CT");
+        byte[] body = ServiceClient.message(subject, "").getBytes(StandardCharsets.UTF_8);
+        long before = rowCount();
+
+        assertRejected(client.post("/legacy/survey-send-info", body, "text/plain", ServiceClient.LEGACY_AUTH, Map.of()), 415, subject, before);
+        assertRejected(client.post("/legacy/survey-send-info", body, null, ServiceClient.LEGACY_AUTH, Map.of()), 415, subject, before);
+        assertRejected(client.post("/legacy/survey-send-info", body, "application/x-www-form-urlencoded",
+                ServiceClient.LEGACY_AUTH, Map.of()), 415, subject, before);
+        assertRejected(client.post("/legacy/survey-send-info", body, "application/json; charset=ISO-8859-1",
+                ServiceClient.LEGACY_AUTH, Map.of()), 415, subject, before);
+        byte[] other = ServiceClient.message(uniqueSubject("CT"), "").getBytes(StandardCharsets.UTF_8);
+        assertThat(client.post("/legacy/survey-send-info", other, "application/json; charset=UTF-8",
+                ServiceClient.LEGACY_AUTH, Map.of()).status()).isEqualTo(200);
+    }
+
+    @Test
+    void replaysAnIdempotencyKeyWithTheFirstInboxIdAndStoresNothing() {
+        String subject = uniqueSubject("IDEM");
+        String key = "idem-" + subject;
+        String body = ServiceClient.message(subject, "");
+
+        Reply first = client.receive(body, Map.of("Idempotency-Key", key));
+        long after = rowCount();
+        Reply second = client.receive(body, Map.of("Idempotency-Key", key));
+
+        assertThat(first.status()).isEqualTo(200);
+        assertThat(second.status()).isEqualTo(200);
+        assertThat(second.header("X-Result-Code")).isEqualTo("Y");
+        assertThat(second.json().get("inboxId").asText()).isEqualTo(first.json().get("inboxId").asText());
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject)).isEqualTo(1);
+        assertThat(rowCount()).isGreaterThanOrEqualTo(after);
+        // without the header every POST is a new row
+        String a = client.accept(body);
+        String b = client.accept(body);
+        assertThat(a).isNotEqualTo(b);
+    }
+
+    @Test
+    void answersOnlyPostOnTheReceptionPath() {
+        assertThat(client.get("/legacy/survey-send-info", ServiceClient.LEGACY_AUTH).status()).isEqualTo(405);
+        assertThat(client.get("/actuator/health", null).status()).isIn(401, 403, 404);
+    }
+
+    @AfterEach
+    void noEventForAnyRejectedSubject() {
+        if (rejectedSubjects.isEmpty()) {
+            return;
+        }
+        // a sentinel accepted after the rejections: once its event is visible, an event of a rejection would be too
+        String sentinel = client.accept(ServiceClient.message(uniqueSubject("SENTINEL"), ""));
+        await().atMost(Duration.ofSeconds(20)).until(() -> !topic().forInboxId(sentinel).isEmpty());
+        for (String subject : rejectedSubjects) {
+            assertThat(topic().forSubject(subject)).as("event for rejected " + subject).isEmpty();
+        }
+    }
+
+    private void assertRejected(Reply reply, int status, String subject, long rowsBefore) {
+        assertThat(reply.status()).as(reply.body()).isEqualTo(status);
+        assertThat(reply.header("X-Result-Code")).isEqualTo("N");
+        assertThat(reply.json().get("resultCode").asText()).isEqualTo("N");
+        assertThat(reply.json().get("resultMessage").asText()).isNotBlank();
+        assertThat(reply.json().has("inboxId")).isFalse();
+        assertThat(reply.headers()).doesNotContainKey("authorization");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject))
+                .isZero();
+        rejectedSubjects.add(subject);
+    }
+
+    private static byte[] json(String fields) {
+        return ("{" + fields + "}").getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static byte[] invalidUtf8(String subject) {
+        byte[] head = ("{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"").getBytes(StandardCharsets.ISO_8859_1);
+        byte[] bad = {(byte) 0xC3, (byte) 0x28, (byte) 0xFF};
+        byte[] tail = "\",\"formCd\":\"F\"}".getBytes(StandardCharsets.ISO_8859_1);
+        byte[] all = Arrays.copyOf(head, head.length + bad.length + tail.length);
+        System.arraycopy(bad, 0, all, head.length, bad.length);
+        System.arraycopy(tail, 0, all, head.length + bad.length, tail.length);
+        return all;
+    }
+}
