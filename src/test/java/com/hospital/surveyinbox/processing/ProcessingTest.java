@@ -1,0 +1,237 @@
+package com.hospital.surveyinbox.processing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.hospital.surveyinbox.inbox.InboxEvent;
+import com.hospital.surveyinbox.inbox.InboxEventPublisher;
+import com.hospital.surveyinbox.support.DownstreamSimulator;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.Rows;
+import com.hospital.surveyinbox.support.ServiceClient;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+
+/** The consumer half end to end: Kafka -> claim -> downstream (simulator over HTTP) -> row outcome -> reply. */
+class ProcessingTest extends IntegrationTest {
+
+    @Autowired
+    InboxEventPublisher publisher;
+
+    Rows rows;
+
+    @BeforeEach
+    void rows() {
+        rows = new Rows(jdbc);
+    }
+
+    @AfterEach
+    void clearFaults() {
+        simulator().clearFaults();
+    }
+
+    static String send(String subject, String patno, String extra) {
+        return "{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"" + patno + "\",\"formCd\":\"F100\""
+                + (extra.isEmpty() ? "" : "," + extra) + "}";
+    }
+
+    void republish(String inboxId, String subject, String msgType) {
+        assertThat(publisher.publish(new InboxEvent(inboxId, subject, msgType))).isTrue();
+    }
+
+    @Test
+    void registersASendDownstreamOnceAndCompletesTheRow() {
+        String subject = uniqueSubject("HAPPY");
+        String id = client.receive(send(subject, "P-" + subject, "\"srvyNo\":\"CONSENT-" + subject
+                + "\",\"groupCd\":\"G1\",\"sendDt\":\"20261130093000\""), Map.of("X-Trace-Marker", "leak-check")).json()
+                .get("inboxId").asText();
+
+        rows.awaitStatus(id, "COMPLETED");
+
+        assertThat(simulator().bundleCreates(subject)).isEqualTo(1);
+        JsonNode bundle = simulator().bundleRequests(subject).get(0);
+        assertThat(bundle.get("formCd").asText()).isEqualTo("F100");
+        assertThat(bundle.get("groupCd").asText()).isEqualTo("G1");
+        assertThat(bundle.get("guestId").asText()).startsWith("G");
+        assertThat(bundle.get("consents")).hasSize(1);
+        assertThat(bundle.get("sendAt").asText()).isEqualTo("2026-11-30T09:30+09:00");
+        assertThat(bundle.get("notify").asBoolean()).isTrue();
+        assertThat(rows.attempts(id)).isEqualTo(1);
+        assertThat(rows.row(id).get("reply_status")).isEqualTo("NONE");
+        assertThat(jdbc.queryForObject("SELECT outcome FROM inbox_attempt WHERE inbox_id = ?", String.class, Long.parseLong(id)))
+                .isEqualTo("COMPLETED");
+        // no inbound header ever reaches a downstream
+        assertThat(simulator().requestHeaders()).noneSatisfy(h -> assertThat(h.keySet()).anyMatch(k ->
+                k.equalsIgnoreCase("Authorization") || k.equalsIgnoreCase("X-Trace-Marker")));
+    }
+
+    @Test
+    void unparsableSendDtMeansTimeOfProcessing() {
+        String subject = uniqueSubject("SENDDT");
+        String id = client.accept(send(subject, "P-" + subject, "\"sendDt\":\"garbage\""));
+        rows.awaitStatus(id, "COMPLETED");
+        String sendAt = simulator().bundleRequests(subject).get(0).get("sendAt").asText();
+        assertThat(java.time.OffsetDateTime.parse(sendAt)).isCloseTo(java.time.OffsetDateTime.now(),
+                org.assertj.core.api.Assertions.within(1, java.time.temporal.ChronoUnit.MINUTES));
+    }
+
+    @Test
+    void recordsEachBusinessErrorWithTheDownstreamMessage() {
+        String unregistered = client.accept(send(uniqueSubject("BIZ"), "P1", "\"formCd\":\"UNREG-9\"").replace("\"formCd\":\"F100\",", ""));
+        String noPatient = client.accept(send(uniqueSubject("BIZ"), "NOPAT-1", ""));
+        String noSurvey = client.accept(send(uniqueSubject("BIZ"), "P2", "\"srvyNo\":\"NOCFG-" + uniqueSubject("S") + "\""));
+        String noGroup = client.accept(send(uniqueSubject("BIZ"), "P3", "\"groupCd\":\"NOGRP-1\""));
+
+        rows.awaitAttempt(unregistered, 1, "FAILED");
+        rows.awaitAttempt(noPatient, 1, "FAILED");
+        rows.awaitAttempt(noSurvey, 1, "FAILED");
+        rows.awaitAttempt(noGroup, 1, "FAILED");
+        assertThat(rows.row(unregistered).get("last_error")).isEqualTo("form UNREG-9 is not registered");
+        assertThat(rows.row(noPatient).get("last_error")).isEqualTo("patient not found");
+        assertThat(rows.row(noSurvey).get("last_error")).isEqualTo("survey not configured");
+        assertThat(rows.row(noGroup).get("last_error")).isEqualTo("group not found");
+        assertThat(jdbc.queryForObject("SELECT reason FROM inbox_attempt WHERE inbox_id = ?", String.class,
+                Long.parseLong(noPatient))).isEqualTo("patient not found");
+    }
+
+    @Test
+    void recordsSystemErrorForA5xxAndForATimeout() {
+        String subject5xx = uniqueSubject("SYS");
+        String patno5xx = "P5XX-" + subject5xx;
+        simulator().failWhen("GET /legacy/patients/" + patno5xx, 503, "{\"error\":\"down\"}");
+        String subjectSlow = uniqueSubject("SLOW");
+        String patnoSlow = "PSLOW-" + subjectSlow;
+        // answers only after 3 s, past adapter.http.response-timeout (1 s in tests)
+        simulator().add(new DownstreamSimulator.Fault(s -> s.startsWith("GET /legacy/patients/" + patnoSlow), 200, "{}", 3_000));
+
+        String failing = client.accept(send(subject5xx, patno5xx, ""));
+        String slow = client.accept(send(subjectSlow, patnoSlow, ""));
+
+        rows.awaitAttempt(failing, 1, "FAILED");
+        rows.awaitAttempt(slow, 1, "FAILED");
+        assertThat(rows.row(failing).get("last_error")).isEqualTo("system error");
+        assertThat(rows.row(slow).get("last_error")).isEqualTo("system error");
+        assertThat(simulator().bundleCreates(subject5xx)).isZero();
+    }
+
+    @Test
+    void goesDeadOnTheFifthFailedAttemptAndRepliesExactlyOnceWithTheDownstreamReason() {
+        String subject = uniqueSubject("DEAD");
+        String id = client.accept("{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"P9\",\"formCd\":\"UNREG-DEAD\"}");
+        rows.awaitAttempt(id, 1, "FAILED");
+        for (int attempt = 2; attempt <= 4; attempt++) {
+            republish(id, subject, "SEND");
+            rows.awaitAttempt(id, attempt, "FAILED");
+        }
+        republish(id, subject, "SEND");
+        rows.awaitAttempt(id, 5, "DEAD");
+        await().atMost(Duration.ofSeconds(10)).until(() -> "SENT".equals(rows.row(id).get("reply_status")));
+
+        List<JsonNode> replies = simulator().replies(subject);
+        assertThat(replies).hasSize(1);
+        JsonNode reply = replies.get(0);
+        assertThat(reply.get("inboxId").asText()).isEqualTo(id);
+        assertThat(reply.get("resultCode").asText()).isEqualTo("N");
+        assertThat(reply.get("reasonCode").asText()).isEqualTo("DEAD");
+        assertThat(reply.get("reason").asText()).isEqualTo("form UNREG-DEAD is not registered");
+
+        // a late duplicate event changes nothing and sends nothing
+        String sentinel = client.accept(send(subject + "-S", "P9", ""));
+        republish(id, subject, "SEND");
+        rows.awaitStatus(sentinel, "COMPLETED");
+        assertThat(rows.attempts(id)).isEqualTo(5);
+        assertThat(simulator().replies(subject)).hasSize(1);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_attempt WHERE inbox_id = ?", Long.class, Long.parseLong(id)))
+                .isEqualTo(5);
+    }
+
+    @Test
+    void aSendWithoutNotificationCompletesAndRepliesNotifySkippedOnce() {
+        String subject = uniqueSubject("NOTIFY");
+        String id = client.accept(send(subject, "P7", "\"alimtalkYn\":\"N\""));
+        rows.awaitStatus(id, "COMPLETED");
+        await().atMost(Duration.ofSeconds(10)).until(() -> "SENT".equals(rows.row(id).get("reply_status")));
+
+        assertThat(simulator().bundleRequests(subject).get(0).get("notify").asBoolean()).isFalse();
+        List<JsonNode> replies = simulator().replies(subject);
+        assertThat(replies).hasSize(1);
+        assertThat(replies.get(0).get("reasonCode").asText()).isEqualTo("NOTIFY_SKIPPED");
+        republish(id, subject, "SEND");
+        String sentinel = client.accept(send(subject + "-S", "P7", ""));
+        rows.awaitStatus(sentinel, "COMPLETED");
+        assertThat(simulator().replies(subject)).hasSize(1);
+    }
+
+    @Test
+    void aSecondSendIsAResendUntilTheQuestionnaireIsSubmitted() {
+        String subject = uniqueSubject("RESEND");
+        String first = client.accept(send(subject, "P8", ""));
+        rows.awaitStatus(first, "COMPLETED");
+        String resend = client.accept(send(subject, "P8", ""));
+        rows.awaitStatus(resend, "COMPLETED");
+        assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE", "RESEND");
+        assertThat(simulator().replies(subject)).isEmpty();
+
+        String submit = client.accept(send(subject, "P8", "\"msgType\":\"SUBMIT\""));
+        rows.awaitStatus(submit, "COMPLETED");
+        String refused = client.accept(send(subject, "P8", ""));
+        rows.awaitStatus(refused, "COMPLETED");
+        await().atMost(Duration.ofSeconds(10)).until(() -> "SENT".equals(rows.row(refused).get("reply_status")));
+
+        assertThat(simulator().bundleCreates(subject)).isEqualTo(1);
+        assertThat(simulator().replies(subject)).singleElement()
+                .satisfies(r -> assertThat(r.get("reasonCode").asText()).isEqualTo("ALREADY_SUBMITTED"));
+    }
+
+    @Test
+    void duplicateEventsForOneRowRegisterItOnce() throws Exception {
+        String subject = uniqueSubject("DUP");
+        String id = client.accept(send(subject, "P10", ""));
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        for (int i = 0; i < 20; i++) {
+            pool.submit(() -> publisher.publish(new InboxEvent(id, subject, "SEND")));
+        }
+        pool.shutdown();
+        assertThat(pool.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+        rows.awaitStatus(id, "COMPLETED");
+        String sentinel = client.accept(send(subject + "-S", "P10", ""));
+        rows.awaitStatus(sentinel, "COMPLETED");
+
+        assertThat(simulator().bundleRequests(subject)).hasSize(1);
+        assertThat(simulator().bundleCreates(subject)).isEqualTo(1);
+        assertThat(rows.attempts(id)).isEqualTo(1);
+    }
+
+    @Test
+    void aSubmitSentWhileItsSendIsFailingIsRegisteredOnlyAfterTheSendCompletes() {
+        String subject = uniqueSubject("ORDER");
+        String patno = "PORD-" + subject;
+        DownstreamSimulator.Fault outage = simulator().failWhen("GET /legacy/patients/" + patno, 503, "{}");
+        String sendId = client.accept(send(subject, patno, ""));
+        rows.awaitAttempt(sendId, 1, "FAILED");
+
+        String submitId = client.accept(send(subject, patno, "\"msgType\":\"SUBMIT\""));
+        await().atMost(Duration.ofSeconds(20)).until(() -> rows.row(submitId).get("held_reason") != null);
+        assertThat(rows.status(submitId)).isEqualTo("RECEIVED");
+        assertThat(rows.row(submitId).get("held_reason")).isEqualTo("waiting behind inbox " + sendId);
+        assertThat(simulator().events(subject)).isEmpty();
+
+        simulator().remove(outage);
+        republish(sendId, subject, "SEND"); // what the redelivery job does for a FAILED row
+        rows.awaitStatus(sendId, "COMPLETED");
+        rows.awaitStatus(submitId, "COMPLETED");
+
+        assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind)
+                .containsExactly("BUNDLE", "SUBMISSION");
+        assertThat(rows.row(submitId).get("held_reason")).isNull();
+    }
+}
