@@ -10,6 +10,7 @@ final class ExpectedRoutes {
             "inbox-publish",
             "inbox-process",
             "inbox-reply",
+            "inbox-redeliver",
             "inbox-register-legacy-consents",
             "inbox-register-legacy-patient",
             "inbox-register-account-guest-find",

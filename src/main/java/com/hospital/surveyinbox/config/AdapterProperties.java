@@ -26,6 +26,7 @@ public class AdapterProperties {
     @Valid private final Cache cache = new Cache();
     @Valid private final Reception reception = new Reception();
     @Valid private final Security security = new Security();
+    @Valid private final Circuit circuit = new Circuit();
 
     public Inbox getInbox() { return inbox; }
     public Kafka getKafka() { return kafka; }
@@ -36,6 +37,7 @@ public class AdapterProperties {
     public Cache getCache() { return cache; }
     public Reception getReception() { return reception; }
     public Security getSecurity() { return security; }
+    public Circuit getCircuit() { return circuit; }
 
     public static class Inbox {
         /** false = rollback toggle: reception registers synchronously while stored rows keep draining. */
@@ -52,6 +54,10 @@ public class AdapterProperties {
         @NotBlank private String redeliverCron = "0 * * * * ?";
         /** Most rows of each stalled kind republished per redelivery tick, oldest first. */
         @Min(1) private int redeliverBatchSize = 200;
+        /** false keeps this instance out of the redelivery job (its route does not start). */
+        private boolean redeliverEnabled = true;
+        /** Days of redelivery_run history kept (operators' view of the job's ticks). */
+        @Min(1) private int redeliverHistoryDays = 7;
 
         public boolean isEnabled() { return enabled; }
         public void setEnabled(boolean enabled) { this.enabled = enabled; }
@@ -67,6 +73,10 @@ public class AdapterProperties {
         public void setRedeliverCron(String redeliverCron) { this.redeliverCron = redeliverCron; }
         public int getRedeliverBatchSize() { return redeliverBatchSize; }
         public void setRedeliverBatchSize(int redeliverBatchSize) { this.redeliverBatchSize = redeliverBatchSize; }
+        public boolean isRedeliverEnabled() { return redeliverEnabled; }
+        public void setRedeliverEnabled(boolean redeliverEnabled) { this.redeliverEnabled = redeliverEnabled; }
+        public int getRedeliverHistoryDays() { return redeliverHistoryDays; }
+        public void setRedeliverHistoryDays(int redeliverHistoryDays) { this.redeliverHistoryDays = redeliverHistoryDays; }
     }
 
     public static class Kafka {
@@ -143,6 +153,26 @@ public class AdapterProperties {
 
         public int getMaxBodyBytes() { return maxBodyBytes; }
         public void setMaxBodyBytes(int maxBodyBytes) { this.maxBodyBytes = maxBodyBytes; }
+    }
+
+    /**
+     * Outage awareness: after {@code failureThreshold} consecutive system errors from one downstream its
+     * circuit opens; while open, rows that need it are deferred without being charged an attempt.
+     */
+    public static class Circuit {
+        /** false charges every system error as an attempt (the plain retry ledger). */
+        private boolean enabled = true;
+        /** Consecutive system errors (count) from one downstream that open its circuit. */
+        @Min(1) private int failureThreshold = 5;
+        /** How long an open circuit defers rows before letting trial calls through. */
+        @NotNull private Duration openDuration = Duration.ofSeconds(30);
+
+        public boolean isEnabled() { return enabled; }
+        public void setEnabled(boolean enabled) { this.enabled = enabled; }
+        public int getFailureThreshold() { return failureThreshold; }
+        public void setFailureThreshold(int failureThreshold) { this.failureThreshold = failureThreshold; }
+        public Duration getOpenDuration() { return openDuration; }
+        public void setOpenDuration(Duration openDuration) { this.openDuration = openDuration; }
     }
 
     public static class Security {

@@ -1,5 +1,6 @@
 package com.hospital.surveyinbox.inbox;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -99,6 +100,13 @@ public class InboxStore {
             """;
 
     /**
+     * Going DEAD owes the legacy system a DEAD reply, unless one was already delivered for this row
+     * (a requeued row that dies again is not reported twice).
+     */
+    static final String OPENS_DEAD_REPLY =
+            "attempts >= :maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')";
+
+    /**
      * Fenced: FAILED, or DEAD when this attempt reached max-attempts. Going DEAD opens the reply
      * obligation in the same statement, so a DEAD row can never miss its reply.
      */
@@ -108,15 +116,15 @@ public class InboxStore {
                    claim_token = NULL,
                    last_error = :reason,
                    updated_at = now(),
-                   reply_status = CASE WHEN attempts >= :maxAttempts THEN 'PENDING' ELSE reply_status END,
-                   reply_reason_code = CASE WHEN attempts >= :maxAttempts THEN 'DEAD' ELSE reply_reason_code END,
-                   reply_reason = CASE WHEN attempts >= :maxAttempts THEN :reason ELSE reply_reason END,
-                   reply_updated_at = CASE WHEN attempts >= :maxAttempts THEN now() ELSE reply_updated_at END
+                   reply_status = CASE WHEN %1$s THEN 'PENDING' ELSE reply_status END,
+                   reply_reason_code = CASE WHEN %1$s THEN 'DEAD' ELSE reply_reason_code END,
+                   reply_reason = CASE WHEN %1$s THEN :reason ELSE reply_reason END,
+                   reply_updated_at = CASE WHEN %1$s THEN now() ELSE reply_updated_at END
              WHERE id = :id
                AND status = 'PROCESSING'
                AND claim_token = :token
             RETURNING status, attempts
-            """;
+            """.formatted(OPENS_DEAD_REPLY);
 
     static final String CLOSE_ATTEMPT = """
             UPDATE inbox_attempt
@@ -176,6 +184,152 @@ public class InboxStore {
                    reply_updated_at = now()
              WHERE id = :id
                AND reply_status = 'SENDING'
+            """;
+
+
+    /**
+     * Fenced: a downstream is plainly down (its circuit is open), so this attempt is not charged — the
+     * attempt count goes back down and the row waits as FAILED for the next retry.
+     */
+    static final String MARK_DEFERRED = """
+            UPDATE inbox_message
+               SET status = 'FAILED',
+                   attempts = attempts - 1,
+                   claim_token = NULL,
+                   last_error = :reason,
+                   updated_at = now()
+             WHERE id = :id
+               AND status = 'PROCESSING'
+               AND claim_token = :token
+            RETURNING attempts
+            """;
+
+    /** Lost events: RECEIVED for longer than lost-event-after, not republished within that time. */
+    static final String REPUBLISH_LOST = """
+            UPDATE inbox_message
+               SET published_at = now()
+             WHERE id IN (SELECT id
+                            FROM inbox_message
+                           WHERE status = 'RECEIVED'
+                             AND created_at < now() - :ageMillis * INTERVAL '1 millisecond'
+                             AND (published_at IS NULL OR published_at < now() - :ageMillis * INTERVAL '1 millisecond')
+                           ORDER BY created_at
+                           LIMIT :batch
+                             FOR UPDATE SKIP LOCKED)
+            RETURNING id, srvy_drawup_no, msg_type
+            """;
+
+    /** Retries: FAILED whose last attempt is older than retry-delay, not republished within that time. */
+    static final String REPUBLISH_FAILED = """
+            UPDATE inbox_message
+               SET published_at = now()
+             WHERE id IN (SELECT id
+                            FROM inbox_message
+                           WHERE status = 'FAILED'
+                             AND last_attempt_at < now() - :ageMillis * INTERVAL '1 millisecond'
+                             AND (published_at IS NULL OR published_at < now() - :ageMillis * INTERVAL '1 millisecond')
+                           ORDER BY last_attempt_at
+                           LIMIT :batch
+                             FOR UPDATE SKIP LOCKED)
+            RETURNING id, srvy_drawup_no, msg_type
+            """;
+
+    /**
+     * Stuck workers: PROCESSING untouched for stuck-processing-after goes back to RECEIVED (its claim token
+     * dies with it, so the lost worker's late outcome is rejected) — or to DEAD when that abandoned attempt
+     * was the last allowed one, so a message that kills its worker cannot loop forever.
+     */
+    static final String RESET_STUCK = """
+            WITH stuck AS (
+                UPDATE inbox_message
+                   SET status = CASE WHEN attempts >= :maxAttempts THEN 'DEAD' ELSE 'RECEIVED' END,
+                       claim_token = NULL,
+                       last_error = 'worker lost while processing; reset by the redelivery job',
+                       updated_at = now(),
+                       published_at = now(),
+                       reply_status = CASE WHEN %1$s THEN 'PENDING' ELSE reply_status END,
+                       reply_reason_code = CASE WHEN %1$s THEN 'DEAD' ELSE reply_reason_code END,
+                       reply_reason = CASE WHEN %1$s THEN 'worker lost while processing' ELSE reply_reason END,
+                       reply_updated_at = CASE WHEN %1$s THEN now() - :replyGraceMillis * INTERVAL '1 millisecond' ELSE reply_updated_at END
+                 WHERE id IN (SELECT id
+                                FROM inbox_message
+                               WHERE status = 'PROCESSING'
+                                 AND updated_at < now() - :ageMillis * INTERVAL '1 millisecond'
+                               ORDER BY updated_at
+                               LIMIT :batch
+                                 FOR UPDATE SKIP LOCKED)
+                RETURNING id, srvy_drawup_no, msg_type, status
+            ), abandoned AS (
+                UPDATE inbox_attempt a
+                   SET finished_at = now(),
+                       outcome = 'ABANDONED',
+                       reason = 'worker lost while processing'
+                  FROM stuck
+                 WHERE a.inbox_id = stuck.id
+                   AND a.finished_at IS NULL
+            )
+            SELECT id, srvy_drawup_no, msg_type, status
+              FROM stuck
+            """.formatted(OPENS_DEAD_REPLY);
+
+    /** A reply sender that vanished mid-send leaves SENDING behind; make it retryable. */
+    static final String RESET_STUCK_REPLIES = """
+            UPDATE inbox_message
+               SET reply_status = 'FAILED',
+                   reply_last_error = 'reply sender lost; retrying',
+                   reply_updated_at = now() - :ageMillis * INTERVAL '1 millisecond'
+             WHERE reply_status = 'SENDING'
+               AND reply_updated_at < now() - :ageMillis * INTERVAL '1 millisecond'
+            """;
+
+    /** Replies owed and not delivered: pending or failed for longer than retry-delay, oldest first. */
+    static final String FIND_OWED_REPLIES = """
+            SELECT id
+              FROM inbox_message
+             WHERE reply_status IN ('PENDING', 'FAILED')
+               AND reply_updated_at < now() - :ageMillis * INTERVAL '1 millisecond'
+             ORDER BY reply_updated_at
+             LIMIT :batch
+            """;
+
+    static final String LOCK_STATUS = """
+            SELECT status
+              FROM inbox_message
+             WHERE id = :id
+               FOR UPDATE
+            """;
+
+    /**
+     * Operator requeue: DEAD|FAILED -> RECEIVED with attempts reset. A DEAD reply not yet delivered is
+     * withdrawn (the row gets another chance); a delivered one stays delivered.
+     */
+    static final String REQUEUE = """
+            UPDATE inbox_message
+               SET status = 'RECEIVED',
+                   attempts = 0,
+                   last_error = NULL,
+                   held_reason = NULL,
+                   claim_token = NULL,
+                   updated_at = now(),
+                   published_at = now(),
+                   reply_status = CASE WHEN reply_status IN ('PENDING', 'FAILED') AND reply_reason_code = 'DEAD'
+                                       THEN 'NONE' ELSE reply_status END
+             WHERE id = :id
+               AND status IN ('DEAD', 'FAILED')
+            RETURNING srvy_drawup_no, msg_type
+            """;
+
+    static final String AUDIT = """
+            INSERT INTO operator_audit (actor, action, inbox_id, from_status, to_status)
+            VALUES (:actor, :action, :id, :fromStatus, :toStatus)
+            """;
+
+    static final String HAS_UNFINISHED = """
+            SELECT EXISTS (
+                SELECT 1
+                  FROM inbox_message
+                 WHERE srvy_drawup_no = :srvyDrawupNo
+                   AND status IN ('RECEIVED', 'PROCESSING', 'FAILED'))
             """;
 
     private final NamedParameterJdbcTemplate jdbc;
@@ -282,6 +436,86 @@ public class InboxStore {
 
     public boolean markReplyFailed(long inboxId, String error) {
         return jdbc.update(MARK_REPLY_FAILED, new MapSqlParameterSource("id", inboxId).addValue("error", error)) == 1;
+    }
+
+    /** Records an attempt that is not charged (its downstream's circuit is open). Fenced. */
+    public boolean defer(ClaimedRow row, String reason) {
+        return Boolean.TRUE.equals(tx.execute(status -> {
+            List<Integer> done = jdbc.queryForList(MARK_DEFERRED, fenced(row).addValue("reason", reason), Integer.class);
+            if (done.isEmpty()) {
+                return false;
+            }
+            closeAttempt(row, "DEFERRED", reason);
+            return true;
+        }));
+    }
+
+    public List<InboxEvent> republishLost(Duration age, int batch) {
+        return events(REPUBLISH_LOST, age, batch);
+    }
+
+    public List<InboxEvent> republishFailed(Duration age, int batch) {
+        return events(REPUBLISH_FAILED, age, batch);
+    }
+
+    /** Resets stuck PROCESSING rows; returns them with their new status (RECEIVED, or DEAD at the limit). */
+    public List<StuckRow> resetStuck(Duration age, int batch, int maxAttempts, Duration replyGrace) {
+        MapSqlParameterSource params = new MapSqlParameterSource("ageMillis", age.toMillis())
+                .addValue("batch", batch)
+                .addValue("maxAttempts", maxAttempts)
+                .addValue("replyGraceMillis", replyGrace.toMillis());
+        return jdbc.query(RESET_STUCK, params, (rs, n) -> new StuckRow(
+                new InboxEvent(Long.toString(rs.getLong("id")), rs.getString("srvy_drawup_no"), rs.getString("msg_type")),
+                InboxStatus.valueOf(rs.getString("status"))));
+    }
+
+    public int resetStuckReplies(Duration age) {
+        return jdbc.update(RESET_STUCK_REPLIES, new MapSqlParameterSource("ageMillis", age.toMillis()));
+    }
+
+    public List<Long> findOwedReplies(Duration age, int batch) {
+        return jdbc.queryForList(FIND_OWED_REPLIES,
+                new MapSqlParameterSource("ageMillis", age.toMillis()).addValue("batch", batch), Long.class);
+    }
+
+    /** Whether the subject still has rows to drain (the synchronous path must not overtake them). */
+    public boolean hasUnfinished(String srvyDrawupNo) {
+        return Boolean.TRUE.equals(jdbc.queryForObject(HAS_UNFINISHED,
+                new MapSqlParameterSource("srvyDrawupNo", srvyDrawupNo), Boolean.class));
+    }
+
+    /**
+     * Operator requeue, audited in the same transaction.
+     *
+     * @return the outcome; {@link RequeueResult#event()} is the event to publish when it was requeued
+     */
+    public RequeueResult requeue(long inboxId, String actor) {
+        return tx.execute(status -> {
+            MapSqlParameterSource params = new MapSqlParameterSource("id", inboxId);
+            List<String> current = jdbc.queryForList(LOCK_STATUS, params, String.class);
+            if (current.isEmpty()) {
+                return RequeueResult.notFound();
+            }
+            String from = current.get(0);
+            List<InboxEvent> requeued = jdbc.query(REQUEUE, params, (rs, n) ->
+                    new InboxEvent(Long.toString(inboxId), rs.getString("srvy_drawup_no"), rs.getString("msg_type")));
+            if (requeued.isEmpty()) {
+                return RequeueResult.conflict(from);
+            }
+            jdbc.update(AUDIT, params.addValue("actor", actor).addValue("action", "REQUEUE")
+                    .addValue("fromStatus", from).addValue("toStatus", InboxStatus.RECEIVED.name()));
+            return RequeueResult.requeued(from, requeued.get(0));
+        });
+    }
+
+    private List<InboxEvent> events(String sql, Duration age, int batch) {
+        List<InboxEvent> events = new java.util.ArrayList<>(jdbc.query(sql,
+                new MapSqlParameterSource("ageMillis", age.toMillis()).addValue("batch", batch),
+                (rs, n) -> new InboxEvent(Long.toString(rs.getLong("id")), rs.getString("srvy_drawup_no"),
+                        rs.getString("msg_type"))));
+        // arrival order, so rows of one subject are republished in the order they were received
+        events.sort(java.util.Comparator.comparingLong(e -> Long.parseLong(e.inboxId())));
+        return events;
     }
 
     private void closeAttempt(ClaimedRow row, String outcome, String reason) {

@@ -7,27 +7,42 @@ import java.util.Map;
 import org.springframework.data.domain.PageRequest;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
+import com.hospital.surveyinbox.inbox.InboxEventPublisher;
+import com.hospital.surveyinbox.inbox.InboxStore;
+import com.hospital.surveyinbox.inbox.RequeueResult;
+import java.security.Principal;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * Operator reads (CONTRACT §4). Served by Spring MVC rather than a route: these are queries over the
+ * Operator reads and requeue (CONTRACT §4). Served by Spring MVC rather than a route: these are queries over the
  * ledger, not part of the integration flow, and the route folder stays about moving messages.
  */
 @RestController
 @RequestMapping("/ops/inbox")
 public class InboxOpsController {
 
+    private static final Logger log = LoggerFactory.getLogger(InboxOpsController.class);
     static final int DEFAULT_LIMIT = 50;
     static final int MAX_LIMIT = 500;
 
     private final InboxRowRepository rows;
+    private final InboxHistory history;
+    private final InboxStore store;
+    private final InboxEventPublisher publisher;
 
-    public InboxOpsController(InboxRowRepository rows) {
+    public InboxOpsController(InboxRowRepository rows, InboxHistory history, InboxStore store,
+                              InboxEventPublisher publisher) {
         this.rows = rows;
+        this.history = history;
+        this.store = store;
+        this.publisher = publisher;
     }
 
     @GetMapping("/stats")
@@ -67,8 +82,32 @@ public class InboxOpsController {
         if (id == null) {
             return ResponseEntity.status(HttpStatus.NOT_FOUND).body(Map.of("error", "no such inbox row"));
         }
-        return rows.findById(id).<ResponseEntity<?>>map(row -> ResponseEntity.ok(InboxRowView.of(row)))
+        return rows.findById(id).<ResponseEntity<?>>map(row -> ResponseEntity.ok(
+                        InboxRowView.of(row, history.attempts(id), history.audit(id))))
                 .orElseGet(() -> ResponseEntity.status(HttpStatus.NOT_FOUND).body(Map.of("error", "no such inbox row")));
+    }
+
+    /**
+     * DEAD or FAILED -> RECEIVED with attempts reset, audited with the operator's name, then the event is
+     * republished (if that publish fails the redelivery job republishes the RECEIVED row). 409 otherwise.
+     */
+    @PostMapping("/{inboxId}/requeue")
+    public ResponseEntity<?> requeue(@PathVariable String inboxId, Principal operator) {
+        Long id = parseId(inboxId);
+        if (id == null) {
+            return ResponseEntity.status(HttpStatus.NOT_FOUND).body(Map.of("error", "no such inbox row"));
+        }
+        RequeueResult result = store.requeue(id, operator.getName());
+        if (!result.found()) {
+            return ResponseEntity.status(HttpStatus.NOT_FOUND).body(Map.of("error", "no such inbox row"));
+        }
+        if (!result.requeued()) {
+            return ResponseEntity.status(HttpStatus.CONFLICT).body(Map.of(
+                    "error", "only DEAD or FAILED rows can be requeued", "status", result.fromStatus()));
+        }
+        log.info("Inbox {} requeued by operator {} (was {})", id, operator.getName(), result.fromStatus());
+        publisher.publish(result.event());
+        return get(inboxId);
     }
 
     static Long parseId(String inboxId) {

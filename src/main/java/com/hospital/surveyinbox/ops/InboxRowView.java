@@ -1,17 +1,29 @@
 package com.hospital.surveyinbox.ops;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import java.time.OffsetDateTime;
+import java.util.List;
 
-/** The operator's view of a row (CONTRACT §4): identifiers and state only, no payload, no patient data. */
+/**
+ * The operator's view of a row (CONTRACT §4): identifiers and state only, no payload, no patient data.
+ * The detail adds the attempt history and the operator audit trail.
+ */
 public record InboxRowView(String inboxId, String srvyDrawupNo, String msgType, String status, int attempts,
                            String lastError, String heldReason, String replyStatus, String replyReasonCode,
                            int replyAttempts, String replyLastError, OffsetDateTime receivedAt,
-                           OffsetDateTime updatedAt) {
+                           OffsetDateTime updatedAt,
+                           @JsonInclude(JsonInclude.Include.NON_NULL) List<InboxHistory.AttemptView> attemptHistory,
+                           @JsonInclude(JsonInclude.Include.NON_NULL) List<InboxHistory.AuditView> audit) {
 
     static InboxRowView of(InboxRowEntity row) {
+        return of(row, null, null);
+    }
+
+    static InboxRowView of(InboxRowEntity row, List<InboxHistory.AttemptView> attempts,
+                           List<InboxHistory.AuditView> audit) {
         return new InboxRowView(Long.toString(row.getId()), row.getSrvyDrawupNo(), row.getMsgType(), row.getStatus(),
                 row.getAttempts(), row.getLastError(), row.getHeldReason(), row.getReplyStatus(),
                 row.getReplyReasonCode(), row.getReplyAttempts(), row.getReplyLastError(), row.getCreatedAt(),
-                row.getUpdatedAt());
+                row.getUpdatedAt(), attempts, audit);
     }
 }

@@ -21,10 +21,12 @@ public class DownstreamClient {
 
     private final ProducerTemplate producer;
     private final MeterRegistry meters;
+    private final DownstreamCircuits circuits;
 
-    public DownstreamClient(@Lazy ProducerTemplate producer, MeterRegistry meters) {
+    public DownstreamClient(@Lazy ProducerTemplate producer, MeterRegistry meters, DownstreamCircuits circuits) {
         this.producer = producer;
         this.meters = meters;
+        this.circuits = circuits;
     }
 
     /**
@@ -49,6 +51,7 @@ public class DownstreamClient {
                 headers.forEach((k, v) -> exchange.getMessage().setHeader(k, v));
             });
             if (result.getException() != null) {
+                circuits.recordFailure(downstream);
                 meters.counter("adapter.downstream.errors", "call", call, "kind", "transport").increment();
                 throw new SystemException(downstream, call + " failed: " + result.getException().getClass().getSimpleName(),
                         result.getException());
@@ -60,7 +63,10 @@ public class DownstreamClient {
             String body = result.getMessage().getBody(String.class);
             outcome = Integer.toString(status / 100) + "xx";
             if (status >= 500) {
+                circuits.recordFailure(downstream);
                 meters.counter("adapter.downstream.errors", "call", call, "kind", "5xx").increment();
+            } else {
+                circuits.recordSuccess(downstream);
             }
             return new DownstreamResponse(status, body);
         } finally {

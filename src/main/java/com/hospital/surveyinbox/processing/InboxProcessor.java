@@ -32,9 +32,12 @@ public class InboxProcessor {
     private final AdapterProperties properties;
     private final ObjectMapper mapper;
     private final MeterRegistry meters;
+    private final DownstreamCircuits circuits;
 
     public InboxProcessor(InboxStore store, RegistrationFlow flow, InboxEventPublisher publisher,
-                          AdapterProperties properties, ObjectMapper mapper, MeterRegistry meters) {
+                          AdapterProperties properties, ObjectMapper mapper, MeterRegistry meters,
+                          DownstreamCircuits circuits) {
+        this.circuits = circuits;
         this.store = store;
         this.flow = flow;
         this.publisher = publisher;
@@ -77,6 +80,11 @@ public class InboxProcessor {
     /** Runs the registration flow; every failure becomes an {@link Outcome}, never an exception. */
     public Attempt register(ClaimedRow row) {
         Outcome outcome;
+        String open = circuits.firstOpen(needs(row));
+        if (open != null) {
+            log.info("Inbox {} deferred uncharged: {} circuit is open", row.inboxId(), open);
+            return new Attempt(row, Outcome.deferred(open), null, false);
+        }
         try {
             boolean resend = "SEND".equals(row.msgType()) && store.hasCompletedSendBefore(row);
             outcome = flow.register(row, resend);
@@ -85,7 +93,8 @@ public class InboxProcessor {
             outcome = Outcome.businessFailure(e.getMessage());
         } catch (SystemException e) {
             log.warn("Inbox {} attempt {} system error at {}: {}", row.inboxId(), row.attempt(), e.downstream(), describe(e));
-            outcome = Outcome.systemFailure(e.downstream());
+            // the error that opened (or re-opened) the circuit is an outage, not this row's fault
+            outcome = circuits.isOpen(e.downstream()) ? Outcome.deferred(e.downstream()) : Outcome.systemFailure(e.downstream());
         } catch (RuntimeException e) {
             log.error("Inbox {} attempt {} failed unexpectedly: {}", row.inboxId(), row.attempt(), describe(e), e);
             outcome = Outcome.systemFailure(null);
@@ -97,6 +106,11 @@ public class InboxProcessor {
     public Attempt record(Attempt attempt) {
         ClaimedRow row = attempt.row();
         Outcome outcome = attempt.outcome();
+        if (outcome.deferred()) {
+            boolean applied = store.defer(row, outcome.failureReason());
+            meters.counter("adapter.inbox.outcomes", "outcome", applied ? "deferred" : "stale").increment();
+            return new Attempt(row, outcome, applied ? InboxStatus.FAILED : null, false);
+        }
         if (outcome.success()) {
             if (!store.complete(row, outcome.reply(), outcome.replyReason())) {
                 meters.counter("adapter.inbox.outcomes", "outcome", "stale").increment();
@@ -124,6 +138,11 @@ public class InboxProcessor {
             log.info("Inbox {} finished; republishing held inbox {}", attempt.inboxId(), next.inboxId());
             publisher.publish(next);
         });
+    }
+
+    /** Downstreams a row's registration needs; rows wait while any of them is down. */
+    static java.util.List<String> needs(ClaimedRow row) {
+        return "SUBMIT".equals(row.msgType()) ? java.util.List.of("survey") : DownstreamCircuits.DOWNSTREAMS;
     }
 
     /** Last step of the route: the consumer thread carries no row context into the next record. */

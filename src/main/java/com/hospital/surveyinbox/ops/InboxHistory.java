@@ -1,0 +1,47 @@
+package com.hospital.surveyinbox.ops;
+
+import java.time.OffsetDateTime;
+import java.util.List;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.stereotype.Component;
+
+/** Per-attempt history and operator audit trail of a row, for the row detail. */
+@Component
+public class InboxHistory {
+
+    /** One processing attempt: COMPLETED, FAILED, DEAD, DEFERRED (uncharged, downstream down) or ABANDONED. */
+    public record AttemptView(int attempt, OffsetDateTime startedAt, OffsetDateTime finishedAt, String outcome,
+                              String reason) {
+    }
+
+    /** One operator action. */
+    public record AuditView(OffsetDateTime at, String actor, String action, String fromStatus, String toStatus) {
+    }
+
+    private final JdbcTemplate jdbc;
+
+    public InboxHistory(JdbcTemplate jdbc) {
+        this.jdbc = jdbc;
+    }
+
+    public List<AttemptView> attempts(long inboxId) {
+        return jdbc.query("""
+                SELECT attempt_no, started_at, finished_at, outcome, reason
+                  FROM inbox_attempt
+                 WHERE inbox_id = ?
+                 ORDER BY id
+                """, (rs, n) -> new AttemptView(rs.getInt("attempt_no"),
+                rs.getObject("started_at", OffsetDateTime.class), rs.getObject("finished_at", OffsetDateTime.class),
+                rs.getString("outcome"), rs.getString("reason")), inboxId);
+    }
+
+    public List<AuditView> audit(long inboxId) {
+        return jdbc.query("""
+                SELECT at, actor, action, from_status, to_status
+                  FROM operator_audit
+                 WHERE inbox_id = ?
+                 ORDER BY id
+                """, (rs, n) -> new AuditView(rs.getObject("at", OffsetDateTime.class), rs.getString("actor"),
+                rs.getString("action"), rs.getString("from_status"), rs.getString("to_status")), inboxId);
+    }
+}

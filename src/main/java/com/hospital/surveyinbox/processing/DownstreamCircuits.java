@@ -1,0 +1,120 @@
+package com.hospital.surveyinbox.processing;
+
+import com.hospital.surveyinbox.config.AdapterProperties;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.stereotype.Component;
+
+/**
+ * One circuit per downstream (legacy, account, survey), so a plain outage is not billed to the rows.
+ * {@code failure-threshold} consecutive system errors (5xx, timeout, refused) open it; while open, rows
+ * that need that downstream are deferred without being charged an attempt and without a call. After
+ * {@code open-duration} it half-opens: calls go through, the first success closes it, a failure re-opens
+ * it. Any HTTP answer below 500 counts as "the downstream is up", business errors included.
+ */
+@Component
+public class DownstreamCircuits {
+
+    public static final List<String> DOWNSTREAMS = List.of("legacy", "account", "survey");
+    private static final Logger log = LoggerFactory.getLogger(DownstreamCircuits.class);
+
+    /** Circuit state; the gauge value is the ordinal. */
+    public enum State {
+        /** Calls flow; consecutive system errors are counted. */
+        CLOSED,
+        /** The downstream is considered down: rows needing it are deferred, uncharged. */
+        OPEN,
+        /** Open duration elapsed: trial calls decide. */
+        HALF_OPEN
+    }
+
+    private static final class Circuit {
+        int consecutiveFailures;
+        Instant openedAt;
+    }
+
+    private final AdapterProperties properties;
+    private final Clock clock;
+    private final Map<String, Circuit> circuits = new ConcurrentHashMap<>();
+
+    public DownstreamCircuits(AdapterProperties properties, MeterRegistry meters) {
+        this.properties = properties;
+        this.clock = Clock.systemUTC();
+        for (String downstream : DOWNSTREAMS) {
+            circuits.put(downstream, new Circuit());
+            Gauge.builder("adapter.circuit.state", () -> state(downstream).ordinal())
+                    .description("0 closed, 1 open, 2 half-open")
+                    .tag("downstream", downstream).register(meters);
+        }
+    }
+
+    public State state(String downstream) {
+        Circuit c = circuits.get(downstream);
+        if (c == null) {
+            return State.CLOSED;
+        }
+        synchronized (c) {
+            if (c.openedAt == null) {
+                return State.CLOSED;
+            }
+            return clock.instant().isBefore(c.openedAt.plus(properties.getCircuit().getOpenDuration()))
+                    ? State.OPEN : State.HALF_OPEN;
+        }
+    }
+
+    /** The first of {@code needed} whose circuit is open (rows needing it wait), or null. */
+    public String firstOpen(List<String> needed) {
+        if (!properties.getCircuit().isEnabled()) {
+            return null;
+        }
+        for (String downstream : needed) {
+            if (state(downstream) == State.OPEN) {
+                return downstream;
+            }
+        }
+        return null;
+    }
+
+    public boolean isOpen(String downstream) {
+        return properties.getCircuit().isEnabled() && state(downstream) == State.OPEN;
+    }
+
+    public void recordSuccess(String downstream) {
+        Circuit c = circuits.get(downstream);
+        if (c == null) {
+            return;
+        }
+        synchronized (c) {
+            if (c.openedAt != null) {
+                log.info("Circuit of {} closed: it answers again", downstream);
+            }
+            c.consecutiveFailures = 0;
+            c.openedAt = null;
+        }
+    }
+
+    public void recordFailure(String downstream) {
+        Circuit c = circuits.get(downstream);
+        if (c == null) {
+            return;
+        }
+        synchronized (c) {
+            c.consecutiveFailures++;
+            boolean halfOpen = c.openedAt != null;
+            if (halfOpen || c.consecutiveFailures >= properties.getCircuit().getFailureThreshold()) {
+                if (!halfOpen || state(downstream) == State.HALF_OPEN) {
+                    log.warn("Circuit of {} open after {} consecutive system errors: rows needing it wait uncharged for {}",
+                            downstream, c.consecutiveFailures, properties.getCircuit().getOpenDuration());
+                }
+                c.openedAt = clock.instant();
+            }
+        }
+    }
+}

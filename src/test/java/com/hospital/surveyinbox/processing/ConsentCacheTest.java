@@ -1,0 +1,93 @@
+package com.hospital.surveyinbox.processing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.hospital.surveyinbox.inbox.InboxEvent;
+import com.hospital.surveyinbox.inbox.InboxEventPublisher;
+import com.hospital.surveyinbox.support.DownstreamSimulator;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.Rows;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/** The consent cache policy against a real redis-server and the simulator's slow consent API. */
+class ConsentCacheTest extends IntegrationTest {
+
+    @Autowired
+    StringRedisTemplate redis;
+
+    @Autowired
+    InboxEventPublisher publisher;
+
+    @AfterEach
+    void restore() {
+        simulator().setLatency(DownstreamSimulator.Latency.FAST);
+    }
+
+    static String send(String subject, String srvyNo) {
+        return "{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"P-" + subject + "\",\"formCd\":\"F1\",\"srvyNo\":\"" + srvyNo + "\"}";
+    }
+
+    @Test
+    void looksUpConsentsAtMostOncePerSurveyFor111MessagesOverFiveSurveys() {
+        simulator().setLatency(new DownstreamSimulator.Latency(300, 400, 0, 2, 0, 2));
+        String run = uniqueSubject("C111");
+        List<String> surveys = List.of(run + "-S1", "CONSENT-" + run + "-S2", run + "-S3", run + "-S4", run + "-S5");
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 111; i++) {
+            ids.add(client.accept(send(run + "-" + i, surveys.get(i % 5))));
+        }
+        Rows rows = new Rows(jdbc);
+        for (String id : ids) {
+            rows.awaitStatus(id, "COMPLETED", Duration.ofSeconds(60));
+        }
+        int lookups = surveys.stream().mapToInt(s -> simulator().consentLookups(s)).sum();
+        assertThat(lookups).isLessThanOrEqualTo(5);
+        assertThat(surveys).allSatisfy(s -> assertThat(simulator().consentLookups(s)).isEqualTo(1));
+        // the empty list is cached, with the configured TTL
+        assertThat(redis.opsForValue().get("survey-inbox-adapter:consents:" + surveys.get(0))).isEqualTo("[]");
+        assertThat(redis.getExpire("survey-inbox-adapter:consents:" + surveys.get(0))).isBetween(1L, 300L);
+    }
+
+    @Test
+    void neverCachesASurveyThatIsNotConfigured() {
+        String srvyNo = "NOCFG-" + uniqueSubject("X");
+        String subject = uniqueSubject("C404");
+        String id = client.accept(send(subject, srvyNo));
+        Rows rows = new Rows(jdbc);
+        rows.awaitAttempt(id, 1, "FAILED");
+        assertThat(simulator().consentLookups(srvyNo)).isEqualTo(1);
+        assertThat(redis.hasKey("survey-inbox-adapter:consents:" + srvyNo)).isFalse();
+
+        assertThat(publisher.publish(new InboxEvent(id, subject, "SEND"))).isTrue();
+        rows.awaitAttempt(id, 2, "FAILED");
+        assertThat(simulator().consentLookups(srvyNo)).isEqualTo(2);
+    }
+
+    @Test
+    void rowsStillCompleteWhileRedisIsDown() {
+        String srvyNo = uniqueSubject("NOREDIS");
+        services().stopRedis();
+        try {
+            Rows rows = new Rows(jdbc);
+            List<String> ids = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                ids.add(client.accept(send(uniqueSubject("R"), srvyNo)));
+            }
+            for (String id : ids) {
+                rows.awaitStatus(id, "COMPLETED");
+            }
+            assertThat(simulator().consentLookups(srvyNo)).isBetween(1, 3);
+        } finally {
+            services().startRedis();
+        }
+        await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
+                .until(() -> { redis.opsForValue().set("probe", "1"); return true; });
+    }
+}
