@@ -1,0 +1,63 @@
+package com.hospital.surveyinbox.redelivery;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.hospital.surveyinbox.SurveyInboxAdapterApplication;
+import com.hospital.surveyinbox.support.EmbeddedServices;
+import java.io.IOException;
+import java.io.InputStream;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/** Two service instances on one database form one Quartz cluster: every tick runs on exactly one of them. */
+class RedeliveryClusterTest {
+
+    private static ConfigurableApplicationContext instance() throws IOException {
+        Properties test = new Properties();
+        try (InputStream in = RedeliveryClusterTest.class.getResourceAsStream("/test.properties")) {
+            test.load(in);
+        }
+        test.putAll(Map.of(
+                "adapter.kafka.topic", "cluster-tests",
+                "adapter.kafka.group-id", "cluster-tests",
+                "spring.quartz.scheduler-name", "cluster-tests",
+                "adapter.inbox.redeliver-enabled", "true",
+                "adapter.inbox.redeliver-cron", "0/1 * * * * ?"));
+        // as arguments: builder "properties" are defaults, which ./config/application.yaml would override
+        String[] args = test.stringPropertyNames().stream().map(k -> "--" + k + "=" + test.getProperty(k)).toArray(String[]::new);
+        return new SpringApplicationBuilder(SurveyInboxAdapterApplication.class).profiles("test").run(args);
+    }
+
+    @Test
+    void eachTickFiresOnExactlyOneOfTwoInstances() throws Exception {
+        EmbeddedServices.get();
+        JdbcTemplate jdbc = new JdbcTemplate(EmbeddedServices.get().dataSource());
+        try (ConfigurableApplicationContext first = instance(); ConfigurableApplicationContext second = instance()) {
+            assertThat(first.getEnvironment().getProperty("local.server.port"))
+                    .isNotEqualTo(second.getEnvironment().getProperty("local.server.port"));
+            long start = count(jdbc);
+            await().atMost(Duration.ofSeconds(60)).until(() -> count(jdbc) >= start + 8);
+
+            List<Map<String, Object>> duplicates = jdbc.queryForList("""
+                    SELECT scheduled_fire_time, count(*) AS runs
+                      FROM redelivery_run
+                     WHERE scheduler = 'cluster-tests'
+                     GROUP BY scheduled_fire_time
+                    HAVING count(*) > 1""");
+            assertThat(duplicates).isEmpty();
+            assertThat(jdbc.queryForObject("SELECT count(DISTINCT instance_name) FROM qrtz_scheduler_state WHERE sched_name = 'cluster-tests'",
+                    Integer.class)).isEqualTo(2);
+        }
+    }
+
+    private static long count(JdbcTemplate jdbc) {
+        return jdbc.queryForObject("SELECT count(*) FROM redelivery_run WHERE scheduler = 'cluster-tests'", Long.class);
+    }
+}

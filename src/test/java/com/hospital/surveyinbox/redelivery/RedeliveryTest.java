@@ -1,0 +1,206 @@
+package com.hospital.surveyinbox.redelivery;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.hospital.surveyinbox.inbox.Acceptance;
+import com.hospital.surveyinbox.inbox.ClaimedRow;
+import com.hospital.surveyinbox.inbox.InboxStore;
+import com.hospital.surveyinbox.inbox.ReceivedMessage;
+import com.hospital.surveyinbox.support.DownstreamSimulator;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.Rows;
+import com.hospital.surveyinbox.support.ServiceClient.Reply;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.TestPropertySource;
+
+/**
+ * The redelivery job end to end with second-scale timings: its own topic and Quartz cluster, so the
+ * shared test context neither consumes these events nor runs these ticks.
+ */
+@TestPropertySource(properties = {
+        "adapter.kafka.topic=redelivery-tests",
+        "adapter.kafka.group-id=redelivery-tests",
+        "spring.quartz.scheduler-name=redelivery-tests",
+        "adapter.inbox.redeliver-enabled=true",
+        "adapter.inbox.redeliver-cron=0/1 * * * * ?",
+        "adapter.inbox.lost-event-after=PT2S",
+        "adapter.inbox.retry-delay=PT1S",
+        "adapter.inbox.stuck-processing-after=PT3S",
+        "adapter.circuit.failure-threshold=3",
+        "adapter.circuit.open-duration=PT2S"})
+@DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
+class RedeliveryTest extends IntegrationTest {
+
+    @Autowired
+    InboxStore store;
+
+    Rows rows;
+
+    @BeforeEach
+    void rows() {
+        rows = new Rows(jdbc);
+    }
+
+    @AfterEach
+    void clearFaults() {
+        simulator().clearFaults();
+    }
+
+    static String send(String subject, String patno, String extra) {
+        return "{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"" + patno + "\",\"formCd\":\"F100\""
+                + (extra.isEmpty() ? "" : "," + extra) + "}";
+    }
+
+    /** A row stored without its event: exactly what a crash between commit and publish leaves. */
+    private long storeWithoutEvent(String subject, String json) {
+        Acceptance a = store.accept(new ReceivedMessage(subject, "SEND", json.getBytes(StandardCharsets.UTF_8), null));
+        return a.inboxId();
+    }
+
+    @Test
+    void republishesALostEventAfterLostEventAfterAndTheRowCompletes() {
+        String subject = uniqueSubject("LOST");
+        String id = Long.toString(storeWithoutEvent(subject, send(subject, "P1", "")));
+
+        rows.awaitStatus(id, "COMPLETED", Duration.ofSeconds(30));
+
+        assertThat(rows.row(id).get("published_at")).isNotNull();
+        assertThat(simulator().bundleCreates(subject)).isEqualTo(1);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM redelivery_run WHERE scheduler = 'redelivery-tests' AND lost_events > 0",
+                Long.class)).isPositive();
+    }
+
+    @Test
+    void resetsARowWhoseWorkerDiedAndRejectsTheDeadWorkersLateCompletion() {
+        String subject = uniqueSubject("STUCK");
+        long id = storeWithoutEvent(subject, send(subject, "P2", ""));
+        ClaimedRow deadWorker = store.claim(id).orElseThrow(); // claimed, then the worker "dies"
+
+        rows.awaitStatus(Long.toString(id), "COMPLETED", Duration.ofSeconds(30));
+
+        assertThat(store.complete(deadWorker, null, null)).isFalse();
+        assertThat(store.fail(deadWorker, "late", 5).applied()).isFalse();
+        assertThat(rows.status(Long.toString(id))).isEqualTo("COMPLETED");
+        assertThat(simulator().bundleCreates(subject)).isEqualTo(1);
+        JsonNode detail = client.ops("/ops/inbox/" + id).json();
+        assertThat(detail.get("attemptHistory")).extracting(a -> a.get("outcome").asText())
+                .containsExactly("ABANDONED", "COMPLETED");
+    }
+
+    @Test
+    void retriesAFailedRowOnScheduleUntilDeadAndRepliesOnce() {
+        String subject = uniqueSubject("RETRY");
+        String id = client.accept("{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"P3\",\"formCd\":\"UNREG-R\"}");
+
+        rows.awaitStatus(id, "DEAD", Duration.ofSeconds(60));
+        await().atMost(Duration.ofSeconds(20)).until(() -> "SENT".equals(rows.row(id).get("reply_status")));
+
+        assertThat(rows.attempts(id)).isEqualTo(5);
+        assertThat(simulator().replies(subject)).singleElement().satisfies(r -> {
+            assertThat(r.get("reasonCode").asText()).isEqualTo("DEAD");
+            assertThat(r.get("reason").asText()).isEqualTo("form UNREG-R is not registered");
+        });
+        // the job keeps ticking; nothing more happens to a DEAD row
+        long ticks = ticks();
+        await().atMost(Duration.ofSeconds(20)).until(() -> ticks() >= ticks + 3);
+        assertThat(rows.attempts(id)).isEqualTo(5);
+        assertThat(simulator().replies(subject)).hasSize(1);
+    }
+
+    @Test
+    void retriesAFailedReplyLaterAndDeliversItExactlyOnce() {
+        String subject = uniqueSubject("REPLY");
+        DownstreamSimulator.Fault replyDown = simulator().failWhen("POST /legacy/survey-send-results", 503, "{}");
+        String id = client.accept(send(subject, "P4", "\"alimtalkYn\":\"N\""));
+
+        rows.awaitStatus(id, "COMPLETED");
+        await().atMost(Duration.ofSeconds(20)).until(() -> ((Number) rows.row(id).get("reply_attempts")).intValue() >= 2
+                && "FAILED".equals(rows.row(id).get("reply_status")));
+        assertThat(rows.row(id).get("reply_last_error")).isEqualTo("legacy answered HTTP 503");
+        assertThat(simulator().replies(subject)).isEmpty();
+
+        simulator().remove(replyDown);
+        await().atMost(Duration.ofSeconds(20)).until(() -> "SENT".equals(rows.row(id).get("reply_status")));
+        long ticks = ticks();
+        await().atMost(Duration.ofSeconds(20)).until(() -> ticks() >= ticks + 3);
+        assertThat(simulator().replies(subject)).singleElement()
+                .satisfies(r -> assertThat(r.get("reasonCode").asText()).isEqualTo("NOTIFY_SKIPPED"));
+    }
+
+    @Test
+    void aDownstreamOutageDefersRowsUnchargedAndEveryRowCompletesWhenItIsBack() {
+        DownstreamSimulator.Fault outage = simulator().failWhen("GET /legacy/patients/", 503, "{\"error\":\"maintenance\"}");
+        String run = uniqueSubject("OUTAGE");
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            ids.add(client.accept(send(run + "-" + i, "P-" + run + "-" + i, "")));
+        }
+        // every row has been tried or deferred, and the outage lasts several retry rounds
+        await().atMost(Duration.ofSeconds(30)).until(() -> ids.stream().allMatch(id -> "FAILED".equals(rows.status(id))));
+        long ticks = ticks();
+        await().atMost(Duration.ofSeconds(30)).until(() -> ticks() >= ticks + 6);
+        assertThat(ids).allSatisfy(id -> assertThat(rows.status(id)).isNotEqualTo("DEAD"));
+        int deferred = jdbc.queryForObject("SELECT count(*) FROM inbox_attempt a JOIN inbox_message m ON m.id = a.inbox_id "
+                + "WHERE m.srvy_drawup_no LIKE ? AND a.outcome = 'DEFERRED'", Integer.class, run + "-%");
+        assertThat(deferred).isPositive();
+
+        simulator().remove(outage);
+        for (String id : ids) {
+            rows.awaitStatus(id, "COMPLETED", Duration.ofSeconds(60));
+        }
+        for (int i = 0; i < 30; i++) {
+            assertThat(simulator().bundleCreates(run + "-" + i)).isEqualTo(1);
+        }
+        int maxAttempts = jdbc.queryForObject("SELECT max(attempts) FROM inbox_message WHERE srvy_drawup_no LIKE ?",
+                Integer.class, run + "-%");
+        assertThat(maxAttempts).isLessThan(5);
+    }
+
+    @Test
+    void requeuesADeadRowThatCompletesOnceTheCauseIsFixedAndRefusesOtherStates() {
+        String subject = uniqueSubject("REQ");
+        String patno = "PREQ-" + subject;
+        DownstreamSimulator.Fault missing = simulator().failWhen("GET /legacy/patients/" + patno, 404,
+                "{\"code\":\"PATIENT_NOT_FOUND\",\"message\":\"patient not registered yet\"}");
+        String id = client.accept(send(subject, patno, ""));
+        rows.awaitStatus(id, "DEAD", Duration.ofSeconds(60));
+        simulator().remove(missing); // the cause is fixed
+
+        Reply requeued = client.opsPost("/ops/inbox/" + id + "/requeue");
+
+        assertThat(requeued.status()).as(requeued.body()).isEqualTo(200);
+        rows.awaitStatus(id, "COMPLETED");
+        assertThat(rows.attempts(id)).isEqualTo(1);
+        JsonNode detail = client.ops("/ops/inbox/" + id).json();
+        assertThat(detail.get("audit")).singleElement().satisfies(a -> {
+            assertThat(a.get("actor").asText()).isEqualTo("ops");
+            assertThat(a.get("action").asText()).isEqualTo("REQUEUE");
+            assertThat(a.get("fromStatus").asText()).isEqualTo("DEAD");
+            assertThat(a.get("toStatus").asText()).isEqualTo("RECEIVED");
+            assertThat(a.get("at").asText()).isNotBlank();
+        });
+        assertThat(detail.get("attemptHistory")).hasSize(6);
+        assertThat(simulator().replies(subject)).hasSize(1); // the DEAD reply, once
+
+        Reply again = client.opsPost("/ops/inbox/" + id + "/requeue");
+        assertThat(again.status()).isEqualTo(409);
+        assertThat(again.json().get("status").asText()).isEqualTo("COMPLETED");
+        assertThat(client.opsPost("/ops/inbox/987654321/requeue").status()).isEqualTo(404);
+        assertThat(client.post("/ops/inbox/" + id + "/requeue", new byte[0], null,
+                com.hospital.surveyinbox.support.ServiceClient.LEGACY_AUTH, java.util.Map.of()).status()).isEqualTo(403);
+    }
+
+    private long ticks() {
+        return jdbc.queryForObject("SELECT count(*) FROM redelivery_run WHERE scheduler = 'redelivery-tests'", Long.class);
+    }
+}

@@ -1,0 +1,108 @@
+package com.hospital.surveyinbox.redelivery;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.hospital.surveyinbox.inbox.Acceptance;
+import com.hospital.surveyinbox.inbox.InboxEventPublisher;
+import com.hospital.surveyinbox.inbox.InboxStore;
+import com.hospital.surveyinbox.inbox.ReceivedMessage;
+import com.hospital.surveyinbox.support.DownstreamSimulator;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.Rows;
+import com.hospital.surveyinbox.support.ServiceClient.Reply;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.TestPropertySource;
+
+/** adapter.inbox.enabled=false: new arrivals are registered synchronously while stored rows drain. */
+@TestPropertySource(properties = {
+        "adapter.inbox.enabled=false",
+        "adapter.kafka.topic=toggle-tests",
+        "adapter.kafka.group-id=toggle-tests",
+        "spring.quartz.scheduler-name=toggle-tests"})
+@DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
+class RollbackToggleTest extends IntegrationTest {
+
+    @Autowired
+    InboxStore store;
+
+    @Autowired
+    InboxEventPublisher publisher;
+
+    @AfterEach
+    void clearFaults() {
+        simulator().clearFaults();
+    }
+
+    static String send(String subject, String extra) {
+        return "{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"P-" + subject + "\",\"formCd\":\"F100\""
+                + (extra.isEmpty() ? "" : "," + extra) + "}";
+    }
+
+    @Test
+    void answersWithTheRegistrationOutcomeAndStoresNothing() {
+        String subject = uniqueSubject("SYNC");
+
+        Reply reply = client.receive(send(subject, ""));
+
+        assertThat(reply.status()).isEqualTo(200);
+        assertThat(reply.header("X-Result-Code")).isEqualTo("Y");
+        assertThat(reply.json().get("resultCode").asText()).isEqualTo("Y");
+        assertThat(reply.json().has("inboxId")).isFalse();
+        assertThat(simulator().bundleCreates(subject)).isEqualTo(1); // registered before the answer
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject)).isZero();
+    }
+
+    @Test
+    void answersABusinessFailureWithNAndItsReason() {
+        Reply reply = client.receive("{\"srvyDrawupNo\":\"" + uniqueSubject("SYNCBAD") + "\",\"patno\":\"P\",\"formCd\":\"UNREG-S\"}");
+
+        assertThat(reply.status()).isEqualTo(200);
+        assertThat(reply.header("X-Result-Code")).isEqualTo("N");
+        assertThat(reply.json().get("resultMessage").asText()).isEqualTo("form UNREG-S is not registered");
+    }
+
+    @Test
+    void answers503WhenADownstreamIsDown() {
+        String subject = uniqueSubject("SYNCDOWN");
+        simulator().failWhen("GET /legacy/patients/P-" + subject, 503, "{}");
+
+        Reply reply = client.receive(send(subject, ""));
+
+        assertThat(reply.status()).isEqualTo(503);
+        assertThat(reply.header("X-Result-Code")).isEqualTo("N");
+        assertThat(simulator().bundleCreates(subject)).isZero();
+    }
+
+    @Test
+    void keepsDrainingStoredRowsAndRoutesTheirSubjectsLaterMessagesThroughTheInbox() {
+        String subject = uniqueSubject("DRAIN");
+        DownstreamSimulator.Fault down = simulator().failWhen("GET /legacy/patients/P-" + subject, 503, "{}");
+        Acceptance stored = store.accept(new ReceivedMessage(subject, "SEND",
+                send(subject, "").getBytes(StandardCharsets.UTF_8), null));
+        Rows rows = new Rows(jdbc);
+        assertThat(publisher.publish(stored.event())).isTrue();
+        rows.awaitAttempt(Long.toString(stored.inboxId()), 1, "FAILED");
+
+        // the subject still drains: its SUBMIT must queue behind the SEND, not overtake it synchronously
+        Reply submit = client.receive(send(subject, "\"msgType\":\"SUBMIT\""));
+        assertThat(submit.status()).isEqualTo(200);
+        assertThat(submit.header("X-Result-Code")).isEqualTo("Y");
+        String submitId = submit.json().get("inboxId").asText();
+
+        simulator().remove(down);
+        assertThat(publisher.publish(stored.event())).isTrue(); // the redelivery job's retry
+        rows.awaitStatus(Long.toString(stored.inboxId()), "COMPLETED");
+        rows.awaitStatus(submitId, "COMPLETED");
+        assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE", "SUBMISSION");
+
+        // and once drained, the subject is synchronous again
+        Reply resend = client.receive(send(subject, ""));
+        assertThat(resend.status()).isEqualTo(200);
+        assertThat(resend.json().has("inboxId")).isFalse();
+        assertThat(resend.header("X-Result-Code")).isEqualTo("N"); // already submitted: resend refused
+    }
+}
