@@ -192,7 +192,7 @@ public final class DownstreamSimulator {
             byte[] requestBody = http.getRequestBody().readAllBytes();
             requestHeaders.add(Map.copyOf(http.getRequestHeaders()));
             String key = method + " " + path;
-            for (Fault fault : faults) {
+            for (Fault fault : path.startsWith("/_sim/") ? List.<Fault>of() : faults) {
                 if (fault.matches().test(key)) {
                     count("fault");
                     sleep(fault.delayMillis());
@@ -215,6 +215,17 @@ public final class DownstreamSimulator {
         // p[0] = "" ; p[1] = system
         if (path.equals("/_sim/stats") && method.equals("GET")) {
             return new Response(200, mapper.writeValueAsString(stats()));
+        }
+        // fault injection for the local run: POST /_sim/faults?match=GET%20/legacy/patients/&status=503 ; DELETE clears
+        if (path.equals("/_sim/faults") && method.equals("POST")) {
+            String match = queryParam(query, "match");
+            int status = Integer.parseInt(queryParam(query, "status") == null ? "503" : queryParam(query, "status"));
+            failWhen(match == null ? "" : match, status, "{\"code\":\"SIMULATED\",\"message\":\"simulated failure\"}");
+            return new Response(201, "{\"faults\":" + faults.size() + "}");
+        }
+        if (path.equals("/_sim/faults") && method.equals("DELETE")) {
+            clearFaults();
+            return new Response(200, "{\"faults\":0}");
         }
         if (p.length >= 2 && p[1].equals("legacy")) {
             if (method.equals("GET") && p.length == 5 && p[2].equals("surveys") && p[4].equals("consents")) {
