@@ -11,6 +11,7 @@ final class ExpectedRoutes {
             "inbox-process",
             "inbox-reply",
             "inbox-redeliver",
+            "inbox-retention",
             "inbox-register-legacy-consents",
             "inbox-register-legacy-patient",
             "inbox-register-account-guest-find",

@@ -27,6 +27,8 @@ public class AdapterProperties {
     @Valid private final Reception reception = new Reception();
     @Valid private final Security security = new Security();
     @Valid private final Circuit circuit = new Circuit();
+    @Valid private final Crypto crypto = new Crypto();
+    @Valid private final Retention retention = new Retention();
 
     public Inbox getInbox() { return inbox; }
     public Kafka getKafka() { return kafka; }
@@ -38,6 +40,8 @@ public class AdapterProperties {
     public Reception getReception() { return reception; }
     public Security getSecurity() { return security; }
     public Circuit getCircuit() { return circuit; }
+    public Crypto getCrypto() { return crypto; }
+    public Retention getRetention() { return retention; }
 
     public static class Inbox {
         /** false = rollback toggle: reception registers synchronously while stored rows keep draining. */
@@ -150,9 +154,28 @@ public class AdapterProperties {
     public static class Reception {
         /** Largest accepted request body in bytes; larger bodies get 413, counted on the stream. */
         @Min(1) private int maxBodyBytes = 65536;
+        @Valid private final RateLimit rateLimit = new RateLimit();
 
         public int getMaxBodyBytes() { return maxBodyBytes; }
         public void setMaxBodyBytes(int maxBodyBytes) { this.maxBodyBytes = maxBodyBytes; }
+        public RateLimit getRateLimit() { return rateLimit; }
+    }
+
+    /** Per-sender token bucket on the reception endpoint (429 beyond it). */
+    public static class RateLimit {
+        /** false accepts any rate. */
+        private boolean enabled = true;
+        /** Sustained requests per second per sender (per instance). */
+        @Min(1) private int perSecond = 500;
+        /** Requests a sender may send at once. */
+        @Min(1) private int burst = 1000;
+
+        public boolean isEnabled() { return enabled; }
+        public void setEnabled(boolean enabled) { this.enabled = enabled; }
+        public int getPerSecond() { return perSecond; }
+        public void setPerSecond(int perSecond) { this.perSecond = perSecond; }
+        public int getBurst() { return burst; }
+        public void setBurst(int burst) { this.burst = burst; }
     }
 
     /**
@@ -173,6 +196,48 @@ public class AdapterProperties {
         public void setFailureThreshold(int failureThreshold) { this.failureThreshold = failureThreshold; }
         public Duration getOpenDuration() { return openDuration; }
         public void setOpenDuration(Duration openDuration) { this.openDuration = openDuration; }
+    }
+
+    /** Encryption at rest of the stored payload (AES-256-GCM, key id stored per row). */
+    public static class Crypto {
+        /** Encrypt new payloads (on by default in the prod profile). Rows keep whatever they were stored with. */
+        private boolean enabled = false;
+        /** Id of the key that encrypts new payloads; must be one of {@code keys}. */
+        private String activeKey;
+        /** Key id -> base64 of 32 random bytes. From a Secret; old ids stay until no row names them. */
+        private java.util.Map<String, String> keys = new java.util.LinkedHashMap<>();
+
+        public boolean isEnabled() { return enabled; }
+        public void setEnabled(boolean enabled) { this.enabled = enabled; }
+        public String getActiveKey() { return activeKey; }
+        public void setActiveKey(String activeKey) { this.activeKey = activeKey; }
+        public java.util.Map<String, String> getKeys() { return keys; }
+        public void setKeys(java.util.Map<String, String> keys) { this.keys = keys; }
+    }
+
+    /** Retention of the payload (patient data) of closed rows; metadata and history are kept. */
+    public static class Retention {
+        /** false keeps every payload (the retention route does not start). */
+        private boolean enabled = true;
+        /** Payloads of COMPLETED rows are removed this long after the row closed. */
+        @NotNull private Duration completed = Duration.ofDays(30);
+        /** Payloads of DEAD rows are removed this long after the row died (kept longer for investigation). */
+        @NotNull private Duration dead = Duration.ofDays(90);
+        /** Quartz cron of the clustered retention job. */
+        @NotBlank private String cron = "0 30 3 * * ?";
+        /** Rows redacted per statement; the job loops until nothing is due. */
+        @Min(1) private int batchSize = 1000;
+
+        public boolean isEnabled() { return enabled; }
+        public void setEnabled(boolean enabled) { this.enabled = enabled; }
+        public Duration getCompleted() { return completed; }
+        public void setCompleted(Duration completed) { this.completed = completed; }
+        public Duration getDead() { return dead; }
+        public void setDead(Duration dead) { this.dead = dead; }
+        public String getCron() { return cron; }
+        public void setCron(String cron) { this.cron = cron; }
+        public int getBatchSize() { return batchSize; }
+        public void setBatchSize(int batchSize) { this.batchSize = batchSize; }
     }
 
     public static class Security {

@@ -97,6 +97,24 @@ public class SecurityConfig {
         return registration;
     }
 
+    @Bean
+    FilterRegistrationBean<com.hospital.surveyinbox.reception.SenderRateLimitFilter> senderRateLimit(
+            AdapterProperties properties, ReceptionReplyWriter writer, io.micrometer.core.instrument.MeterRegistry meters) {
+        FilterRegistrationBean<com.hospital.surveyinbox.reception.SenderRateLimitFilter> registration =
+                new FilterRegistrationBean<>(new com.hospital.surveyinbox.reception.SenderRateLimitFilter(properties, writer, meters));
+        registration.addUrlPatterns("/legacy/*");
+        registration.setOrder(-10); // after authentication (who is sending), before the body is read
+        return registration;
+    }
+
+    @Bean
+    FilterRegistrationBean<InternalHeaderFilter> internalHeaders() {
+        FilterRegistrationBean<InternalHeaderFilter> registration = new FilterRegistrationBean<>(new InternalHeaderFilter());
+        registration.addUrlPatterns("/*");
+        registration.setOrder(Integer.MIN_VALUE + 100); // first: nothing downstream ever sees them
+        return registration;
+    }
+
     private static byte[] sha256(CharSequence raw) {
         try {
             return MessageDigest.getInstance("SHA-256").digest(raw.toString().getBytes(StandardCharsets.UTF_8));

@@ -21,8 +21,8 @@ import org.springframework.transaction.support.TransactionTemplate;
 public class InboxStore {
 
     static final String INSERT = """
-            INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload, idempotency_key)
-            VALUES (:srvyDrawupNo, :msgType, :payload, :idempotencyKey)
+            INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload, payload_key_id, idempotency_key)
+            VALUES (:srvyDrawupNo, :msgType, :payload, :payloadKeyId, :idempotencyKey)
             ON CONFLICT (idempotency_key) DO NOTHING
             RETURNING id
             """;
@@ -55,13 +55,13 @@ public class InboxStore {
                         WHERE e.srvy_drawup_no = m.srvy_drawup_no
                           AND e.id < m.id
                           AND e.status IN ('RECEIVED', 'PROCESSING', 'FAILED'))
-                RETURNING m.id, m.srvy_drawup_no, m.msg_type, m.payload, m.attempts, m.last_attempt_at
+                RETURNING m.id, m.srvy_drawup_no, m.msg_type, m.payload, m.payload_key_id, m.attempts, m.last_attempt_at
             ), opened AS (
                 INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at)
                 SELECT id, attempts, last_attempt_at
                   FROM claimed
             )
-            SELECT id, srvy_drawup_no, msg_type, payload, attempts
+            SELECT id, srvy_drawup_no, msg_type, payload, payload_key_id, attempts
               FROM claimed
             """;
 
@@ -316,6 +316,7 @@ public class InboxStore {
                                        THEN 'NONE' ELSE reply_status END
              WHERE id = :id
                AND status IN ('DEAD', 'FAILED')
+               AND redacted_at IS NULL
             RETURNING srvy_drawup_no, msg_type
             """;
 
@@ -334,10 +335,12 @@ public class InboxStore {
 
     private final NamedParameterJdbcTemplate jdbc;
     private final TransactionTemplate tx;
+    private final PayloadCipher cipher;
 
-    public InboxStore(NamedParameterJdbcTemplate jdbc, TransactionTemplate tx) {
+    public InboxStore(NamedParameterJdbcTemplate jdbc, TransactionTemplate tx, PayloadCipher cipher) {
         this.jdbc = jdbc;
         this.tx = tx;
+        this.cipher = cipher;
     }
 
     /**
@@ -345,10 +348,12 @@ public class InboxStore {
      * seen, returns the earlier row and stores nothing.
      */
     public Acceptance accept(ReceivedMessage message) {
+        PayloadCipher.Sealed sealed = cipher.seal(message.srvyDrawupNo(), message.payload());
         MapSqlParameterSource params = new MapSqlParameterSource()
                 .addValue("srvyDrawupNo", message.srvyDrawupNo())
                 .addValue("msgType", message.msgType())
-                .addValue("payload", message.payload())
+                .addValue("payload", sealed.bytes())
+                .addValue("payloadKeyId", sealed.keyId())
                 .addValue("idempotencyKey", message.idempotencyKey());
         List<Long> ids = jdbc.queryForList(INSERT, params, Long.class);
         if (!ids.isEmpty()) {
@@ -366,7 +371,22 @@ public class InboxStore {
         MapSqlParameterSource params = new MapSqlParameterSource("id", inboxId).addValue("token", token);
         return jdbc.query(CLAIM, params, (rs, n) -> new ClaimedRow(
                 rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getString("msg_type"),
-                rs.getBytes("payload"), rs.getInt("attempts"), token)).stream().findFirst();
+                openPayload(rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getBytes("payload"),
+                        rs.getString("payload_key_id")),
+                rs.getInt("attempts"), token)).stream().findFirst();
+    }
+
+    /**
+     * The claimed row's payload in clear; null when it cannot be opened (key missing, redacted) — the
+     * claim stands and the flow records a system error, so the row still ends FAILED/DEAD, not stuck.
+     */
+    private byte[] openPayload(long id, String subject, byte[] stored, String keyId) {
+        try {
+            return cipher.open(subject, stored, keyId);
+        } catch (IllegalStateException e) {
+            org.slf4j.LoggerFactory.getLogger(InboxStore.class).error("Inbox {}: {}", id, e.getMessage());
+            return null;
+        }
     }
 
     /** Records on a refused row which earlier row it waits behind; empty when it was not held by ordering. */

@@ -103,7 +103,7 @@ public class InboxOpsController {
         }
         if (!result.requeued()) {
             return ResponseEntity.status(HttpStatus.CONFLICT).body(Map.of(
-                    "error", "only DEAD or FAILED rows can be requeued", "status", result.fromStatus()));
+                    "error", "only DEAD or FAILED rows with a payload can be requeued", "status", result.fromStatus()));
         }
         log.info("Inbox {} requeued by operator {} (was {})", id, operator.getName(), result.fromStatus());
         publisher.publish(result.event());

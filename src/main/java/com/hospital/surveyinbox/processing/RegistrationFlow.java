@@ -169,6 +169,9 @@ public class RegistrationFlow {
     }
 
     private JsonNode parse(byte[] payload) {
+        if (payload == null) {
+            throw new IllegalStateException("stored payload unavailable (redacted or not decryptable)");
+        }
         try {
             return mapper.readTree(payload);
         } catch (IOException e) {

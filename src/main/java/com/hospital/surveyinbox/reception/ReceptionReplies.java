@@ -5,6 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.hospital.surveyinbox.inbox.Acceptance;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.slf4j.Logger;
@@ -28,9 +31,11 @@ public class ReceptionReplies {
     private static final Logger log = LoggerFactory.getLogger(ReceptionReplies.class);
 
     private final ObjectMapper objectMapper;
+    private final MeterRegistry meters;
 
-    public ReceptionReplies(ObjectMapper objectMapper) {
+    public ReceptionReplies(ObjectMapper objectMapper, MeterRegistry meters) {
         this.objectMapper = objectMapper;
+        this.meters = meters;
     }
 
     /** 200 Y: stored in the inbox (reception complete, not registration complete). */
@@ -69,6 +74,10 @@ public class ReceptionReplies {
         if (inboxId != null) {
             body.put("inboxId", inboxId);
         }
+        Timer.builder("adapter.reception.accept").description("reception time, request to answer")
+                .tag("status", Integer.toString(status)).tag("resultCode", resultCode)
+                .publishPercentiles(0.5, 0.99).register(meters)
+                .record(exchange.getClock().elapsed(), TimeUnit.MILLISECONDS);
         Message out = exchange.getMessage();
         out.getHeaders().clear();
         out.setHeader(Exchange.HTTP_RESPONSE_CODE, status);

@@ -1,0 +1,45 @@
+package com.hospital.surveyinbox.config;
+
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.actuate.health.AbstractHealthIndicator;
+import org.springframework.boot.actuate.health.Health;
+import org.springframework.stereotype.Component;
+
+/**
+ * Kafka in {@code /actuator/health} details. Deliberately not in the readiness group: reception does not
+ * need Kafka (a row stored while the broker is away is republished by the redelivery job), so a broker
+ * outage must not take the reception endpoint out of the load balancer.
+ */
+@Component("kafka")
+public class KafkaHealthIndicator extends AbstractHealthIndicator implements DisposableBean {
+
+    private final Admin admin;
+    private final String topic;
+
+    public KafkaHealthIndicator(@Value("${camel.component.kafka.brokers}") String brokers, AdapterProperties properties) {
+        super("Kafka health check failed");
+        this.admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers,
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 2_000,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 3_000));
+        this.topic = properties.getKafka().getTopic();
+    }
+
+    @Override
+    protected void doHealthCheck(Health.Builder builder) throws Exception {
+        var cluster = admin.describeCluster(new DescribeClusterOptions().timeoutMs(2_000));
+        int nodes = cluster.nodes().get(3, TimeUnit.SECONDS).size();
+        builder.up().withDetail("clusterId", cluster.clusterId().get(3, TimeUnit.SECONDS))
+                .withDetail("brokers", nodes).withDetail("topic", topic);
+    }
+
+    @Override
+    public void destroy() {
+        admin.close(java.time.Duration.ofSeconds(2));
+    }
+}

@@ -1,0 +1,56 @@
+package com.hospital.surveyinbox.config;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.springframework.beans.factory.InitializingBean;
+import org.springframework.context.annotation.Profile;
+import org.springframework.stereotype.Component;
+
+/**
+ * In the {@code prod} profile the service refuses to start with credentials anyone could know (empty,
+ * short, equal to the user name, or one of the repository's dev/test values) or with the payload stored
+ * in clear. Fails the boot, so a misconfigured pod never becomes ready.
+ */
+@Component
+@Profile("prod")
+public class ProductionSafetyCheck implements InitializingBean {
+
+    static final int MIN_PASSWORD_LENGTH = 16;
+    static final Set<String> KNOWN_DEFAULTS = Set.of("legacy-dev-secret", "ops-dev-secret", "legacy-test-secret",
+            "ops-test-secret", "password", "changeit", "changeme", "secret", "admin");
+
+    private final AdapterProperties properties;
+
+    public ProductionSafetyCheck(AdapterProperties properties) {
+        this.properties = properties;
+    }
+
+    @Override
+    public void afterPropertiesSet() {
+        List<String> problems = new ArrayList<>();
+        check("legacy", properties.getSecurity().getLegacy(), problems);
+        check("ops", properties.getSecurity().getOps(), problems);
+        if (!properties.getCrypto().isEnabled()) {
+            problems.add("adapter.crypto.enabled must be true: the payload holds patient data");
+        }
+        if (!problems.isEmpty()) {
+            throw new IllegalStateException("Refusing to start in prod: " + String.join("; ", problems));
+        }
+    }
+
+    private static void check(String who, AdapterProperties.Credentials credentials, List<String> problems) {
+        String user = credentials.getUsername();
+        String password = credentials.getPassword();
+        String key = "adapter.security." + who + ".password";
+        if (password == null || password.isBlank()) {
+            problems.add(key + " is empty");
+        } else if (KNOWN_DEFAULTS.contains(password)) {
+            problems.add(key + " is a known default");
+        } else if (password.length() < MIN_PASSWORD_LENGTH) {
+            problems.add(key + " is shorter than " + MIN_PASSWORD_LENGTH + " characters");
+        } else if (password.equalsIgnoreCase(user)) {
+            problems.add(key + " equals the user name");
+        }
+    }
+}

@@ -1,0 +1,99 @@
+package com.hospital.surveyinbox.inbox;
+
+import com.hospital.surveyinbox.config.AdapterProperties;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.SecureRandom;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.Map;
+import javax.crypto.Cipher;
+import javax.crypto.SecretKey;
+import javax.crypto.spec.GCMParameterSpec;
+import javax.crypto.spec.SecretKeySpec;
+import org.springframework.stereotype.Component;
+
+/**
+ * Encryption at rest of the stored payload (it holds patient data in clear): AES-256-GCM, a random
+ * 96-bit nonce per row, the subject as associated data (a ciphertext cannot be moved to another row's
+ * subject undetected). The row stores the key id, so rotating keys is "add a key, make it active": old
+ * rows still name the key that opens them. Keys come from {@code adapter.crypto.keys.<id>} (base64 of
+ * 32 bytes) — a Kubernetes Secret, never a file in the repository.
+ */
+@Component
+public class PayloadCipher {
+
+    /** A stored payload: the bytes to store and the key id to store beside them (null = clear text). */
+    public record Sealed(byte[] bytes, String keyId) {
+    }
+
+    private static final int NONCE_BYTES = 12;
+    private static final int TAG_BITS = 128;
+
+    private final boolean enabled;
+    private final String activeKey;
+    private final Map<String, SecretKey> keys = new HashMap<>();
+    private final SecureRandom random = new SecureRandom();
+
+    public PayloadCipher(AdapterProperties properties) {
+        AdapterProperties.Crypto crypto = properties.getCrypto();
+        this.enabled = crypto.isEnabled();
+        // env-bound map keys arrive lower-cased (ADAPTER_CRYPTO_KEYS_K1 -> k1): ids are case-insensitive
+        this.activeKey = crypto.getActiveKey() == null ? null : crypto.getActiveKey().toLowerCase(java.util.Locale.ROOT);
+        crypto.getKeys().forEach((id, base64) -> {
+            byte[] raw = Base64.getDecoder().decode(base64.strip());
+            if (raw.length != 32) {
+                throw new IllegalStateException("adapter.crypto.keys." + id + " must be 32 bytes (base64), got " + raw.length);
+            }
+            keys.put(id.toLowerCase(java.util.Locale.ROOT), new SecretKeySpec(raw, "AES"));
+        });
+        if (enabled && (activeKey == null || !keys.containsKey(activeKey))) {
+            throw new IllegalStateException("adapter.crypto.enabled=true needs adapter.crypto.active-key naming one of adapter.crypto.keys");
+        }
+    }
+
+    public boolean enabled() {
+        return enabled;
+    }
+
+    public Sealed seal(String subject, byte[] plain) {
+        if (!enabled) {
+            return new Sealed(plain, null);
+        }
+        try {
+            byte[] nonce = new byte[NONCE_BYTES];
+            random.nextBytes(nonce);
+            Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
+            cipher.init(Cipher.ENCRYPT_MODE, keys.get(activeKey), new GCMParameterSpec(TAG_BITS, nonce));
+            cipher.updateAAD(aad(subject));
+            byte[] sealed = cipher.doFinal(plain);
+            return new Sealed(ByteBuffer.allocate(NONCE_BYTES + sealed.length).put(nonce).put(sealed).array(), activeKey);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("payload encryption failed", e);
+        }
+    }
+
+    /** Opens a stored payload; clear text when {@code keyId} is null, null when the payload was redacted. */
+    public byte[] open(String subject, byte[] stored, String keyId) {
+        if (stored == null || keyId == null) {
+            return stored;
+        }
+        SecretKey key = keys.get(keyId.toLowerCase(java.util.Locale.ROOT));
+        if (key == null) {
+            throw new IllegalStateException("payload encrypted with key '" + keyId + "', which is not configured");
+        }
+        try {
+            Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
+            cipher.init(Cipher.DECRYPT_MODE, key, new GCMParameterSpec(TAG_BITS, stored, 0, NONCE_BYTES));
+            cipher.updateAAD(aad(subject));
+            return cipher.doFinal(stored, NONCE_BYTES, stored.length - NONCE_BYTES);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("payload of subject could not be decrypted with key '" + keyId + "'", e);
+        }
+    }
+
+    private static byte[] aad(String subject) {
+        return ("survey-inbox:" + subject).getBytes(StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,58 @@
+package com.hospital.surveyinbox.security;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.hospital.surveyinbox.SurveyInboxAdapterApplication;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.ServiceClient;
+import com.hospital.surveyinbox.support.ServiceClient.Reply;
+import com.hospital.surveyinbox.support.TopicProbe;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+
+/** Inbound internal headers, the prod profile's refusal of weak secrets. */
+class HardeningTest extends IntegrationTest {
+
+    @Test
+    void ignoresInboundCamelAndKafkaHeaders() {
+        String subject = uniqueSubject("HDR");
+        Reply reply = client.receive(ServiceClient.message(subject, ""), Map.of(
+                "CamelHttpResponseCode", "202",
+                "CamelHttpUri", "http://evil.example/",
+                "kafka.KEY", "evil-key",
+                "X-Result-Code", "N"));
+
+        assertThat(reply.status()).isEqualTo(200);
+        assertThat(reply.header("X-Result-Code")).isEqualTo("Y");
+        String id = reply.json().get("inboxId").asText();
+        TopicProbe topic = TopicProbe.get("survey-send-info-received");
+        await().atMost(Duration.ofSeconds(20)).until(() -> !topic.forInboxId(id).isEmpty());
+        assertThat(topic.forInboxId(id).get(0).key()).isEqualTo(subject);
+        assertThat(topic.forInboxId(id).get(0).headers()).isEmpty();
+    }
+
+    @Test
+    void theProdProfileRefusesToStartWithDefaultCredentialsOrWithoutEncryption() {
+        List<String> args = new ArrayList<>(List.of(
+                "--adapter.security.legacy.username=legacy", "--adapter.security.legacy.password=legacy-dev-secret",
+                "--adapter.security.ops.username=ops", "--adapter.security.ops.password=short",
+                "--server.port=0", "--management.server.port=0", "--adapter.inbox.redeliver-enabled=false",
+                "--adapter.retention.enabled=false", "--spring.quartz.scheduler-name=prod-check",
+                "--adapter.crypto.active-key=k1", "--adapter.crypto.keys.k1=" + PayloadEncryptionTest.K1,
+                "--adapter.crypto.enabled=false"));
+
+        assertThatThrownBy(() -> new SpringApplicationBuilder(SurveyInboxAdapterApplication.class).profiles("prod")
+                .run(args.toArray(String[]::new)))
+                .rootCause()
+                .hasMessageContaining("Refusing to start in prod")
+                .hasMessageContaining("adapter.security.legacy.password is a known default")
+                .hasMessageContaining("adapter.security.ops.password is shorter than 16")
+                .hasMessageContaining("adapter.crypto.enabled must be true");
+    }
+}

@@ -1,0 +1,106 @@
+package com.hospital.surveyinbox.security;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.hospital.surveyinbox.config.AdapterProperties;
+import com.hospital.surveyinbox.inbox.Acceptance;
+import com.hospital.surveyinbox.inbox.ClaimedRow;
+import com.hospital.surveyinbox.inbox.InboxStore;
+import com.hospital.surveyinbox.inbox.PayloadCipher;
+import com.hospital.surveyinbox.inbox.ReceivedMessage;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.Rows;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.TestPropertySource;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/** Payload encryption at rest (AES-GCM, key id per row), transparent to processing and key rotation. */
+@TestPropertySource(properties = {
+        "adapter.crypto.enabled=true",
+        "adapter.crypto.active-key=K1",
+        "adapter.crypto.keys.k1=" + PayloadEncryptionTest.K1,
+        "adapter.kafka.topic=crypto-tests",
+        "adapter.kafka.group-id=crypto-tests",
+        "spring.quartz.scheduler-name=crypto-tests"})
+@DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
+class PayloadEncryptionTest extends IntegrationTest {
+
+    static final String K1 = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    static final String K2 = "ICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8=";
+
+    @Autowired
+    NamedParameterJdbcTemplate named;
+
+    @Autowired
+    TransactionTemplate tx;
+
+    @Test
+    void storesThePayloadEncryptedAndStillProcessesIt() {
+        String subject = uniqueSubject("ENC");
+        String body = "{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"P-SECRET-42\",\"formCd\":\"F100\",\"patNm\":\"홍길동\"}";
+
+        String id = client.accept(body);
+
+        byte[] stored = jdbc.queryForObject("SELECT payload FROM inbox_message WHERE id = ?", byte[].class, Long.parseLong(id));
+        assertThat(new String(stored, StandardCharsets.ISO_8859_1)).doesNotContain("P-SECRET-42", subject);
+        assertThat(stored).isNotEqualTo(body.getBytes(StandardCharsets.UTF_8));
+        assertThat(jdbc.queryForObject("SELECT payload_key_id FROM inbox_message WHERE id = ?", String.class, Long.parseLong(id)))
+                .isEqualTo("k1");
+        new Rows(jdbc).awaitStatus(id, "COMPLETED");
+        assertThat(simulator().bundleRequests(subject)).singleElement()
+                .satisfies(b -> assertThat(b.get("formCd").asText()).isEqualTo("F100"));
+    }
+
+    @Test
+    void rotatesKeysWithoutRewritingOldRows() {
+        InboxStore withK1 = store(Map.of("k1", K1), "k1");
+        InboxStore withK2 = store(Map.of("k1", K1, "k2", K2), "k2");
+        String oldSubject = uniqueSubject("ROT");
+        String newSubject = uniqueSubject("ROT");
+        byte[] oldPayload = ("{\"srvyDrawupNo\":\"" + oldSubject + "\"}").getBytes(StandardCharsets.UTF_8);
+        byte[] newPayload = ("{\"srvyDrawupNo\":\"" + newSubject + "\"}").getBytes(StandardCharsets.UTF_8);
+
+        Acceptance old = withK1.accept(new ReceivedMessage(oldSubject, "SEND", oldPayload, null));
+        Acceptance fresh = withK2.accept(new ReceivedMessage(newSubject, "SEND", newPayload, null));
+
+        assertThat(jdbc.queryForObject("SELECT payload_key_id FROM inbox_message WHERE id = ?", String.class, old.inboxId())).isEqualTo("k1");
+        assertThat(jdbc.queryForObject("SELECT payload_key_id FROM inbox_message WHERE id = ?", String.class, fresh.inboxId())).isEqualTo("k2");
+        ClaimedRow oldRow = withK2.claim(old.inboxId()).orElseThrow();
+        ClaimedRow newRow = withK2.claim(fresh.inboxId()).orElseThrow();
+        assertThat(oldRow.payload()).isEqualTo(oldPayload);
+        assertThat(newRow.payload()).isEqualTo(newPayload);
+        withK2.complete(oldRow, null, null);
+        withK2.complete(newRow, null, null);
+    }
+
+    @Test
+    void refusesACiphertextMovedToAnotherSubject() {
+        PayloadCipher cipher = new PayloadCipher(properties(Map.of("k1", K1), "k1"));
+        PayloadCipher.Sealed sealed = cipher.seal("SUBJECT-A", "{}".getBytes(StandardCharsets.UTF_8));
+
+        assertThat(cipher.open("SUBJECT-A", sealed.bytes(), sealed.keyId())).isEqualTo("{}".getBytes(StandardCharsets.UTF_8));
+        assertThatThrownBy(() -> cipher.open("SUBJECT-B", sealed.bytes(), sealed.keyId())).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> new PayloadCipher(properties(Map.of("k1", Base64.getEncoder().encodeToString(new byte[16])), "k1")))
+                .hasMessageContaining("32 bytes");
+        assertThatThrownBy(() -> new PayloadCipher(properties(Map.of("k1", K1), "k9"))).hasMessageContaining("active-key");
+    }
+
+    private InboxStore store(Map<String, String> keys, String active) {
+        return new InboxStore(named, tx, new PayloadCipher(properties(keys, active)));
+    }
+
+    private static AdapterProperties properties(Map<String, String> keys, String active) {
+        AdapterProperties p = new AdapterProperties();
+        p.getCrypto().setEnabled(true);
+        p.getCrypto().setActiveKey(active);
+        p.getCrypto().setKeys(new java.util.LinkedHashMap<>(keys));
+        return p;
+    }
+}

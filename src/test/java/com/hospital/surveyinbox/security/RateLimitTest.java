@@ -1,0 +1,45 @@
+package com.hospital.surveyinbox.security;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.ServiceClient;
+import com.hospital.surveyinbox.support.ServiceClient.Reply;
+import org.junit.jupiter.api.Test;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.TestPropertySource;
+
+/** The per-sender token bucket: 429 beyond it, and nothing stored for a refused request. */
+@TestPropertySource(properties = {
+        "adapter.reception.rate-limit.per-second=1",
+        "adapter.reception.rate-limit.burst=5",
+        "adapter.kafka.topic=ratelimit-tests",
+        "adapter.kafka.group-id=ratelimit-tests",
+        "spring.quartz.scheduler-name=ratelimit-tests"})
+@DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
+class RateLimitTest extends IntegrationTest {
+
+    @Test
+    void answers429BeyondTheSendersBurstAndStoresNothingForIt() {
+        String prefix = uniqueSubject("RL");
+        int accepted = 0;
+        int limited = 0;
+        for (int i = 0; i < 20; i++) {
+            Reply reply = client.receive(ServiceClient.message(prefix + "-" + i, ""));
+            if (reply.status() == 200) {
+                accepted++;
+            } else {
+                assertThat(reply.status()).isEqualTo(429);
+                assertThat(reply.header("X-Result-Code")).isEqualTo("N");
+                assertThat(reply.header("Retry-After")).isEqualTo("1");
+                limited++;
+            }
+        }
+        assertThat(accepted).isBetween(5, 8);
+        assertThat(limited).isEqualTo(20 - accepted);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ?", Long.class, prefix + "-%"))
+                .isEqualTo(accepted);
+        // another sender has its own bucket: the operator API is not limited by the legacy sender's use
+        assertThat(client.ops("/ops/inbox/stats").status()).isEqualTo(200);
+    }
+}
