@@ -1,0 +1,269 @@
+package com.hospital.surveyinbox.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URL;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.yaml.snakeyaml.Yaml;
+
+/**
+ * No kustomize or cluster runs here, so the manifests are parsed as YAML and checked against the
+ * application itself: probes, ports, route files, env names, secrets, replicas, container hardening.
+ */
+class ManifestConsistencyTest {
+
+    static final Path ROOT = Path.of(".");
+    static final Set<String> JVM_ENV = Set.of("JAVA_TOOL_OPTIONS", "JAVA_OPTS");
+    /** Read by Boot's config-data bootstrap before binding, so absent from the metadata files. */
+    static final Set<String> BOOT_BOOTSTRAP_ENV = Set.of("SPRING_CONFIG_ADDITIONAL_LOCATION", "SPRING_CONFIG_LOCATION",
+            "SPRING_CONFIG_IMPORT", "SPRING_PROFILES_ACTIVE");
+    static Set<String> propertyKeys = new HashSet<>();
+    static Set<String> mapPropertyKeys = new HashSet<>();
+    static Map<String, Object> appConfig;
+
+    @BeforeAll
+    static void loadMetadata() throws IOException {
+        ObjectMapper mapper = new ObjectMapper();
+        for (URL url : Collections.list(ManifestConsistencyTest.class.getClassLoader()
+                .getResources("META-INF/spring-configuration-metadata.json"))) {
+            try (InputStream in = url.openStream()) {
+                for (JsonNode p : mapper.readTree(in).path("properties")) {
+                    String name = p.path("name").asText();
+                    propertyKeys.add(name);
+                    if (p.path("type").asText().startsWith("java.util.Map")) {
+                        mapPropertyKeys.add(name);
+                    }
+                }
+            }
+        }
+        appConfig = yaml(ROOT.resolve("config/application.yaml")).get(0);
+    }
+
+    @SuppressWarnings("unchecked")
+    static List<Map<String, Object>> yaml(Path file) throws IOException {
+        List<Map<String, Object>> docs = new ArrayList<>();
+        for (Object doc : new Yaml().loadAll(Files.readString(file))) {
+            if (doc != null) {
+                docs.add((Map<String, Object>) doc);
+            }
+        }
+        return docs;
+    }
+
+    @SuppressWarnings("unchecked")
+    static <T> T at(Object node, String... path) {
+        Object current = node;
+        for (String p : path) {
+            if (current instanceof Map<?, ?> map) {
+                current = map.get(p);
+            } else if (current instanceof List<?> list) {
+                current = list.get(Integer.parseInt(p));
+            } else {
+                return null;
+            }
+        }
+        return (T) current;
+    }
+
+    static Map<String, Object> deployment() throws IOException {
+        return yaml(ROOT.resolve("k8s/base/deployment.yaml")).get(0);
+    }
+
+    static Map<String, Object> container() throws IOException {
+        return at(deployment(), "spec", "template", "spec", "containers", "0");
+    }
+
+    @Test
+    void probesHitTheActuatorHealthGroupsOnTheManagementPort() throws IOException {
+        Map<String, Object> c = container();
+        int managementPort = ((Number) at(appConfig, "management", "server", "port")).intValue();
+        int httpPort = ((Number) at(appConfig, "server", "port")).intValue();
+        List<Map<String, Object>> ports = at(c, "ports");
+        Map<String, Integer> byName = new LinkedHashMap<>();
+        ports.forEach(p -> byName.put((String) p.get("name"), ((Number) p.get("containerPort")).intValue()));
+        assertThat(byName).containsEntry("management", managementPort).containsEntry("http", httpPort);
+        assertThat((String) at(c, "livenessProbe", "httpGet", "path")).isEqualTo("/actuator/health/liveness");
+        assertThat((String) at(c, "startupProbe", "httpGet", "path")).isEqualTo("/actuator/health/liveness");
+        assertThat((String) at(c, "readinessProbe", "httpGet", "path")).isEqualTo("/actuator/health/readiness");
+        for (String probe : List.of("livenessProbe", "readinessProbe", "startupProbe")) {
+            assertThat((Object) at(c, probe, "httpGet", "port")).as(probe).isEqualTo("management");
+        }
+        assertThat((Boolean) at(appConfig, "management", "endpoint", "health", "probes", "enabled")).isTrue();
+        Map<String, Object> service = yaml(ROOT.resolve("k8s/base/service.yaml")).get(0);
+        assertThat((Object) at(service, "spec", "ports", "0", "targetPort")).isEqualTo("http");
+    }
+
+    @Test
+    void everyRouteFileIsInTheRoutesConfigMapAndMountedWhereTheServiceLooks() throws IOException {
+        List<String> listed = at(yaml(ROOT.resolve("routes/kustomization.yaml")).get(0), "configMapGenerator", "0", "files");
+        List<String> onDisk;
+        try (Stream<Path> files = Files.list(ROOT.resolve("routes"))) {
+            onDisk = files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".camel.yaml")).sorted().toList();
+        }
+        assertThat(listed).containsExactlyInAnyOrderElementsOf(onDisk);
+        List<String> configListed = at(yaml(ROOT.resolve("config/kustomization.yaml")).get(0), "configMapGenerator", "0", "files");
+        configListed.forEach(f -> assertThat(ROOT.resolve("config").resolve(f)).exists());
+
+        Map<String, Object> c = container();
+        Map<String, String> mounts = new LinkedHashMap<>();
+        List<Map<String, Object>> volumeMounts = at(c, "volumeMounts");
+        volumeMounts.forEach(m -> mounts.put((String) m.get("name"), (String) m.get("mountPath")));
+        Map<String, String> env = env(c);
+        assertThat(env.get("ADAPTER_ROUTES_DIR")).isEqualTo(mounts.get("routes"));
+        assertThat(env.get("SPRING_CONFIG_ADDITIONAL_LOCATION")).contains(mounts.get("config"));
+        assertThat((String) at(appConfig, "camel", "main", "routes-include-pattern")).contains("${ADAPTER_ROUTES_DIR:");
+        List<Map<String, Object>> volumes = at(deployment(), "spec", "template", "spec", "volumes");
+        Map<String, String> configMaps = new LinkedHashMap<>();
+        volumes.stream().filter(v -> v.get("configMap") != null)
+                .forEach(v -> configMaps.put((String) v.get("name"), at(v, "configMap", "name")));
+        assertThat(configMaps).containsEntry("routes", at(yaml(ROOT.resolve("routes/kustomization.yaml")).get(0), "configMapGenerator", "0", "name"));
+        assertThat(configMaps).containsEntry("config", at(yaml(ROOT.resolve("config/kustomization.yaml")).get(0), "configMapGenerator", "0", "name"));
+    }
+
+    @Test
+    void everyEnvNameBindsToARealProperty() throws IOException {
+        List<Map<String, String>> allEnv = new ArrayList<>();
+        allEnv.add(env(container()));
+        for (Path patch : manifests()) {
+            for (Map<String, Object> doc : yaml(patch)) {
+                List<Map<String, Object>> containers = at(doc, "spec", "template", "spec", "containers");
+                if (containers != null) {
+                    containers.forEach(c -> allEnv.add(env(c)));
+                }
+            }
+        }
+        String configText = Files.readString(ROOT.resolve("config/application.yaml"))
+                + Files.readString(ROOT.resolve("config/application-prod.yaml"));
+        for (Map<String, String> env : allEnv) {
+            for (String name : env.keySet()) {
+                boolean placeholder = configText.contains("${" + name + ":") || configText.contains("${" + name + "}");
+                assertThat(JVM_ENV.contains(name) || BOOT_BOOTSTRAP_ENV.contains(name) || placeholder || bindsToProperty(name))
+                        .as("env %s binds to no property", name).isTrue();
+            }
+        }
+        // the documented secret keys bind too
+        for (String name : List.of("ADAPTER_SECURITY_LEGACY_PASSWORD", "ADAPTER_SECURITY_OPS_USERNAME",
+                "ADAPTER_CRYPTO_ACTIVE_KEY", "ADAPTER_CRYPTO_KEYS_K1", "SPRING_DATASOURCE_URL",
+                "SPRING_KAFKA_BOOTSTRAP_SERVERS", "SPRING_DATA_REDIS_HOST", "ADAPTER_LEGACY_BASE_URL",
+                "ADAPTER_INBOX_REDELIVER_CRON", "ADAPTER_INBOX_RETRY_DELAY", "ADAPTER_INBOX_LOST_EVENT_AFTER")) {
+            assertThat(bindsToProperty(name)).as(name).isTrue();
+        }
+        assertThat(bindsToProperty("ADAPTER_INBOX_MAX_ATTEMPT")).as("a typo must not bind").isFalse();
+    }
+
+    @Test
+    void noSecretValueIsWrittenInAPlainManifest() throws IOException {
+        for (Path file : manifests()) {
+            for (Map<String, Object> doc : yaml(file)) {
+                assertThat(doc.get("kind")).as(file.toString()).isNotEqualTo("Secret");
+                assertThat(doc).as(file.toString()).doesNotContainKey("secretGenerator");
+            }
+            String text = Files.readString(file);
+            assertThat(text).as(file.toString()).doesNotContainPattern("(?im)^\\s*-?\\s*(password|secret|token|api[-_]?key|stringData)\\s*:\\s*\\S");
+        }
+        for (Path file : manifests()) {
+            for (Map<String, Object> doc : yaml(file)) {
+                List<Map<String, Object>> containers = at(doc, "spec", "template", "spec", "containers");
+                if (containers == null) {
+                    continue;
+                }
+                for (Map<String, Object> c : containers) {
+                    env(c).forEach((name, value) -> assertThat(name.matches(".*(PASSWORD|SECRET|KEYS?_.*|TOKEN).*") && value != null)
+                            .as("%s in %s carries a literal value", name, file).isFalse());
+                }
+            }
+        }
+        assertThat((String) at(container(), "envFrom", "0", "secretRef", "name")).isNotBlank();
+    }
+
+    @Test
+    void prodRunsAtLeastTwoHardenedReplicas() throws IOException {
+        Map<String, Object> kustomization = yaml(ROOT.resolve("k8s/overlays/prod/kustomization.yaml")).get(0);
+        List<Map<String, Object>> patches = at(kustomization, "patches");
+        int replicas = ((Number) at(deployment(), "spec", "replicas")).intValue();
+        int hpaMin = ((Number) at(yaml(ROOT.resolve("k8s/base/hpa.yaml")).get(0), "spec", "minReplicas")).intValue();
+        for (Map<String, Object> patch : patches) {
+            Path file = ROOT.resolve("k8s/overlays/prod").resolve((String) patch.get("path"));
+            assertThat(file).exists();
+            assertThat(file.getFileName().toString()).startsWith("patch-");
+            for (Map<String, Object> doc : yaml(file)) {
+                if ("Deployment".equals(doc.get("kind")) && at(doc, "spec", "replicas") != null) {
+                    replicas = ((Number) at(doc, "spec", "replicas")).intValue();
+                }
+                if ("HorizontalPodAutoscaler".equals(doc.get("kind")) && at(doc, "spec", "minReplicas") != null) {
+                    hpaMin = ((Number) at(doc, "spec", "minReplicas")).intValue();
+                }
+            }
+        }
+        assertThat(replicas).isGreaterThanOrEqualTo(2);
+        assertThat(hpaMin).isGreaterThanOrEqualTo(2);
+
+        Map<String, Object> c = container();
+        assertThat((Boolean) at(deployment(), "spec", "template", "spec", "securityContext", "runAsNonRoot")).isTrue();
+        assertThat((Boolean) at(c, "securityContext", "readOnlyRootFilesystem")).isTrue();
+        assertThat((Boolean) at(c, "securityContext", "allowPrivilegeEscalation")).isFalse();
+        assertThat((Object) at(c, "resources", "requests", "memory")).isNotNull();
+        assertThat((Object) at(c, "resources", "limits", "memory")).isNotNull();
+        int grace = ((Number) at(deployment(), "spec", "template", "spec", "terminationGracePeriodSeconds")).intValue();
+        assertThat(grace).isGreaterThan(Integer.parseInt(((String) at(appConfig, "spring", "lifecycle",
+                "timeout-per-shutdown-phase")).replace("s", "")));
+        for (String base : List.of("k8s/base", "k8s/overlays/dev", "k8s/overlays/prod")) {
+            Map<String, Object> k = yaml(ROOT.resolve(base).resolve("kustomization.yaml")).get(0);
+            assertThat(k).as(base).doesNotContainKeys("bases", "patchesStrategicMerge");
+            List<String> resources = at(k, "resources");
+            resources.forEach(r -> assertThat(ROOT.resolve(base).resolve(r)).as(base + " -> " + r).exists());
+        }
+        String dockerfile = Files.readString(ROOT.resolve("k8s/Dockerfile"));
+        assertThat(dockerfile).contains("USER 10001", "--layers");
+    }
+
+    static Map<String, String> env(Map<String, Object> container) {
+        Map<String, String> env = new LinkedHashMap<>();
+        List<Map<String, Object>> list = at(container, "env");
+        if (list != null) {
+            list.forEach(e -> env.put((String) e.get("name"), e.get("value") == null ? null : String.valueOf(e.get("value"))));
+        }
+        return env;
+    }
+
+    /**
+     * Spring's relaxed binding of environment variables (SystemEnvironmentPropertyMapper): upper case,
+     * '_' for '.', and '-' either removed or (legacy form) turned into '_'. Map properties take any suffix.
+     */
+    static boolean bindsToProperty(String envName) {
+        for (String key : propertyKeys) {
+            String dotted = key.replace("[", "").replace("]", "").replace(".", "_").toUpperCase(Locale.ROOT);
+            for (String canonical : List.of(dotted.replace("-", ""), dotted.replace("-", "_"))) {
+                if (canonical.equals(envName)) {
+                    return true;
+                }
+                if (mapPropertyKeys.contains(key) && envName.startsWith(canonical + "_")) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    static List<Path> manifests() throws IOException {
+        try (Stream<Path> files = Files.walk(ROOT.resolve("k8s"))) {
+            return files.filter(p -> p.toString().endsWith(".yaml")).sorted().toList();
+        }
+    }
+}

@@ -1,0 +1,114 @@
+package com.hospital.surveyinbox.observability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.hospital.surveyinbox.support.DownstreamSimulator;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.Rows;
+import com.hospital.surveyinbox.support.ServiceClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+
+/** Metrics on /actuator/prometheus, health details, and logs that never carry patient data. */
+@ExtendWith(OutputCaptureExtension.class)
+class ObservabilityTest extends IntegrationTest {
+
+    @AfterEach
+    void clearFaults() {
+        simulator().clearFaults();
+    }
+
+    private double metric(String name, String labels) {
+        String body = client.management("/actuator/prometheus").body();
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "\\{([^}]*)\\} ([0-9.eE+-]+)$").matcher(body);
+        double sum = 0;
+        boolean found = false;
+        while (m.find()) {
+            if (m.group(1).contains(labels)) {
+                sum += Double.parseDouble(m.group(2));
+                found = true;
+            }
+        }
+        return found ? sum : Double.NaN;
+    }
+
+    @Test
+    void theStatusGaugesMoveWhileMessagesFlowAndEveryMetricFamilyIsExported() {
+        double before = metric("adapter_inbox_rows", "status=\"COMPLETED\"");
+        assertThat(before).isNotNaN();
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            ids.add(client.accept(ServiceClient.message(uniqueSubject("MET"), "\"srvyNo\":\"MET-S\"")));
+        }
+        Rows rows = new Rows(jdbc);
+        ids.forEach(id -> rows.awaitStatus(id, "COMPLETED"));
+        await().atMost(Duration.ofSeconds(20)).until(() -> metric("adapter_inbox_rows", "status=\"COMPLETED\"") >= before + 5);
+
+        String body = client.management("/actuator/prometheus").body();
+        assertThat(body).contains(
+                "adapter_inbox_oldest_pending_age_seconds",
+                "adapter_reception_accept_seconds",
+                "adapter_downstream_calls_seconds_count{call=\"legacy-patient\"",
+                "adapter_inbox_outcomes_total{outcome=\"completed\"",
+                "adapter_inbox_claims_total{result=\"claimed\"",
+                "adapter_consent_cache_total",
+                "adapter_circuit_state{downstream=\"legacy\"",
+                "camel_exchanges_total");
+    }
+
+    @Test
+    void showsKafkaAndRedisInHealthDetailsWithoutGatingReadinessOnThem() {
+        ServiceClient.Reply health = client.management("/actuator/health");
+        assertThat(health.json().at("/components/kafka/status").asText()).isEqualTo("UP");
+        assertThat(health.json().at("/components/kafka/details/brokers").asInt()).isEqualTo(1);
+        assertThat(health.json().at("/components/redis/status").asText()).isEqualTo("UP");
+        ServiceClient.Reply readiness = client.management("/actuator/health/readiness");
+        assertThat(readiness.json().at("/components").fieldNames()).toIterable()
+                .containsExactlyInAnyOrder("readinessState", "db", "camelReadinessState");
+        ServiceClient.Reply liveness = client.management("/actuator/health/liveness");
+        assertThat(liveness.json().at("/components").fieldNames()).toIterable()
+                .containsExactlyInAnyOrder("livenessState", "camelLivenessState");
+    }
+
+    @Test
+    void neverLogsPatientDataOfRejectedOrFailingMessages(CapturedOutput output) {
+        String patno = "PATNO-MARK-5151";
+        String name = "NAME-MARK-6262";
+        String phone = "010-7373-8484";
+        String subject = uniqueSubject("SCRUB");
+        // rejections
+        client.receive("{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"" + patno + "\",\"patNm\":\"" + name + "\"}");
+        client.receive("{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"" + patno + "\",\"formCd\":\"F\",\"msgType\":\"" + name + "\"}");
+        client.receive("{\"patno\":\"" + patno + "\",\"mobileNo\":\"" + phone + "\" broken");
+        client.post("/legacy/survey-send-info", ("{\"patno\":\"" + patno + "\"}").getBytes(), "text/plain",
+                ServiceClient.LEGACY_AUTH, Map.of());
+        // failures: business (patient unknown), system (5xx on a path holding the patient number), timeout
+        Rows rows = new Rows(jdbc);
+        String business = client.accept("{\"srvyDrawupNo\":\"" + uniqueSubject("SCRUB") + "\",\"patno\":\"NOPAT-" + patno
+                + "\",\"formCd\":\"F100\",\"patNm\":\"" + name + "\",\"mobileNo\":\"" + phone + "\"}");
+        simulator().failWhen("GET /legacy/patients/" + patno, 503, "{\"message\":\"" + patno + " " + name + "\"}");
+        String system = client.accept("{\"srvyDrawupNo\":\"" + uniqueSubject("SCRUB") + "\",\"patno\":\"" + patno
+                + "\",\"formCd\":\"F100\",\"patNm\":\"" + name + "\",\"mobileNo\":\"" + phone + "\"}");
+        String patnoSlow = patno + "-SLOW";
+        simulator().add(new DownstreamSimulator.Fault(s -> s.startsWith("GET /legacy/patients/" + patnoSlow), 200, "{}", 3_000));
+        String slow = client.accept("{\"srvyDrawupNo\":\"" + uniqueSubject("SCRUB") + "\",\"patno\":\"" + patnoSlow
+                + "\",\"formCd\":\"F100\",\"patNm\":\"" + name + "\",\"mobileNo\":\"" + phone + "\"}");
+        rows.awaitAttempt(business, 1, "FAILED");
+        rows.awaitAttempt(system, 1, "FAILED");
+        rows.awaitAttempt(slow, 1, "FAILED");
+
+        String logs = output.getAll();
+        assertThat(logs).contains("inboxId=" + system); // the processing lines do name the row
+        assertThat(logs).doesNotContain(patno, name, phone, "PATNO-MARK", "NAME-MARK", "7373-8484");
+    }
+}
