@@ -1,0 +1,395 @@
+package com.hospital.surveyinbox.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.hospital.surveyinbox.config.AdapterProperties;
+import com.hospital.surveyinbox.support.DownstreamSimulator;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.ServiceClient;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.HdrHistogram.Histogram;
+import org.apache.camel.CamelContext;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.test.context.TestPropertySource;
+
+/**
+ * The benchmark (not a test: it asserts nothing). {@code mvn -Pbench test} measures, on this machine, in one
+ * run: the raw database ceiling, the accept path over HTTP, the synchronous (rollback) path under the case
+ * study's latency model, end-to-end drains of 111 and 273 messages, and recovery after a 60 s outage.
+ * Every figure is the median of 3 repetitions with its min–max. Writes bench/results/*.json and
+ * bench/results/RESULTS.md.
+ */
+@TestPropertySource(properties = {
+        "adapter.kafka.topic=bench",
+        "adapter.kafka.group-id=bench",
+        "spring.quartz.scheduler-name=bench",
+        "adapter.inbox.redeliver-enabled=true",
+        "adapter.inbox.redeliver-cron=0/5 * * * * ?",
+        "adapter.inbox.retry-delay=PT5S",
+        "adapter.inbox.lost-event-after=PT30S",
+        "adapter.reception.rate-limit.enabled=false",
+        "adapter.http.response-timeout=PT5S",
+        "spring.datasource.hikari.maximum-pool-size=40",
+        "logging.level.com.hospital.surveyinbox=WARN"})
+class InboxBenchmark extends IntegrationTest {
+
+    static final int REPS = 3;
+    static final Duration WINDOW = Duration.ofSeconds(5);
+    static final Path OUT = Path.of("bench/results");
+
+    @Autowired
+    CamelContext camel;
+
+    @Autowired
+    AdapterProperties properties;
+
+    private final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    private final HttpClient http = HttpClient.newBuilder().executor(Executors.newFixedThreadPool(64))
+            .connectTimeout(Duration.ofSeconds(5)).build();
+    private final Map<String, Object> summary = new LinkedHashMap<>();
+    private final List<String> table = new ArrayList<>();
+
+    record Stat(double median, double min, double max) {
+        static Stat of(List<Double> values) {
+            List<Double> sorted = new ArrayList<>(values);
+            Collections.sort(sorted);
+            return new Stat(sorted.get(sorted.size() / 2), sorted.get(0), sorted.get(sorted.size() - 1));
+        }
+
+        String fmt(String unit) {
+            return String.format("%.1f %s (%.1f–%.1f)", median, unit, min, max);
+        }
+    }
+
+    @Test
+    void benchmark() throws Exception {
+        Files.createDirectories(OUT);
+        properties.getKafka().setConsumers(properties.getKafka().getConsumers());
+        progress("machine: " + Runtime.getRuntime().availableProcessors() + " cores, consumers "
+                + properties.getKafka().getConsumers() + ", partitions " + properties.getKafka().getPartitions());
+        camel.getRouteController().stopRoute("inbox-redeliver");
+        ceiling();
+        accept();
+        synchronous();
+        camel.getRouteController().startRoute("inbox-redeliver");
+        drain(111);
+        drain(273);
+        recovery();
+        write("summary", summary);
+        StringBuilder md = new StringBuilder("| figure | median (min–max) | target / comparison |\n|---|---|---|\n");
+        table.forEach(row -> md.append(row).append('\n'));
+        Files.writeString(OUT.resolve("RESULTS.md"), md.toString());
+        progress("done:\n" + md);
+    }
+
+    // ---- 1. ceiling: JDBC insert+commit of the same row, same table and indexes ----
+    private void ceiling() throws Exception {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(services().jdbcUrl());
+        config.setUsername("postgres");
+        config.setMaximumPoolSize(64);
+        Map<String, Object> result = new LinkedHashMap<>();
+        try (HikariDataSource ds = new HikariDataSource(config)) {
+            byte[] payload = ServiceClient.message("CEIL-0000000000000", "\"srvyNo\":\"S-1\"").getBytes();
+            for (int clients : new int[] {1, 16, 64}) {
+                List<Double> rates = new ArrayList<>();
+                for (int rep = 0; rep < REPS; rep++) {
+                    AtomicLong seq = new AtomicLong();
+                    long ops = runClients(clients, () -> {
+                        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
+                                "INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload) VALUES (?, 'SEND', ?)")) {
+                            ps.setString(1, "CEIL-" + seq.incrementAndGet());
+                            ps.setBytes(2, payload);
+                            ps.executeUpdate();
+                        }
+                        return null;
+                    }, null);
+                    rates.add(ops / (double) WINDOW.toSeconds());
+                }
+                Stat stat = Stat.of(rates);
+                result.put("clients_" + clients + "_per_second", stat);
+                progress("ceiling " + clients + " clients: " + stat.fmt("inserts/s"));
+                table.add("| ceiling, " + clients + " JDBC clients | " + stat.fmt("rows/s") + " | raw insert+commit |");
+            }
+        }
+        jdbc.update("UPDATE inbox_message SET status = 'COMPLETED' WHERE srvy_drawup_no LIKE 'CEIL-%' AND status = 'RECEIVED'");
+        summary.put("ceiling", result);
+        write("ceiling", result);
+    }
+
+    // ---- 2. accept path over HTTP (consumer paused: the accept path alone) ----
+    private void accept() throws Exception {
+        camel.getRouteController().stopRoute("inbox-process");
+        Map<String, Object> result = new LinkedHashMap<>();
+        @SuppressWarnings("unchecked")
+        Map<String, Stat> ceiling = (Map<String, Stat>) summary.get("ceiling");
+        for (int clients : new int[] {1, 16, 64}) {
+            List<Double> rates = new ArrayList<>();
+            List<Double> p50 = new ArrayList<>();
+            List<Double> p99 = new ArrayList<>();
+            List<Double> p999 = new ArrayList<>();
+            for (int rep = 0; rep < REPS; rep++) {
+                Histogram histogram = new Histogram(60_000_000L, 3);
+                AtomicLong seq = new AtomicLong();
+                String run = "ACC-" + clients + "-" + rep + "-";
+                long ops = runClients(clients, () -> {
+                    String body = ServiceClient.message(run + seq.incrementAndGet(), "\"srvyNo\":\"S-ACC\"");
+                    HttpResponse<String> r = http.send(post(body), HttpResponse.BodyHandlers.ofString());
+                    if (r.statusCode() != 200) {
+                        throw new IllegalStateException("accept answered " + r.statusCode());
+                    }
+                    return null;
+                }, histogram);
+                rates.add(ops / (double) WINDOW.toSeconds());
+                p50.add(histogram.getValueAtPercentile(50) / 1000.0);
+                p99.add(histogram.getValueAtPercentile(99) / 1000.0);
+                p999.add(histogram.getValueAtPercentile(99.9) / 1000.0);
+            }
+            Map<String, Object> r = new LinkedHashMap<>();
+            Stat rate = Stat.of(rates);
+            double ratio = rate.median() / ceiling.get("clients_" + clients + "_per_second").median();
+            r.put("per_second", rate);
+            r.put("p50_ms", Stat.of(p50));
+            r.put("p99_ms", Stat.of(p99));
+            r.put("p999_ms", Stat.of(p999));
+            r.put("ratio_to_ceiling", ratio);
+            result.put("clients_" + clients, r);
+            progress(String.format("accept %d clients: %s, p50 %s, p99 %s, p99.9 %s, %.0f%% of ceiling", clients,
+                    rate.fmt("req/s"), Stat.of(p50).fmt("ms"), Stat.of(p99).fmt("ms"), Stat.of(p999).fmt("ms"), ratio * 100));
+            table.add("| accept, " + clients + " HTTP clients: throughput | " + rate.fmt("req/s") + " | "
+                    + String.format("%.0f%% of ceiling", ratio * 100) + (clients == 16 ? " (target ≥ 50%)" : "") + " |");
+            table.add("| accept, " + clients + " clients: p50 / p99 / p99.9 | " + Stat.of(p50).fmt("ms") + " / "
+                    + Stat.of(p99).fmt("ms") + " / " + Stat.of(p999).fmt("ms") + " | "
+                    + (clients == 16 ? "target p50 ≤ 5 ms, p99 ≤ 25 ms; case study: 33 ms median" : "") + " |");
+        }
+        // the paused consumer must not replay tens of thousands of benchmark events: skip them
+        jdbc.update("UPDATE inbox_message SET status = 'COMPLETED' WHERE srvy_drawup_no LIKE 'ACC-%' AND status = 'RECEIVED'");
+        skipBacklog();
+        camel.getRouteController().startRoute("inbox-process");
+        summary.put("accept", result);
+        write("accept", result);
+    }
+
+    // ---- 3. synchronous path (rollback toggle) under the case-study latency model ----
+    private void synchronous() throws Exception {
+        simulator().setLatency(DownstreamSimulator.Latency.REALISTIC);
+        properties.getInbox().setEnabled(false);
+        List<Double> p50 = new ArrayList<>();
+        try {
+            for (int rep = 0; rep < REPS; rep++) {
+                Histogram histogram = new Histogram(60_000_000L, 3);
+                for (int i = 0; i < 10; i++) {
+                    String subject = "SYN-" + rep + "-" + i + "-" + System.nanoTime();
+                    long start = System.nanoTime();
+                    HttpResponse<String> r = http.send(post(ServiceClient.message(subject, "\"srvyNo\":\"SYN-" + subject + "\"")),
+                            HttpResponse.BodyHandlers.ofString());
+                    histogram.recordValue((System.nanoTime() - start) / 1000);
+                    if (r.statusCode() != 200) {
+                        throw new IllegalStateException("sync answered " + r.statusCode() + " " + r.body());
+                    }
+                }
+                p50.add(histogram.getValueAtPercentile(50) / 1000.0);
+            }
+        } finally {
+            properties.getInbox().setEnabled(true);
+        }
+        Stat sync = Stat.of(p50);
+        @SuppressWarnings("unchecked")
+        Map<String, Object> accept1 = (Map<String, Object>) ((Map<String, Object>) summary.get("accept")).get("clients_1");
+        double inboxP50 = ((Stat) accept1.get("p50_ms")).median();
+        Map<String, Object> result = Map.of("sync_p50_ms", sync, "inbox_p50_ms_1_client", inboxP50,
+                "latency_ratio_sync_to_inbox", sync.median() / inboxP50);
+        progress(String.format("synchronous p50 %s; inbox p50 %.2f ms; the inbox answers %.0fx faster", sync.fmt("ms"), inboxP50,
+                sync.median() / inboxP50));
+        table.add("| synchronous (toggle off) p50, case-study latencies | " + sync.fmt("ms") + " | "
+                + String.format("inbox : synchronous = 1 : %.0f (case study: 1.4–2.2 s before)", sync.median() / inboxP50) + " |");
+        summary.put("synchronous", result);
+        write("synchronous", result);
+    }
+
+    // ---- 4. end-to-end drain under the latency model ----
+    private void drain(int messages) throws Exception {
+        simulator().setLatency(DownstreamSimulator.Latency.REALISTIC);
+        List<Double> seconds = new ArrayList<>();
+        List<Double> lookups = new ArrayList<>();
+        for (int rep = 0; rep < REPS; rep++) {
+            String run = "DR" + messages + "-" + rep + "-" + System.nanoTime();
+            List<String> surveys = List.of(run + "-S1", run + "-S2", run + "-S3", run + "-S4", run + "-S5");
+            long start = System.nanoTime();
+            sendAll(messages, i -> ServiceClient.message(run + "-" + i, "\"srvyNo\":\"" + surveys.get(i % 5) + "\""));
+            waitCompleted(run + "-%", messages, Duration.ofMinutes(3));
+            seconds.add((System.nanoTime() - start) / 1e9);
+            lookups.add(surveys.stream().mapToInt(s -> simulator().consentLookups(s)).sum() / (double) messages);
+        }
+        Stat drain = Stat.of(seconds);
+        Stat perMessage = Stat.of(lookups);
+        progress("drain " + messages + ": " + drain.fmt("s") + ", consent lookups per message " + perMessage.fmt(""));
+        table.add("| drain " + messages + " messages (send + all COMPLETED) | " + drain.fmt("s") + " | target ≤ "
+                + (messages == 111 ? "6 s; case study: 38 s" : "15 s; case study: 94 s") + " |");
+        table.add("| consent lookups per message (" + messages + ") | " + String.format("%.3f", perMessage.median()) + " | case study: ~0.045 |");
+        Map<String, Object> result = Map.of("seconds", drain, "consent_lookups_per_message", perMessage);
+        summary.put("drain_" + messages, result);
+        write("drain-" + messages, result);
+    }
+
+    // ---- 5. recovery after a 60 s downstream outage ----
+    private void recovery() throws Exception {
+        simulator().setLatency(DownstreamSimulator.Latency.REALISTIC);
+        List<Double> seconds = new ArrayList<>();
+        for (int rep = 0; rep < REPS; rep++) {
+            String run = "REC-" + rep + "-" + System.nanoTime();
+            DownstreamSimulator.Fault outage = simulator().failWhen("GET /legacy/patients/", 503, "{}");
+            long outageStart = System.nanoTime();
+            sendAll(273, i -> ServiceClient.message(run + "-" + i, "\"srvyNo\":\"" + run + "-S" + (i % 5) + "\""));
+            long remaining = Duration.ofSeconds(60).toNanos() - (System.nanoTime() - outageStart);
+            TimeUnit.NANOSECONDS.sleep(Math.max(0, remaining)); // the outage window itself, not a wait on a condition
+            simulator().remove(outage);
+            long back = System.nanoTime();
+            waitCompleted(run + "-%", 273, Duration.ofMinutes(5));
+            seconds.add((System.nanoTime() - back) / 1e9);
+            int dead = jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'DEAD'",
+                    Integer.class, run + "-%");
+            progress("recovery rep " + rep + ": " + String.format("%.1f s", seconds.get(seconds.size() - 1)) + ", DEAD " + dead);
+        }
+        Stat recovery = Stat.of(seconds);
+        table.add("| recovery: 273 rows COMPLETED after a 60 s outage ends | " + recovery.fmt("s")
+                + " | target ≤ 90 s; case study: 3.5 min (redelivery every 5 s, retry-delay 5 s here) |");
+        Map<String, Object> result = Map.of("seconds_after_outage", recovery, "redeliver_cron", "0/5 * * * * ?",
+                "retry_delay", "PT5S", "circuit_open_duration", properties.getCircuit().getOpenDuration().toString());
+        summary.put("recovery", result);
+        write("recovery", result);
+    }
+
+    // ---- helpers ----
+    interface Op {
+        Object run() throws Exception;
+    }
+
+    private long runClients(int clients, Op op, Histogram histogram) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(clients);
+        CountDownLatch start = new CountDownLatch(1);
+        long deadline = System.nanoTime() + WINDOW.toNanos();
+        List<Future<Long>> futures = new ArrayList<>();
+        for (int c = 0; c < clients; c++) {
+            futures.add(pool.submit(() -> {
+                start.await();
+                long n = 0;
+                while (System.nanoTime() < deadline) {
+                    long t = System.nanoTime();
+                    op.run();
+                    if (histogram != null) {
+                        synchronized (histogram) {
+                            histogram.recordValue((System.nanoTime() - t) / 1000);
+                        }
+                    }
+                    n++;
+                }
+                return n;
+            }));
+        }
+        start.countDown();
+        long total = 0;
+        for (Future<Long> f : futures) {
+            total += f.get();
+        }
+        pool.shutdown();
+        return total;
+    }
+
+    private void sendAll(int messages, Function<Integer, String> body) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(16);
+        List<Future<?>> futures = new ArrayList<>();
+        for (int i = 0; i < messages; i++) {
+            int n = i;
+            futures.add(pool.submit(() -> {
+                HttpResponse<String> r = http.send(post(body.apply(n)), HttpResponse.BodyHandlers.ofString());
+                if (r.statusCode() != 200) {
+                    throw new IllegalStateException("answered " + r.statusCode());
+                }
+                return null;
+            }));
+        }
+        for (Future<?> f : futures) {
+            f.get();
+        }
+        pool.shutdown();
+    }
+
+    private void waitCompleted(String like, int expected, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            Integer done = jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'COMPLETED'",
+                    Integer.class, like);
+            if (done != null && done == expected) {
+                return;
+            }
+            TimeUnit.MILLISECONDS.sleep(20); // poll interval of a deadline-bounded wait
+        }
+        throw new IllegalStateException("not all " + expected + " rows " + like + " COMPLETED within " + timeout);
+    }
+
+    private void skipBacklog() throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, services().kafkaBrokers()))) {
+            Map<TopicPartition, OffsetSpec> latest = new LinkedHashMap<>();
+            admin.describeTopics(List.of("bench")).allTopicNames().get().get("bench").partitions()
+                    .forEach(p -> latest.put(new TopicPartition("bench", p.partition()), OffsetSpec.latest()));
+            Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
+            admin.listOffsets(latest).all().get().forEach((tp, info) -> offsets.put(tp, new OffsetAndMetadata(info.offset())));
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (true) {
+                try {
+                    admin.alterConsumerGroupOffsets("bench", offsets).all().get();
+                    return;
+                } catch (Exception e) {
+                    if (System.nanoTime() > deadline) {
+                        throw e;
+                    }
+                    TimeUnit.SECONDS.sleep(1); // the group must be empty after the route stopped
+                }
+            }
+        }
+    }
+
+    private HttpRequest post(String body) {
+        return HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/legacy/survey-send-info"))
+                .header("Content-Type", "application/json").header("Authorization", ServiceClient.LEGACY_AUTH)
+                .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(body)).build();
+    }
+
+    private void write(String name, Object value) throws IOException {
+        json.writeValue(OUT.resolve(name + ".json").toFile(), value);
+    }
+
+    private static void progress(String line) {
+        System.out.println("[bench] " + line);
+    }
+}
