@@ -89,11 +89,11 @@ public class AdapterProperties {
         /** Consumer group of the processing route. */
         @NotBlank private String groupId = "survey-inbox-adapter";
         /** Partitions used when the service creates the topic itself; must be >= consumers. */
-        @Min(1) private int partitions = 32;
+        @Min(1) private int partitions = 64;
         /** Replication factor used when the service creates the topic itself. */
         @Min(1) private short replicationFactor = 1;
         /** Concurrent Kafka consumers (threads) of the processing route in this instance. */
-        @Min(1) private int consumers = 8;
+        @Min(1) private int consumers = 16;
         /** Records fetched per poll; small because each record makes several downstream calls. */
         @Min(1) private int maxPollRecords = 10;
 

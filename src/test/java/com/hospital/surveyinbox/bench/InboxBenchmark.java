@@ -51,6 +51,8 @@ import org.springframework.test.context.TestPropertySource;
 @TestPropertySource(properties = {
         "adapter.kafka.topic=bench",
         "adapter.kafka.group-id=bench",
+        "adapter.kafka.consumers=16",
+        "adapter.kafka.partitions=64",
         "spring.quartz.scheduler-name=bench",
         "adapter.inbox.redeliver-enabled=true",
         "adapter.inbox.redeliver-cron=0/5 * * * * ?",
@@ -73,7 +75,9 @@ class InboxBenchmark extends IntegrationTest {
     AdapterProperties properties;
 
     private final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-    private final HttpClient http = HttpClient.newBuilder().executor(Executors.newFixedThreadPool(64))
+    // HTTP/1.1 like the legacy sender; the default HTTP/2 preference adds an h2c upgrade attempt
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .executor(Executors.newFixedThreadPool(64))
             .connectTimeout(Duration.ofSeconds(5)).build();
     private final Map<String, Object> summary = new LinkedHashMap<>();
     private final List<String> table = new ArrayList<>();

@@ -50,6 +50,11 @@ public final class DownstreamSimulator {
     public record Event(long seq, String kind, String key) {
     }
 
+    static {
+        // without TCP_NODELAY the JDK server's small writes meet the client's delayed ACKs: +40 ms per call
+        System.setProperty("sun.net.httpserver.nodelay", "true");
+    }
+
     private final ObjectMapper mapper = new ObjectMapper();
     private final HttpServer server;
     private final ExecutorService executor = Executors.newFixedThreadPool(200);

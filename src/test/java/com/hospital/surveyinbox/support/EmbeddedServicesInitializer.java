@@ -16,6 +16,9 @@ public class EmbeddedServicesInitializer implements ApplicationContextInitialize
         if (context.getParent() != null) {
             return; // the management child context inherits the parent's environment
         }
+        if (Boolean.getBoolean("embedded.services.off")) {
+            return; // a second service JVM (fault tests) points at the first JVM's services by arguments
+        }
         EmbeddedServices services = EmbeddedServices.get();
         var env = context.getEnvironment();
         var properties = new java.util.LinkedHashMap<>(services.properties());

@@ -1,0 +1,294 @@
+package com.hospital.surveyinbox.fault;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.hospital.surveyinbox.inbox.InboxStore;
+import com.hospital.surveyinbox.inbox.ReceivedMessage;
+import com.hospital.surveyinbox.support.DownstreamSimulator;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.ServiceClient;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.TestPropertySource;
+
+/**
+ * The reliability promises under faults, against the real services: for every scenario the set of
+ * acknowledged inbox ids equals the set of stored rows, every row ends COMPLETED or DEAD in exactly the
+ * expected numbers, and no dispatch bundle is created twice.
+ */
+@TestPropertySource(properties = {
+        "adapter.kafka.topic=fault-tests",
+        "adapter.kafka.group-id=fault-tests",
+        "adapter.kafka.consumers=8",
+        "adapter.kafka.partitions=16",
+        "spring.quartz.scheduler-name=fault-tests",
+        "adapter.inbox.redeliver-enabled=true",
+        "adapter.inbox.redeliver-cron=0/1 * * * * ?",
+        "adapter.inbox.retry-delay=PT1S",
+        "adapter.inbox.lost-event-after=PT3S",
+        "adapter.inbox.stuck-processing-after=PT4S",
+        "adapter.inbox.max-attempts=8",
+        "adapter.inbox.redeliver-batch-size=500",
+        "adapter.reception.rate-limit.enabled=false",
+        "adapter.http.response-timeout=PT3S"})
+@DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
+class FaultToleranceTest extends IntegrationTest {
+
+    @Autowired
+    InboxStore store;
+
+    @AfterEach
+    void restore() {
+        simulator().clearFaults();
+        simulator().setLatency(DownstreamSimulator.Latency.FAST);
+    }
+
+    /** POSTs every body with 16 senders; returns subject -> inboxId of every 200 (the acknowledged set). */
+    private Map<String, String> sendAll(List<String> subjects, java.util.function.Function<String, String> body) throws Exception {
+        Map<String, String> acknowledged = new ConcurrentHashMap<>();
+        ExecutorService pool = Executors.newFixedThreadPool(16);
+        List<Future<?>> futures = new ArrayList<>();
+        for (String subject : subjects) {
+            futures.add(pool.submit(() -> {
+                ServiceClient.Reply reply = client.receive(body.apply(subject));
+                if (reply.status() == 200) {
+                    acknowledged.put(subject, reply.json().get("inboxId").asText());
+                }
+            }));
+        }
+        for (Future<?> f : futures) {
+            f.get(2, TimeUnit.MINUTES);
+        }
+        pool.shutdown();
+        return acknowledged;
+    }
+
+    private Set<String> storedIds(String prefix) {
+        return new HashSet<>(jdbc.queryForList("SELECT id::text FROM inbox_message WHERE srvy_drawup_no LIKE ?", String.class, prefix + "%"));
+    }
+
+    private long count(String prefix, String status) {
+        return jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = ?", Long.class,
+                prefix + "%", status);
+    }
+
+    private void awaitAllClosed(String prefix, long expected, Duration timeout) {
+        await().atMost(timeout).pollInterval(Duration.ofMillis(200)).until(() ->
+                count(prefix, "COMPLETED") + count(prefix, "DEAD") == expected);
+    }
+
+    private void assertNoBundleTwice(Iterable<String> subjects) {
+        for (String subject : subjects) {
+            assertThat(simulator().bundleCreates(subject)).as(subject).isLessThanOrEqualTo(1);
+        }
+    }
+
+    @Test
+    void aFlakyDownstreamOver2000MessagesEndsInExactCounts() throws Exception {
+        String prefix = uniqueSubject("FLAKY") + "-";
+        List<String> subjects = new ArrayList<>();
+        Set<String> permanent = new HashSet<>();
+        for (int i = 0; i < 2000; i++) {
+            subjects.add(prefix + i);
+            if (i % 100 == 7) {
+                permanent.add(prefix + i); // 1 %: a form nobody registered
+            }
+        }
+        // 10 % of dispatch-bundle calls answer 503
+        simulator().add(new DownstreamSimulator.Fault(s -> s.equals("POST /survey/dispatch-bundles")
+                && ThreadLocalRandom.current().nextInt(10) == 0, 503, "{\"error\":\"flaky\"}", 0));
+
+        Map<String, String> acknowledged = sendAll(subjects, s -> "{\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P-" + s
+                + "\",\"formCd\":\"" + (permanent.contains(s) ? "UNREG-F" : "F100") + "\",\"srvyNo\":\"FLAKY-S" + (s.hashCode() & 3) + "\"}");
+
+        assertThat(acknowledged).hasSize(2000);
+        assertThat(storedIds(prefix)).containsExactlyInAnyOrderElementsOf(acknowledged.values());
+        awaitAllClosed(prefix, 2000, Duration.ofMinutes(5));
+        assertThat(count(prefix, "COMPLETED")).isEqualTo(1980);
+        assertThat(count(prefix, "DEAD")).isEqualTo(20);
+        for (String subject : subjects) {
+            assertThat(simulator().bundleCreates(subject)).as(subject).isEqualTo(permanent.contains(subject) ? 0 : 1);
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
+                "SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND reply_status = 'SENT'", Long.class, prefix + "%") == 20);
+        for (String subject : permanent) {
+            assertThat(simulator().replies(subject)).as(subject).hasSize(1);
+        }
+    }
+
+    @Test
+    void rowsWhoseEventWasLostBetweenCommitAndPublishAllComplete() throws Exception {
+        String prefix = uniqueSubject("CRASH") + "-";
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            String subject = prefix + i;
+            // committed, acknowledged, and the process "died" before publishing: no event exists
+            ids.add(Long.toString(store.accept(new ReceivedMessage(subject, "SEND", ServiceClient.message(subject, "")
+                    .getBytes(StandardCharsets.UTF_8), null)).inboxId()));
+        }
+        List<String> normal = new ArrayList<>();
+        for (int i = 100; i < 200; i++) {
+            normal.add(prefix + i);
+        }
+        Map<String, String> acknowledged = sendAll(normal, s -> ServiceClient.message(s, ""));
+        ids.addAll(acknowledged.values());
+
+        assertThat(storedIds(prefix)).containsExactlyInAnyOrderElementsOf(ids);
+        awaitAllClosed(prefix, 200, Duration.ofMinutes(2));
+        assertThat(count(prefix, "COMPLETED")).isEqualTo(200);
+        List<String> all = new ArrayList<>(normal);
+        for (int i = 0; i < 100; i++) {
+            all.add(prefix + i);
+        }
+        for (String subject : all) {
+            assertThat(simulator().bundleCreates(subject)).as(subject).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void postgresStoppedAndRestartedDuringLoadLosesNothingAcknowledged() throws Exception {
+        String prefix = uniqueSubject("PGDOWN") + "-";
+        Map<String, String> acknowledged = new ConcurrentHashMap<>();
+        List<String> attempted = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<long[]> answers = java.util.Collections.synchronizedList(new ArrayList<>()); // [sentAt, answeredAt, status]
+        ExecutorService senders = Executors.newFixedThreadPool(4);
+        java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean(true);
+        java.util.concurrent.atomic.AtomicInteger seq = new java.util.concurrent.atomic.AtomicInteger();
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            futures.add(senders.submit(() -> {
+                while (running.get()) {
+                    String subject = prefix + seq.incrementAndGet();
+                    attempted.add(subject);
+                    long sent = System.nanoTime();
+                    ServiceClient.Reply reply = client.receive(ServiceClient.message(subject, ""));
+                    answers.add(new long[] {sent, System.nanoTime(), reply.status()});
+                    if (reply.status() == 200) {
+                        acknowledged.put(subject, reply.json().get("inboxId").asText());
+                    }
+                }
+                return null;
+            }));
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> acknowledged.size() >= 50);
+        long stopped;
+        long started;
+        services().stopPostgres();
+        stopped = System.nanoTime();
+        try {
+            await().atMost(Duration.ofSeconds(20)).until(() -> answers.stream().filter(a -> a[0] > stopped).count() >= 5);
+        } finally {
+            started = System.nanoTime();
+            services().startPostgres();
+        }
+        await().atMost(Duration.ofSeconds(60)).until(() -> answers.stream().filter(a -> a[0] > started && a[2] == 200).count() >= 20);
+        running.set(false);
+        for (Future<?> f : futures) {
+            f.get(1, TimeUnit.MINUTES);
+        }
+        senders.shutdown();
+
+        // nothing sent and answered entirely inside the outage was acknowledged
+        List<long[]> duringOutage = answers.stream().filter(a -> a[0] > stopped && a[1] < started).toList();
+        assertThat(duringOutage).isNotEmpty().allSatisfy(a -> assertThat(a[2]).isEqualTo(503L));
+        // every acknowledged row is there; nothing else is
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> storedIds(prefix).size() >= acknowledged.size());
+        assertThat(storedIds(prefix)).containsExactlyInAnyOrderElementsOf(acknowledged.values());
+        awaitAllClosed(prefix, acknowledged.size(), Duration.ofMinutes(3));
+        assertThat(count(prefix, "COMPLETED")).isEqualTo(acknowledged.size());
+        assertNoBundleTwice(attempted);
+    }
+
+    @Test
+    void aSecondServiceJvmKilledWithSigkillMidProcessingLeavesNothingBehind() throws Exception {
+        Properties test = new Properties();
+        try (InputStream in = getClass().getResourceAsStream("/test.properties")) {
+            test.load(in);
+        }
+        Map<String, String> props = new LinkedHashMap<>();
+        test.stringPropertyNames().forEach(k -> props.put(k, test.getProperty(k)));
+        props.put("spring.profiles.active", "test");
+        props.put("adapter.kafka.topic", "fault-tests");
+        props.put("adapter.kafka.group-id", "fault-tests");
+        // its own Quartz cluster: joining ours with the default cron would reschedule our 1 s trigger
+        props.put("spring.quartz.scheduler-name", "fault-tests-child");
+        props.put("adapter.inbox.max-attempts", "8");
+        props.put("adapter.reception.rate-limit.enabled", "false");
+        props.put("logging.level.com.hospital.surveyinbox", "INFO");
+        // slow registration, so the second JVM is mid-flow when it dies
+        simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 0, 2, 300, 400));
+        String prefix = uniqueSubject("KILL") + "-";
+        try (ServiceProcess second = ServiceProcess.start(props)) {
+            await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500))
+                    .until(() -> second.log().contains("Started SurveyInboxAdapterApplication") || !second.alive());
+            assertThat(second.alive()).as("second JVM started").isTrue();
+            List<String> subjects = new ArrayList<>();
+            for (int i = 0; i < 60; i++) {
+                subjects.add(prefix + i);
+            }
+            Map<String, String> acknowledged = sendAll(subjects, s -> ServiceClient.message(s, ""));
+            Pattern claimed = Pattern.compile("Inbox (\\d+) claimed");
+            Pattern finished = Pattern.compile("Inbox (\\d+) (COMPLETED|FAILED|DEAD)");
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> inFlight(second.log(), claimed, finished) > 0);
+            second.kill();
+            Set<String> killedMidFlow = new HashSet<>();
+            String log = second.log();
+            Matcher m = claimed.matcher(log);
+            while (m.find()) {
+                killedMidFlow.add(m.group(1));
+            }
+            Matcher f = finished.matcher(log);
+            while (f.find()) {
+                killedMidFlow.remove(f.group(1));
+            }
+            assertThat(killedMidFlow).isNotEmpty();
+
+            assertThat(storedIds(prefix)).containsExactlyInAnyOrderElementsOf(acknowledged.values());
+            awaitAllClosed(prefix, 60, Duration.ofMinutes(2));
+            assertThat(count(prefix, "COMPLETED")).isEqualTo(60);
+            for (String subject : subjects) {
+                assertThat(simulator().bundleCreates(subject)).as(subject).isEqualTo(1);
+            }
+            for (String id : killedMidFlow) {
+                assertThat(jdbc.queryForList("SELECT outcome FROM inbox_attempt WHERE inbox_id = ? ORDER BY id", String.class,
+                        Long.parseLong(id))).as("attempts of " + id).contains("ABANDONED").endsWith("COMPLETED");
+            }
+        }
+    }
+
+    private static long inFlight(String log, Pattern claimed, Pattern finished) {
+        Set<String> open = new HashSet<>();
+        Matcher m = claimed.matcher(log);
+        while (m.find()) {
+            open.add(m.group(1));
+        }
+        Matcher f = finished.matcher(log);
+        while (f.find()) {
+            open.remove(f.group(1));
+        }
+        return open.size();
+    }
+
+}
