@@ -7,6 +7,7 @@ import com.hospital.surveyinbox.inbox.InboxStore;
 import com.hospital.surveyinbox.inbox.ReceivedMessage;
 import com.hospital.surveyinbox.support.DownstreamSimulator;
 import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.LoadSender;
 import com.hospital.surveyinbox.support.ServiceClient;
 import java.io.IOException;
 import java.io.InputStream;
@@ -170,55 +171,32 @@ class FaultToleranceTest extends IntegrationTest {
     @Test
     void postgresStoppedAndRestartedDuringLoadLosesNothingAcknowledged() throws Exception {
         String prefix = uniqueSubject("PGDOWN") + "-";
-        Map<String, String> acknowledged = new ConcurrentHashMap<>();
-        List<String> attempted = java.util.Collections.synchronizedList(new ArrayList<>());
-        List<long[]> answers = java.util.Collections.synchronizedList(new ArrayList<>()); // [sentAt, answeredAt, status]
-        ExecutorService senders = Executors.newFixedThreadPool(4);
-        java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean(true);
-        java.util.concurrent.atomic.AtomicInteger seq = new java.util.concurrent.atomic.AtomicInteger();
-        List<Future<?>> futures = new ArrayList<>();
-        for (int t = 0; t < 4; t++) {
-            futures.add(senders.submit(() -> {
-                while (running.get()) {
-                    String subject = prefix + seq.incrementAndGet();
-                    attempted.add(subject);
-                    long sent = System.nanoTime();
-                    ServiceClient.Reply reply = client.receive(ServiceClient.message(subject, ""));
-                    answers.add(new long[] {sent, System.nanoTime(), reply.status()});
-                    if (reply.status() == 200) {
-                        acknowledged.put(subject, reply.json().get("inboxId").asText());
-                    }
-                }
-                return null;
-            }));
-        }
+        LoadSender load = new LoadSender(client, prefix, 4);
+        Map<String, String> acknowledged = load.acknowledged;
+        List<LoadSender.Answer> answers = load.answers;
         await().atMost(Duration.ofSeconds(20)).until(() -> acknowledged.size() >= 50);
         long stopped;
         long started;
         services().stopPostgres();
         stopped = System.nanoTime();
         try {
-            await().atMost(Duration.ofSeconds(20)).until(() -> answers.stream().filter(a -> a[0] > stopped).count() >= 5);
+            await().atMost(Duration.ofSeconds(20)).until(() -> answers.stream().filter(a -> a.sentAt() > stopped).count() >= 5);
         } finally {
             started = System.nanoTime();
             services().startPostgres();
         }
-        await().atMost(Duration.ofSeconds(60)).until(() -> answers.stream().filter(a -> a[0] > started && a[2] == 200).count() >= 20);
-        running.set(false);
-        for (Future<?> f : futures) {
-            f.get(1, TimeUnit.MINUTES);
-        }
-        senders.shutdown();
+        await().atMost(Duration.ofSeconds(60)).until(() -> answers.stream().filter(a -> a.sentAt() > started && a.status() == 200).count() >= 20);
+        load.close();
 
         // nothing sent and answered entirely inside the outage was acknowledged
-        List<long[]> duringOutage = answers.stream().filter(a -> a[0] > stopped && a[1] < started).toList();
-        assertThat(duringOutage).isNotEmpty().allSatisfy(a -> assertThat(a[2]).isEqualTo(503L));
+        List<LoadSender.Answer> duringOutage = answers.stream().filter(a -> a.sentAt() > stopped && a.answeredAt() < started).toList();
+        assertThat(duringOutage).isNotEmpty().allSatisfy(a -> assertThat(a.status()).isEqualTo(503));
         // every acknowledged row is there; nothing else is
         await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> storedIds(prefix).size() >= acknowledged.size());
         assertThat(storedIds(prefix)).containsExactlyInAnyOrderElementsOf(acknowledged.values());
         awaitAllClosed(prefix, acknowledged.size(), Duration.ofMinutes(3));
         assertThat(count(prefix, "COMPLETED")).isEqualTo(acknowledged.size());
-        assertNoBundleTwice(attempted);
+        assertNoBundleTwice(load.attempted);
     }
 
     @Test

@@ -40,8 +40,7 @@ class ProcessingTest extends IntegrationTest {
     }
 
     static String send(String subject, String patno, String extra) {
-        return "{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"" + patno + "\",\"formCd\":\"F100\""
-                + (extra.isEmpty() ? "" : "," + extra) + "}";
+        return ServiceClient.message(subject, patno, extra);
     }
 
     void republish(String inboxId, String subject, String msgType) {

@@ -11,6 +11,7 @@ import com.hospital.surveyinbox.inbox.ReceivedMessage;
 import com.hospital.surveyinbox.support.DownstreamSimulator;
 import com.hospital.surveyinbox.support.IntegrationTest;
 import com.hospital.surveyinbox.support.Rows;
+import com.hospital.surveyinbox.support.ServiceClient;
 import com.hospital.surveyinbox.support.ServiceClient.Reply;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -57,8 +58,7 @@ class RedeliveryTest extends IntegrationTest {
     }
 
     static String send(String subject, String patno, String extra) {
-        return "{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"" + patno + "\",\"formCd\":\"F100\""
-                + (extra.isEmpty() ? "" : "," + extra) + "}";
+        return ServiceClient.message(subject, patno, extra);
     }
 
     /** A row stored without its event: exactly what a crash between commit and publish leaves. */

@@ -53,6 +53,12 @@ public final class ServiceClient {
                 + "\",\"formCd\":\"F100\"" + (extraJsonFields == null || extraJsonFields.isEmpty() ? "" : "," + extraJsonFields) + "}";
     }
 
+    /** A SEND (or, with extra fields, any message) for a subject and a patient number. */
+    public static String message(String srvyDrawupNo, String patno, String extraJsonFields) {
+        return "{\"srvyDrawupNo\":\"" + srvyDrawupNo + "\",\"patno\":\"" + patno + "\",\"formCd\":\"F100\""
+                + (extraJsonFields == null || extraJsonFields.isEmpty() ? "" : "," + extraJsonFields) + "}";
+    }
+
     /** POSTs a JSON body as the legacy sender. */
     public Reply receive(String json) {
         return post("/legacy/survey-send-info", json.getBytes(StandardCharsets.UTF_8), "application/json", LEGACY_AUTH, Map.of());
