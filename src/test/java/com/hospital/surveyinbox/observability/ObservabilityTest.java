@@ -23,11 +23,6 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 @ExtendWith(OutputCaptureExtension.class)
 class ObservabilityTest extends IntegrationTest {
 
-    @AfterEach
-    void clearFaults() {
-        simulator().clearFaults();
-    }
-
     private double metric(String name, String labels) {
         String body = client.management("/actuator/prometheus").body();
         Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "\\{([^}]*)\\} ([0-9.eE+-]+)$").matcher(body);

@@ -27,18 +27,6 @@ class ProcessingTest extends IntegrationTest {
     @Autowired
     InboxEventPublisher publisher;
 
-    Rows rows;
-
-    @BeforeEach
-    void rows() {
-        rows = new Rows(jdbc);
-    }
-
-    @AfterEach
-    void clearFaults() {
-        simulator().clearFaults();
-    }
-
     static String send(String subject, String patno, String extra) {
         return ServiceClient.message(subject, patno, extra);
     }

@@ -45,18 +45,6 @@ class RedeliveryTest extends IntegrationTest {
     @Autowired
     InboxStore store;
 
-    Rows rows;
-
-    @BeforeEach
-    void rows() {
-        rows = new Rows(jdbc);
-    }
-
-    @AfterEach
-    void clearFaults() {
-        simulator().clearFaults();
-    }
-
     static String send(String subject, String patno, String extra) {
         return ServiceClient.message(subject, patno, extra);
     }

@@ -32,11 +32,6 @@ class RollbackToggleTest extends IntegrationTest {
     @Autowired
     InboxEventPublisher publisher;
 
-    @AfterEach
-    void clearFaults() {
-        simulator().clearFaults();
-    }
-
     static String send(String subject, String extra) {
         return "{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"P-" + subject + "\",\"formCd\":\"F100\""
                 + (extra.isEmpty() ? "" : "," + extra) + "}";

@@ -1,6 +1,7 @@
 package com.hospital.surveyinbox.support;
 
 import org.apache.camel.test.spring.junit5.CamelSpringBootTest;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.autoconfigure.actuate.observability.AutoConfigureObservability;
@@ -34,6 +35,8 @@ public abstract class IntegrationTest {
 
     protected ServiceClient client;
 
+    protected Rows rows;
+
     protected static EmbeddedServices services() {
         return EmbeddedServices.get();
     }
@@ -45,6 +48,13 @@ public abstract class IntegrationTest {
     @BeforeEach
     void setUpClient() {
         client = new ServiceClient("http://localhost:" + port, "http://localhost:" + managementPort);
+        rows = new Rows(jdbc);
+    }
+
+    /** The simulator is shared by every context of the run: no test leaves a fault behind. */
+    @AfterEach
+    void clearSimulatorFaults() {
+        simulator().clearFaults();
     }
 
     protected long rowCount() {
