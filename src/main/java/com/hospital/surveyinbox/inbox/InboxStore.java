@@ -204,35 +204,30 @@ public class InboxStore {
             RETURNING attempts
             """;
 
-    /** Lost events: RECEIVED for longer than lost-event-after, not republished within that time. */
-    static final String REPUBLISH_LOST = """
+    /**
+     * Stalled rows of one status whose age column is older than the threshold and that were not
+     * republished within that time either (so a backlog is not republished every tick); stamps
+     * published_at in the same statement. %1$s = status, %2$s = age column.
+     */
+    static final String REPUBLISH_STALLED = """
             UPDATE inbox_message
                SET published_at = now()
              WHERE id IN (SELECT id
                             FROM inbox_message
-                           WHERE status = 'RECEIVED'
-                             AND created_at < now() - :ageMillis * INTERVAL '1 millisecond'
+                           WHERE status = '%1$s'
+                             AND %2$s < now() - :ageMillis * INTERVAL '1 millisecond'
                              AND (published_at IS NULL OR published_at < now() - :ageMillis * INTERVAL '1 millisecond')
-                           ORDER BY created_at
+                           ORDER BY %2$s
                            LIMIT :batch
                              FOR UPDATE SKIP LOCKED)
             RETURNING id, srvy_drawup_no, msg_type
             """;
 
-    /** Retries: FAILED whose last attempt is older than retry-delay, not republished within that time. */
-    static final String REPUBLISH_FAILED = """
-            UPDATE inbox_message
-               SET published_at = now()
-             WHERE id IN (SELECT id
-                            FROM inbox_message
-                           WHERE status = 'FAILED'
-                             AND last_attempt_at < now() - :ageMillis * INTERVAL '1 millisecond'
-                             AND (published_at IS NULL OR published_at < now() - :ageMillis * INTERVAL '1 millisecond')
-                           ORDER BY last_attempt_at
-                           LIMIT :batch
-                             FOR UPDATE SKIP LOCKED)
-            RETURNING id, srvy_drawup_no, msg_type
-            """;
+    /** Lost events: RECEIVED for longer than lost-event-after. */
+    static final String REPUBLISH_LOST = REPUBLISH_STALLED.formatted("RECEIVED", "created_at");
+
+    /** Retries: FAILED whose last attempt is older than retry-delay. */
+    static final String REPUBLISH_FAILED = REPUBLISH_STALLED.formatted("FAILED", "last_attempt_at");
 
     /**
      * Stuck workers: PROCESSING untouched for stuck-processing-after goes back to RECEIVED (its claim token

@@ -7,7 +7,6 @@ import java.util.EnumMap;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Component;
 
 /**
@@ -21,13 +20,13 @@ public class InboxGauges {
     static final long REFRESH_NANOS = 5_000_000_000L;
     private static final Logger log = LoggerFactory.getLogger(InboxGauges.class);
 
-    private final JdbcTemplate jdbc;
+    private final InboxRowRepository rows;
     private final Map<InboxStatus, Long> counts = new EnumMap<>(InboxStatus.class);
     private volatile double oldestPendingSeconds;
     private volatile long readAt;
 
-    public InboxGauges(JdbcTemplate jdbc, MeterRegistry meters) {
-        this.jdbc = jdbc;
+    public InboxGauges(InboxRowRepository rows, MeterRegistry meters) {
+        this.rows = rows;
         for (InboxStatus status : InboxStatus.values()) {
             counts.put(status, 0L);
             Gauge.builder("adapter.inbox.rows", () -> refreshed().counts.get(status))
@@ -48,14 +47,11 @@ public class InboxGauges {
             for (InboxStatus status : InboxStatus.values()) {
                 fresh.put(status, 0L);
             }
-            jdbc.query("SELECT status, count(*) FROM inbox_message GROUP BY status",
-                    rs -> { fresh.put(InboxStatus.valueOf(rs.getString(1)), rs.getLong(2)); });
+            for (Object[] row : rows.countByStatus()) {
+                fresh.put(InboxStatus.valueOf((String) row[0]), ((Number) row[1]).longValue());
+            }
             counts.putAll(fresh);
-            Double age = jdbc.queryForObject("""
-                    SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)
-                      FROM inbox_message
-                     WHERE status IN ('RECEIVED', 'PROCESSING', 'FAILED')""", Double.class);
-            oldestPendingSeconds = age == null ? 0 : age;
+            oldestPendingSeconds = rows.oldestPendingAgeSeconds();
         } catch (RuntimeException e) {
             log.debug("Inbox gauges not refreshed: {}", e.toString());
         }

@@ -55,6 +55,11 @@ public class DownstreamCircuits {
         }
     }
 
+    /** Downstreams a message's registration needs; it waits while any of them is down. */
+    public static List<String> needs(String msgType) {
+        return "SUBMIT".equals(msgType) ? List.of("survey") : DOWNSTREAMS;
+    }
+
     public State state(String downstream) {
         Circuit c = circuits.get(downstream);
         if (c == null) {
@@ -107,9 +112,9 @@ public class DownstreamCircuits {
         }
         synchronized (c) {
             c.consecutiveFailures++;
-            boolean halfOpen = c.openedAt != null;
-            if (halfOpen || c.consecutiveFailures >= properties.getCircuit().getFailureThreshold()) {
-                if (!halfOpen || state(downstream) == State.HALF_OPEN) {
+            State before = state(downstream);
+            if (before != State.CLOSED || c.consecutiveFailures >= properties.getCircuit().getFailureThreshold()) {
+                if (before != State.OPEN) {
                     log.warn("Circuit of {} open after {} consecutive system errors: rows needing it wait uncharged for {}",
                             downstream, c.consecutiveFailures, properties.getCircuit().getOpenDuration());
                 }

@@ -80,14 +80,13 @@ public class InboxProcessor {
     /** Runs the registration flow; every failure becomes an {@link Outcome}, never an exception. */
     public Attempt register(ClaimedRow row) {
         Outcome outcome;
-        String open = circuits.firstOpen(needs(row));
+        String open = circuits.firstOpen(DownstreamCircuits.needs(row.msgType()));
         if (open != null) {
             log.info("Inbox {} deferred uncharged: {} circuit is open", row.inboxId(), open);
             return new Attempt(row, Outcome.deferred(open), null, false);
         }
         try {
-            boolean resend = "SEND".equals(row.msgType()) && store.hasCompletedSendBefore(row);
-            outcome = flow.register(row, resend);
+            outcome = flow.register(row);
         } catch (BusinessException e) {
             log.info("Inbox {} attempt {} refused downstream ({}): {}", row.inboxId(), row.attempt(), e.code(), e.getMessage());
             outcome = Outcome.businessFailure(e.getMessage());
@@ -138,11 +137,6 @@ public class InboxProcessor {
             log.info("Inbox {} finished; republishing held inbox {}", attempt.inboxId(), next.inboxId());
             publisher.publish(next);
         });
-    }
-
-    /** Downstreams a row's registration needs; rows wait while any of them is down. */
-    static java.util.List<String> needs(ClaimedRow row) {
-        return "SUBMIT".equals(row.msgType()) ? java.util.List.of("survey") : DownstreamCircuits.DOWNSTREAMS;
     }
 
     /** Last step of the route: the consumer thread carries no row context into the next record. */

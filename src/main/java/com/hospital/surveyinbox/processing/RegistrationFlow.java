@@ -46,9 +46,9 @@ public class RegistrationFlow {
      * Runs the flow for a claimed row. Throws {@link BusinessException} or {@link SystemException}
      * (or anything else, which the caller treats as a system error).
      *
-     * @param resend true when the subject already has a COMPLETED SEND (a resend request)
+     * A SEND whose subject already has a COMPLETED SEND is a resend request.
      */
-    public Outcome register(ClaimedRow row, boolean resend) {
+    public Outcome register(ClaimedRow row) {
         JsonNode message = parse(row.payload());
         String subject = row.srvyDrawupNo();
         if ("SUBMIT".equals(row.msgType())) {
@@ -56,7 +56,7 @@ public class RegistrationFlow {
                     "survey", 200);
             return Outcome.completed();
         }
-        if (resend) {
+        if (store.hasCompletedSendBefore(row)) {
             return resend(subject);
         }
         String patno = text(message, "patno");
@@ -110,12 +110,9 @@ public class RegistrationFlow {
         guest.put("patno", patno);
         guest.put("patNm", patNm);
         guest.put("mobileNo", mobileNo);
-        DownstreamResponse created = downstream.call("account-guest-create", "account", Map.of(), Map.of(), write(guest));
-        if (created.status() == 409 || created.status() == 201 || created.status() == 200) {
-            return guestId(created);
-        }
-        expect(created, "account", 201);
-        throw new IllegalStateException("unreachable");
+        // 409 carries the guestId of an account that already exists: use it
+        return guestId(expect(downstream.call("account-guest-create", "account", Map.of(), Map.of(), write(guest)),
+                "account", 200, 201, 409));
     }
 
     private String guestId(DownstreamResponse response) {

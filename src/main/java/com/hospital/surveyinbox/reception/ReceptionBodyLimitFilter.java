@@ -11,7 +11,6 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import org.springframework.web.filter.OncePerRequestFilter;
@@ -48,7 +47,7 @@ public class ReceptionBodyLimitFilter extends OncePerRequestFilter {
             replyWriter.write(response, 413, "body larger than " + limit + " bytes");
             return;
         }
-        byte[] body = readAtMost(request.getInputStream(), limit + 1);
+        byte[] body = request.getInputStream().readNBytes(limit + 1);
         if (body.length > limit) {
             replyWriter.write(response, 413, "body larger than " + limit + " bytes");
             return;
@@ -61,10 +60,6 @@ public class ReceptionBodyLimitFilter extends OncePerRequestFilter {
         }
         request.setAttribute(RAW_BODY, body);
         chain.doFilter(new CachedBodyRequest(request, body), response);
-    }
-
-    private static byte[] readAtMost(InputStream in, int max) throws IOException {
-        return in.readNBytes(max);
     }
 
     /** The request with its body already read and counted. */

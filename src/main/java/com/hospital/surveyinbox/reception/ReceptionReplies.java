@@ -32,6 +32,7 @@ public class ReceptionReplies {
 
     private final ObjectMapper objectMapper;
     private final MeterRegistry meters;
+    private final Map<String, Timer> acceptTimers = new java.util.concurrent.ConcurrentHashMap<>();
 
     public ReceptionReplies(ObjectMapper objectMapper, MeterRegistry meters) {
         this.objectMapper = objectMapper;
@@ -74,9 +75,10 @@ public class ReceptionReplies {
         if (inboxId != null) {
             body.put("inboxId", inboxId);
         }
-        Timer.builder("adapter.reception.accept").description("reception time, request to answer")
-                .tag("status", Integer.toString(status)).tag("resultCode", resultCode)
-                .publishPercentiles(0.5, 0.99).register(meters)
+        acceptTimers.computeIfAbsent(status + resultCode, k -> Timer.builder("adapter.reception.accept")
+                        .description("reception time, request to answer")
+                        .tag("status", Integer.toString(status)).tag("resultCode", resultCode)
+                        .publishPercentiles(0.5, 0.99).register(meters))
                 .record(exchange.getClock().elapsed(), TimeUnit.MILLISECONDS);
         Message out = exchange.getMessage();
         out.getHeaders().clear();

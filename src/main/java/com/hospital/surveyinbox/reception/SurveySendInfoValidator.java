@@ -43,10 +43,7 @@ public class SurveySendInfoValidator {
 
     public ReceivedMessage validate(Exchange exchange) {
         Message in = exchange.getMessage();
-        String typeProblem = contentTypeProblem(in.getHeader(Exchange.CONTENT_TYPE, String.class));
-        if (typeProblem != null) {
-            throw new ReceptionRejectedException(415, typeProblem);
-        }
+        // the content type was judged by ReceptionBodyLimitFilter (415) before the route ran
         byte[] body = rawBody(exchange);
         if (body == null || body.length == 0) {
             throw new ReceptionRejectedException(400, "body is empty; a JSON object is required");

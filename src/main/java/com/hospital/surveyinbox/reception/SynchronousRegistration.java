@@ -8,7 +8,6 @@ import com.hospital.surveyinbox.processing.DownstreamCircuits;
 import com.hospital.surveyinbox.processing.Outcome;
 import com.hospital.surveyinbox.processing.RegistrationFlow;
 import com.hospital.surveyinbox.processing.SystemException;
-import java.util.List;
 import org.apache.camel.Exchange;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,28 +29,23 @@ public class SynchronousRegistration {
     private final RegistrationFlow flow;
     private final ReceptionReplies replies;
     private final DownstreamCircuits circuits;
-    private final com.hospital.surveyinbox.inbox.InboxStore store;
 
-    public SynchronousRegistration(RegistrationFlow flow, ReceptionReplies replies, DownstreamCircuits circuits,
-                                   com.hospital.surveyinbox.inbox.InboxStore store) {
+    public SynchronousRegistration(RegistrationFlow flow, ReceptionReplies replies, DownstreamCircuits circuits) {
         this.flow = flow;
         this.replies = replies;
         this.circuits = circuits;
-        this.store = store;
     }
 
     public void register(Exchange exchange) {
         ReceivedMessage message = exchange.getMessage().getBody(ReceivedMessage.class);
         ClaimedRow row = new ClaimedRow(NOT_STORED, message.srvyDrawupNo(), message.msgType(), message.payload(), 1, null);
-        List<String> needed = "SUBMIT".equals(message.msgType()) ? List.of("survey") : DownstreamCircuits.DOWNSTREAMS;
-        String open = circuits.firstOpen(needed);
+        String open = circuits.firstOpen(DownstreamCircuits.needs(message.msgType()));
         if (open != null) {
             replies.write(exchange, 503, "N", open + " unavailable; nothing registered, please retry", null);
             return;
         }
         try {
-            boolean resend = "SEND".equals(message.msgType()) && store.hasCompletedSendBefore(row);
-            Outcome outcome = flow.register(row, resend);
+            Outcome outcome = flow.register(row);
             if (outcome.reply() == ReplyReason.ALREADY_SUBMITTED) {
                 replies.synchronousOutcome(exchange, false, outcome.replyReason());
             } else if (outcome.reply() == ReplyReason.NOTIFY_SKIPPED) {

@@ -30,6 +30,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import static org.awaitility.Awaitility.await;
+
 import org.HdrHistogram.Histogram;
 import org.apache.camel.CamelContext;
 import org.apache.kafka.clients.admin.Admin;
@@ -97,7 +99,6 @@ class InboxBenchmark extends IntegrationTest {
     @Test
     void benchmark() throws Exception {
         Files.createDirectories(OUT);
-        properties.getKafka().setConsumers(properties.getKafka().getConsumers());
         progress("machine: " + Runtime.getRuntime().availableProcessors() + " cores, consumers "
                 + properties.getKafka().getConsumers() + ", partitions " + properties.getKafka().getPartitions());
         camel.getRouteController().stopRoute("inbox-redeliver");
@@ -372,17 +373,10 @@ class InboxBenchmark extends IntegrationTest {
         pool.shutdown();
     }
 
-    private void waitCompleted(String like, int expected, Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < deadline) {
-            Integer done = jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'COMPLETED'",
-                    Integer.class, like);
-            if (done != null && done == expected) {
-                return;
-            }
-            TimeUnit.MILLISECONDS.sleep(20); // poll interval of a deadline-bounded wait
-        }
-        throw new IllegalStateException("not all " + expected + " rows " + like + " COMPLETED within " + timeout);
+    private void waitCompleted(String like, int expected, Duration timeout) {
+        await().atMost(timeout).pollInterval(Duration.ofMillis(20)).until(() -> jdbc.queryForObject(
+                "SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'COMPLETED'",
+                Integer.class, like) == expected);
     }
 
     private void skipBacklog() throws Exception {
@@ -392,18 +386,9 @@ class InboxBenchmark extends IntegrationTest {
                     .forEach(p -> latest.put(new TopicPartition("bench", p.partition()), OffsetSpec.latest()));
             Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
             admin.listOffsets(latest).all().get().forEach((tp, info) -> offsets.put(tp, new OffsetAndMetadata(info.offset())));
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            while (true) {
-                try {
-                    admin.alterConsumerGroupOffsets("bench", offsets).all().get();
-                    return;
-                } catch (Exception e) {
-                    if (System.nanoTime() > deadline) {
-                        throw e;
-                    }
-                    TimeUnit.SECONDS.sleep(1); // the group must be empty after the route stopped
-                }
-            }
+            // refused until the group is empty, i.e. until the stopped route's consumers have left it
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
+                    .until(() -> { admin.alterConsumerGroupOffsets("bench", offsets).all().get(); return true; });
         }
     }
 
