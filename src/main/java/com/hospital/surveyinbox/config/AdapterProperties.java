@@ -155,10 +155,29 @@ public class AdapterProperties {
         /** Largest accepted request body in bytes; larger bodies get 413, counted on the stream. */
         @Min(1) private int maxBodyBytes = 65536;
         @Valid private final RateLimit rateLimit = new RateLimit();
+        @Valid private final GroupInsert groupInsert = new GroupInsert();
 
         public int getMaxBodyBytes() { return maxBodyBytes; }
         public void setMaxBodyBytes(int maxBodyBytes) { this.maxBodyBytes = maxBodyBytes; }
         public RateLimit getRateLimit() { return rateLimit; }
+        public GroupInsert getGroupInsert() { return groupInsert; }
+    }
+
+    /** Receptions arriving together are committed together (one transaction, one commit). */
+    public static class GroupInsert {
+        /** false: one autocommit INSERT per reception. */
+        private boolean enabled = true;
+        /** Writer threads (connections) committing groups concurrently. */
+        @Min(1) private int writers = 2;
+        /** Most rows in one group. */
+        @Min(2) private int maxRows = 64;
+
+        public boolean isEnabled() { return enabled; }
+        public void setEnabled(boolean enabled) { this.enabled = enabled; }
+        public int getWriters() { return writers; }
+        public void setWriters(int writers) { this.writers = writers; }
+        public int getMaxRows() { return maxRows; }
+        public void setMaxRows(int maxRows) { this.maxRows = maxRows; }
     }
 
     /** Per-sender token bucket on the reception endpoint (429 beyond it). */

@@ -1,9 +1,22 @@
 package com.hospital.surveyinbox.inbox;
 
+import com.hospital.surveyinbox.config.AdapterProperties;
 import java.time.Duration;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.stereotype.Component;
@@ -18,7 +31,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * processing, reply and redelivery beans.
  */
 @Component("inboxStore")
-public class InboxStore {
+public class InboxStore implements DisposableBean {
 
     static final String INSERT = """
             INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload, payload_key_id, idempotency_key)
@@ -26,6 +39,14 @@ public class InboxStore {
             ON CONFLICT (idempotency_key) DO NOTHING
             RETURNING id
             """;
+
+    static final String NEXT_IDS = "SELECT nextval(pg_get_serial_sequence('inbox_message', 'id')) FROM generate_series(1, ?)";
+
+    static final String INSERT_GROUP_HEAD = """
+            INSERT INTO inbox_message (id, srvy_drawup_no, msg_type, payload, payload_key_id, idempotency_key)
+            OVERRIDING SYSTEM VALUE VALUES\s""";
+
+    static final String INSERT_GROUP_TAIL = " ON CONFLICT (idempotency_key) DO NOTHING RETURNING id";
 
     static final String FIND_BY_IDEMPOTENCY_KEY = """
             SELECT id, srvy_drawup_no, msg_type
@@ -331,18 +352,39 @@ public class InboxStore {
     private final NamedParameterJdbcTemplate jdbc;
     private final TransactionTemplate tx;
     private final PayloadCipher cipher;
+    private final Timer insertTimer;
+    private final GroupInsert groupInsert;
 
-    public InboxStore(NamedParameterJdbcTemplate jdbc, TransactionTemplate tx, PayloadCipher cipher) {
+    public InboxStore(NamedParameterJdbcTemplate jdbc, TransactionTemplate tx, PayloadCipher cipher, MeterRegistry meters,
+                      AdapterProperties properties) {
         this.jdbc = jdbc;
         this.tx = tx;
         this.cipher = cipher;
+        this.insertTimer = Timer.builder("adapter.inbox.insert")
+                .description("reception's wait until its inbox row is committed (insert + commit, grouped or not)")
+                .publishPercentiles(0.5, 0.99).register(meters);
+        AdapterProperties.GroupInsert group = properties.getReception().getGroupInsert();
+        this.groupInsert = group.isEnabled()
+                ? new GroupInsert(group.getWriters(), group.getMaxRows(), this::acceptGroup, this::acceptOne, meters)
+                : null;
     }
 
     /**
      * Stores a validated message; returns once the row is committed. With an idempotency key already
-     * seen, returns the earlier row and stores nothing.
+     * seen, returns the earlier row and stores nothing. With the group insert on, the row is committed
+     * together with other receptions waiting at the same moment ({@link GroupInsert}).
      */
     public Acceptance accept(ReceivedMessage message) {
+        long start = System.nanoTime();
+        try {
+            return groupInsert != null ? groupInsert.accept(message) : acceptOne(message);
+        } finally {
+            insertTimer.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** One row, one statement, autocommit. */
+    Acceptance acceptOne(ReceivedMessage message) {
         PayloadCipher.Sealed sealed = cipher.seal(message.srvyDrawupNo(), message.payload());
         MapSqlParameterSource params = new MapSqlParameterSource()
                 .addValue("srvyDrawupNo", message.srvyDrawupNo())
@@ -354,10 +396,85 @@ public class InboxStore {
         if (!ids.isEmpty()) {
             return new Acceptance(ids.get(0), message.srvyDrawupNo(), message.msgType(), true);
         }
-        return jdbc.query(FIND_BY_IDEMPOTENCY_KEY, params, (rs, n) -> new Acceptance(
-                        rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getString("msg_type"), false))
+        return earlierRow(message.idempotencyKey());
+    }
+
+    /**
+     * Several rows in one transaction: ids are taken from the identity sequence first (ascending, in
+     * arrival order), so each row's id is known even when an idempotency-key conflict skips it; then one
+     * multi-row INSERT and one commit.
+     */
+    List<Acceptance> acceptGroup(List<ReceivedMessage> messages) {
+        // a plain JDBC transaction on one connection: no JPA session for a statement pair
+        Set<Long> inserted = new HashSet<>();
+        List<Long> ids = new ArrayList<>(messages.size());
+        jdbc.getJdbcOperations().execute((ConnectionCallback<Void>) con -> {
+            con.setAutoCommit(false);
+            try {
+                try (PreparedStatement next = con.prepareStatement(NEXT_IDS)) {
+                    next.setInt(1, messages.size());
+                    try (ResultSet rs = next.executeQuery()) {
+                        while (rs.next()) {
+                            ids.add(rs.getLong(1));
+                        }
+                    }
+                }
+                Collections.sort(ids);
+                StringBuilder sql = new StringBuilder(INSERT_GROUP_HEAD);
+                for (int i = 0; i < messages.size(); i++) {
+                    sql.append(i == 0 ? "(?, ?, ?, ?, ?, ?)" : ", (?, ?, ?, ?, ?, ?)");
+                }
+                sql.append(INSERT_GROUP_TAIL);
+                try (PreparedStatement insert = con.prepareStatement(sql.toString())) {
+                    int p = 1;
+                    for (int i = 0; i < messages.size(); i++) {
+                        ReceivedMessage m = messages.get(i);
+                        PayloadCipher.Sealed sealed = cipher.seal(m.srvyDrawupNo(), m.payload());
+                        insert.setLong(p++, ids.get(i));
+                        insert.setString(p++, m.srvyDrawupNo());
+                        insert.setString(p++, m.msgType());
+                        insert.setBytes(p++, sealed.bytes());
+                        insert.setString(p++, sealed.keyId());
+                        insert.setString(p++, m.idempotencyKey());
+                    }
+                    try (ResultSet rs = insert.executeQuery()) {
+                        while (rs.next()) {
+                            inserted.add(rs.getLong(1));
+                        }
+                    }
+                }
+                con.commit();
+                return null;
+            } catch (SQLException | RuntimeException e) {
+                con.rollback();
+                throw e;
+            } finally {
+                con.setAutoCommit(true);
+            }
+        });
+        List<Acceptance> result = new ArrayList<>(messages.size());
+        for (int i = 0; i < messages.size(); i++) {
+            ReceivedMessage m = messages.get(i);
+            result.add(inserted.contains(ids.get(i))
+                    ? new Acceptance(ids.get(i), m.srvyDrawupNo(), m.msgType(), true)
+                    : earlierRow(m.idempotencyKey()));
+        }
+        return result;
+    }
+
+    private Acceptance earlierRow(String idempotencyKey) {
+        return jdbc.query(FIND_BY_IDEMPOTENCY_KEY, new MapSqlParameterSource("idempotencyKey", idempotencyKey),
+                        (rs, n) -> new Acceptance(rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getString("msg_type"), false))
                 .stream().findFirst()
                 .orElseThrow(() -> new IllegalStateException("idempotency key conflict without a row"));
+    }
+
+    /** Ends the group insert's writers once the rows they hold are committed (after the web server stopped). */
+    @Override
+    public void destroy() {
+        if (groupInsert != null) {
+            groupInsert.close();
+        }
     }
 
     /** Claims the row for this worker; empty when it is not claimable (taken, finished, or held by ordering). */

@@ -67,6 +67,9 @@ import org.springframework.test.context.TestPropertySource;
 class InboxBenchmark extends IntegrationTest {
 
     static final int REPS = 3;
+    /** {@code -Dbench.phases=accept,drain} runs a subset (for investigating one figure); the default runs all. */
+    static final String ALL_PHASES = "accept,synchronous,drain,recovery";
+    static final Duration WARM_UP = Duration.ofSeconds(15);
     static final Duration WINDOW = Duration.ofSeconds(5);
     static final Path OUT = Path.of("bench/results");
 
@@ -75,6 +78,9 @@ class InboxBenchmark extends IntegrationTest {
 
     @Autowired
     AdapterProperties properties;
+
+    @Autowired
+    io.micrometer.core.instrument.MeterRegistry meters;
 
     private final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     // HTTP/1.1 like the legacy sender; the default HTTP/2 preference adds an h2c upgrade attempt
@@ -101,18 +107,29 @@ class InboxBenchmark extends IntegrationTest {
         Files.createDirectories(OUT);
         progress("machine: " + Runtime.getRuntime().availableProcessors() + " cores, consumers "
                 + properties.getKafka().getConsumers() + ", partitions " + properties.getKafka().getPartitions());
+        List<String> phases = List.of(System.getProperty("bench.phases", ALL_PHASES).split(","));
         camel.getRouteController().stopRoute("inbox-redeliver");
-        ceiling();
-        accept();
-        synchronous();
+        if (phases.contains("accept")) {
+            ceiling(); // the accept figures are ratios to it
+            accept();
+        }
+        if (phases.contains("synchronous")) {
+            synchronous();
+        }
         camel.getRouteController().startRoute("inbox-redeliver");
-        drain(111);
-        drain(273);
-        recovery();
-        write("summary", summary);
+        if (phases.contains("drain")) {
+            drain(111);
+            drain(273);
+        }
+        if (phases.contains("recovery")) {
+            recovery();
+        }
         StringBuilder md = new StringBuilder("| figure | median (min–max) | target / comparison |\n|---|---|---|\n");
         table.forEach(row -> md.append(row).append('\n'));
-        Files.writeString(OUT.resolve("RESULTS.md"), md.toString());
+        if (phases.equals(List.of(ALL_PHASES.split(",")))) { // a partial run never overwrites the full record
+            write("summary", summary);
+            Files.writeString(OUT.resolve("RESULTS.md"), md.toString());
+        }
         progress("done:\n" + md);
     }
 
@@ -163,32 +180,25 @@ class InboxBenchmark extends IntegrationTest {
         try (java.io.InputStream in = getClass().getResourceAsStream("/bench/post.lua")) {
             Files.write(script, in.readAllBytes());
         }
+        progress("warm-up: " + WARM_UP.toSeconds() + " s of 16 connections, not recorded (JIT, pools, producer metadata)");
+        runWrk(wrk, script, 16, WARM_UP, "WARM");
         for (int clients : new int[] {1, 16, 64}) {
             List<Double> rates = new ArrayList<>();
             List<Double> p50 = new ArrayList<>();
             List<Double> p99 = new ArrayList<>();
             List<Double> p999 = new ArrayList<>();
+            Map<String, double[]> before = stepTotals();
             for (int rep = 0; rep < REPS; rep++) {
-                ProcessBuilder pb = new ProcessBuilder(wrk, "-t" + Math.min(clients, 2), "-c" + clients,
-                        "-d" + WINDOW.toSeconds() + "s", "-s", script.toString(),
-                        "http://127.0.0.1:" + port + "/legacy/survey-send-info").redirectErrorStream(true);
-                pb.environment().put("BENCH_AUTH", ServiceClient.LEGACY_AUTH);
-                pb.environment().put("BENCH_RUN", "ACC-" + clients + "-" + rep);
-                Process process = pb.start();
-                String out = new String(process.getInputStream().readAllBytes());
-                process.waitFor();
-                String line = out.lines().filter(l -> l.startsWith("BENCH ")).findFirst()
-                        .orElseThrow(() -> new IllegalStateException("wrk said: " + out));
-                var figures = json.readTree(line.substring(6));
-                if (figures.get("non2xx").asLong() > 0 || figures.get("errors").asLong() > 0) {
-                    throw new IllegalStateException("accept phase had failures: " + line);
-                }
+                var figures = runWrk(wrk, script, clients, WINDOW, "ACC-" + clients + "-" + rep);
                 rates.add(figures.get("requests").asDouble() / (figures.get("duration_us").asDouble() / 1e6));
                 p50.add(figures.get("p50_us").asDouble() / 1000.0);
                 p99.add(figures.get("p99_us").asDouble() / 1000.0);
                 p999.add(figures.get("p999_us").asDouble() / 1000.0);
             }
             Map<String, Object> r = new LinkedHashMap<>();
+            Map<String, Double> steps = stepMeans(before, stepTotals());
+            r.put("server_side_mean_ms", steps);
+            progress("  where the time goes (server-side means): " + steps);
             Stat rate = Stat.of(rates);
             double ratio = rate.median() / ceiling.get("clients_" + clients + "_per_second").median();
             r.put("per_second", rate);
@@ -207,10 +217,55 @@ class InboxBenchmark extends IntegrationTest {
         }
         // the paused consumer must not replay tens of thousands of benchmark events: skip them
         jdbc.update("UPDATE inbox_message SET status = 'COMPLETED' WHERE srvy_drawup_no LIKE 'ACC-%' AND status = 'RECEIVED'");
+        jdbc.update("UPDATE inbox_message SET status = 'COMPLETED' WHERE srvy_drawup_no LIKE 'WARM-%' AND status = 'RECEIVED'");
         skipBacklog();
         camel.getRouteController().startRoute("inbox-process");
         summary.put("accept", result);
         write("accept", result);
+    }
+
+    /** count and total ms of the accept path's nested timers: servlet, route, insert+commit. */
+    private Map<String, double[]> stepTotals() {
+        Map<String, double[]> totals = new LinkedHashMap<>();
+        totals.put("servlet", totals(meters.find("http.server.requests").tag("uri", "/legacy/survey-send-info")
+                .tag("status", "200").timer()));
+        totals.put("route", totals(meters.find("adapter.reception.accept").tag("status", "200").timer()));
+        totals.put("insert_commit", totals(meters.find("adapter.inbox.insert").timer()));
+        return totals;
+    }
+
+    private static double[] totals(io.micrometer.core.instrument.Timer timer) {
+        return timer == null ? new double[] {0, 0} : new double[] {timer.count(), timer.totalTime(TimeUnit.MILLISECONDS)};
+    }
+
+    private static Map<String, Double> stepMeans(Map<String, double[]> before, Map<String, double[]> after) {
+        Map<String, Double> means = new LinkedHashMap<>();
+        before.forEach((step, b) -> {
+            double[] a = after.get(step);
+            double n = a[0] - b[0];
+            means.put(step, n == 0 ? Double.NaN : Math.round((a[1] - b[1]) / n * 100) / 100.0);
+        });
+        return means;
+    }
+
+    /** One wrk run; its figures line (see src/test/resources/bench/post.lua). Any non-2xx answer aborts the benchmark. */
+    private com.fasterxml.jackson.databind.JsonNode runWrk(String wrk, Path script, int clients, Duration window, String run)
+            throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(wrk, "-t" + Math.min(clients, 2), "-c" + clients,
+                "-d" + window.toSeconds() + "s", "-s", script.toString(),
+                "http://127.0.0.1:" + port + "/legacy/survey-send-info").redirectErrorStream(true);
+        pb.environment().put("BENCH_AUTH", ServiceClient.LEGACY_AUTH);
+        pb.environment().put("BENCH_RUN", run);
+        Process process = pb.start();
+        String out = new String(process.getInputStream().readAllBytes());
+        process.waitFor();
+        String line = out.lines().filter(l -> l.startsWith("BENCH ")).findFirst()
+                .orElseThrow(() -> new IllegalStateException("wrk said: " + out));
+        var figures = json.readTree(line.substring(6));
+        if (figures.get("non2xx").asLong() > 0 || figures.get("errors").asLong() > 0) {
+            throw new IllegalStateException("accept phase had failures: " + line);
+        }
+        return figures;
     }
 
     /** wrk from Debian's packages; installed on first use (the machine's user is root). */
@@ -253,8 +308,8 @@ class InboxBenchmark extends IntegrationTest {
         }
         Stat sync = Stat.of(p50);
         @SuppressWarnings("unchecked")
-        Map<String, Object> accept1 = (Map<String, Object>) ((Map<String, Object>) summary.get("accept")).get("clients_1");
-        double inboxP50 = ((Stat) accept1.get("p50_ms")).median();
+        Map<String, Object> accept = (Map<String, Object>) summary.get("accept");
+        double inboxP50 = accept == null ? Double.NaN : ((Stat) ((Map<String, Object>) accept.get("clients_1")).get("p50_ms")).median();
         Map<String, Object> result = Map.of("sync_p50_ms", sync, "inbox_p50_ms_1_client", inboxP50,
                 "latency_ratio_sync_to_inbox", sync.median() / inboxP50);
         progress(String.format("synchronous p50 %s; inbox p50 %.2f ms; the inbox answers %.0fx faster", sync.fmt("ms"), inboxP50,

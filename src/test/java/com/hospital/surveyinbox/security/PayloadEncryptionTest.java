@@ -93,7 +93,8 @@ class PayloadEncryptionTest extends IntegrationTest {
     }
 
     private InboxStore store(Map<String, String> keys, String active) {
-        return new InboxStore(named, tx, new PayloadCipher(properties(keys, active)));
+        return new InboxStore(named, tx, new PayloadCipher(properties(keys, active)),
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry(), new AdapterProperties());
     }
 
     private static AdapterProperties properties(Map<String, String> keys, String active) {

@@ -1,0 +1,186 @@
+package com.hospital.surveyinbox.inbox;
+
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.ServiceClient;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/** Receptions committed together: each still gets its own row and id, its own failure, its own answer. */
+class GroupInsertTest extends IntegrationTest {
+
+    @Autowired
+    InboxStore store;
+
+    @Autowired
+    MeterRegistry meters;
+
+    private static ReceivedMessage message(String subject, String idempotencyKey) {
+        return new ReceivedMessage(subject, "SEND",
+                ServiceClient.message(subject, "\"srvyNo\":\"S-G\"").getBytes(StandardCharsets.UTF_8), idempotencyKey);
+    }
+
+    @Test
+    void eachRowOfAGroupGetsItsOwnIdAndAnIdempotencyReplayGetsTheFirstRow() {
+        String run = uniqueSubject("GRP");
+        String key = "key-" + run;
+        String oldKey = "old-" + run;
+        Acceptance earlier = store.acceptOne(message(run + "-old", oldKey));
+
+        List<Acceptance> group = store.acceptGroup(List.of(message(run + "-a", null), message(run + "-b", key),
+                message(run + "-c", null), message(run + "-d", key), message(run + "-e", oldKey)));
+
+        assertThat(group).extracting(Acceptance::fresh).containsExactly(true, true, true, false, false);
+        // ids in arrival order, each row under its own subject
+        assertThat(group.get(0).inboxId()).isLessThan(group.get(1).inboxId());
+        assertThat(group.get(1).inboxId()).isLessThan(group.get(2).inboxId());
+        for (Acceptance a : group.subList(0, 3)) {
+            assertThat(jdbc.queryForObject("SELECT srvy_drawup_no FROM inbox_message WHERE id = ?", String.class, a.inboxId()))
+                    .isEqualTo(a.srvyDrawupNo());
+        }
+        // replays: the first row of their key, nothing stored for them
+        assertThat(group.get(3).inboxId()).isEqualTo(group.get(1).inboxId());
+        assertThat(group.get(4).inboxId()).isEqualTo(earlier.inboxId());
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no IN (?, ?)", Long.class,
+                run + "-d", run + "-e")).isZero();
+        // the identity keeps counting past the group: a later single insert gets a higher id
+        assertThat(store.acceptOne(message(run + "-f", null)).inboxId()).isGreaterThan(group.get(2).inboxId());
+    }
+
+    @Test
+    void aRowTheDatabaseRefusesFailsAloneNotTheReceptionsGroupedWithIt() throws Exception {
+        String run = uniqueSubject("GRPREF");
+        refuseAtCommit(run + "-BAD");
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        CountDownLatch othersQueued = new CountDownLatch(1);
+        AtomicBoolean first = new AtomicBoolean(true);
+        GroupInsert[] holder = new GroupInsert[1];
+        // the writer's first row waits until the 31 others are queued, so they form one group
+        Function<ReceivedMessage, Acceptance> one = m -> {
+            if (first.compareAndSet(true, false)) {
+                await().atMost(Duration.ofSeconds(20)).until(() -> holder[0].queued() == 31);
+                othersQueued.countDown();
+            }
+            return store.acceptOne(m);
+        };
+        holder[0] = new GroupInsert(1, 64, store::acceptGroup, one, registry);
+        ExecutorService pool = Executors.newFixedThreadPool(32);
+        try {
+            List<Future<Acceptance>> answers = new ArrayList<>();
+            answers.add(pool.submit(() -> holder[0].accept(message(run + "-first", null))));
+            await().atMost(Duration.ofSeconds(20)).until(() -> !first.get());
+            for (int i = 0; i < 31; i++) {
+                String subject = i == 17 ? run + "-BAD" : run + "-" + i;
+                answers.add(pool.submit(() -> holder[0].accept(message(subject, null))));
+            }
+            othersQueued.await();
+            int stored = 0;
+            int refused = 0;
+            for (Future<Acceptance> answer : answers) {
+                try {
+                    assertThat(answer.get().fresh()).isTrue();
+                    stored++;
+                } catch (java.util.concurrent.ExecutionException e) {
+                    assertThat(e.getCause()).hasMessageContaining("commit refused by test trigger");
+                    refused++;
+                }
+            }
+            assertThat(stored).isEqualTo(31);
+            assertThat(refused).isEqualTo(1);
+        } finally {
+            pool.shutdownNow();
+            holder[0].close();
+            dropRefusal();
+        }
+        DistributionSummary groups = registry.find("adapter.inbox.insert.group").summary();
+        assertThat(groups.max()).as("the 31 queued receptions were written as one group").isEqualTo(31);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ?", Long.class, run + "-%"))
+                .isEqualTo(31);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, run + "-BAD"))
+                .isZero();
+    }
+
+    @Test
+    void aWholeGroupRefusedByTheDatabaseStoresNothing() {
+        String run = uniqueSubject("GRPALL");
+        refuseAtCommit(run + "-BAD");
+        try {
+            assertThatThrownBy(() -> store.acceptGroup(List.of(message(run + "-1", null), message(run + "-BAD", null))))
+                    .isInstanceOf(org.springframework.dao.DataAccessException.class)
+                    .hasMessageContaining("commit refused by test trigger");
+        } finally {
+            dropRefusal();
+        }
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ?", Long.class, run + "-%"))
+                .isZero();
+    }
+
+    @Test
+    void concurrentReceptionsOverHttpAreCommittedInGroupsEachAnsweredWithItsOwnRow() throws Exception {
+        String run = uniqueSubject("GRPHTTP");
+        DistributionSummary groups = meters.find("adapter.inbox.insert.group").summary();
+        double rowsBefore = groups.totalAmount();
+        long groupsBefore = groups.count();
+        ExecutorService pool = Executors.newFixedThreadPool(48);
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<String>> ids = new ArrayList<>();
+        for (int i = 0; i < 96; i++) {
+            String subject = run + "-" + i;
+            ids.add(pool.submit(() -> {
+                go.await();
+                return subject + "=" + client.accept(ServiceClient.message(subject, "\"srvyNo\":\"S-GH\""));
+            }));
+        }
+        go.countDown();
+        Set<String> distinct = new HashSet<>();
+        for (Future<String> f : ids) {
+            String[] answer = f.get().split("=");
+            distinct.add(answer[1]);
+            assertThat(jdbc.queryForObject("SELECT srvy_drawup_no FROM inbox_message WHERE id = ?", String.class,
+                    Long.parseLong(answer[1]))).isEqualTo(answer[0]);
+        }
+        pool.shutdown();
+        assertThat(distinct).hasSize(96);
+        double rows = groups.totalAmount() - rowsBefore;
+        long written = groups.count() - groupsBefore;
+        assertThat(rows).isEqualTo(96);
+        assertThat(written).as("96 concurrent receptions in fewer transactions than rows").isLessThan(96);
+        assertThat(rowCountLike(run)).isEqualTo(96);
+    }
+
+    private long rowCountLike(String run) {
+        return jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ?", Long.class, run + "-%");
+    }
+
+    private void refuseAtCommit(String subject) {
+        jdbc.execute("CREATE OR REPLACE FUNCTION test_group_refuse() RETURNS trigger AS $$ BEGIN "
+                + "IF NEW.srvy_drawup_no = '" + subject + "' THEN RAISE EXCEPTION 'commit refused by test trigger'; END IF; "
+                + "RETURN NEW; END $$ LANGUAGE plpgsql");
+        jdbc.execute("CREATE CONSTRAINT TRIGGER test_group_refuse AFTER INSERT ON inbox_message "
+                + "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION test_group_refuse()");
+    }
+
+    private void dropRefusal() {
+        jdbc.execute("DROP TRIGGER IF EXISTS test_group_refuse ON inbox_message");
+        jdbc.execute("DROP FUNCTION IF EXISTS test_group_refuse()");
+    }
+}
