@@ -1,5 +1,5 @@
 -- wrk script of the benchmark's accept phase: a new message (new subject) per request, Basic auth,
--- and one JSON line with the figures at the end.
+-- and one JSON line with the figures at the end. BENCH_FLOOR=1: a plain GET instead (the HTTP floor).
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = os.getenv("BENCH_AUTH")
@@ -10,7 +10,11 @@ setup = function(thread)
   thread_id = thread_id + 1
   thread:set("tid", thread_id)
 end
+local floor = os.getenv("BENCH_FLOOR") == "1"
 request = function()
+  if floor then
+    return wrk.format("GET", nil, {}, nil)
+  end
   counter = counter + 1
   local body = '{"srvyDrawupNo":"' .. run .. '-' .. tostring(tid) .. '-' .. counter .. '","patno":"P-1","formCd":"F100","srvyNo":"S-ACC"}'
   return wrk.format(nil, nil, nil, body)

@@ -135,6 +135,10 @@ class InboxBenchmark extends IntegrationTest {
 
     // ---- 1. ceiling: JDBC insert+commit of the same row, same table and indexes ----
     private void ceiling() throws Exception {
+        // the inbox table's exact shape (columns, defaults, identity, constraints, all eight indexes), but its
+        // own: the service's table is not bloated by a quarter million rows before the accept phase
+        jdbc.execute("DROP TABLE IF EXISTS bench_ceiling");
+        jdbc.execute("CREATE TABLE bench_ceiling (LIKE inbox_message INCLUDING ALL)");
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(services().jdbcUrl());
         config.setUsername("postgres");
@@ -148,7 +152,7 @@ class InboxBenchmark extends IntegrationTest {
                     AtomicLong seq = new AtomicLong();
                     long ops = runClients(clients, () -> {
                         try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
-                                "INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload) VALUES (?, 'SEND', ?)")) {
+                                "INSERT INTO bench_ceiling (srvy_drawup_no, msg_type, payload) VALUES (?, 'SEND', ?)")) {
                             ps.setString(1, "CEIL-" + seq.incrementAndGet());
                             ps.setBytes(2, payload);
                             ps.executeUpdate();
@@ -163,7 +167,7 @@ class InboxBenchmark extends IntegrationTest {
                 table.add("| ceiling, " + clients + " JDBC clients | " + stat.fmt("rows/s") + " | raw insert+commit |");
             }
         }
-        jdbc.update("UPDATE inbox_message SET status = 'COMPLETED' WHERE srvy_drawup_no LIKE 'CEIL-%' AND status = 'RECEIVED'");
+        jdbc.execute("DROP TABLE bench_ceiling");
         summary.put("ceiling", result);
         write("ceiling", result);
     }
@@ -182,6 +186,20 @@ class InboxBenchmark extends IntegrationTest {
         }
         progress("warm-up: " + WARM_UP.toSeconds() + " s of 16 connections, not recorded (JIT, pools, producer metadata)");
         runWrk(wrk, script, 16, WARM_UP, "WARM");
+        // the HTTP floor: the same JVM, Tomcat and Spring MVC answering a GET that does nothing (liveness
+        // probe, no security, no Camel, no database, no Kafka): no reception on this machine can be faster
+        List<Double> floor = new ArrayList<>();
+        for (int rep = 0; rep < REPS; rep++) {
+            var figures = runWrk(wrk, script, 16, WINDOW, "FLOOR-" + rep,
+                    "http://127.0.0.1:" + managementPort + "/actuator/health/liveness");
+            floor.add(figures.get("requests").asDouble() / (figures.get("duration_us").asDouble() / 1e6));
+        }
+        Stat floorRate = Stat.of(floor);
+        result.put("http_floor_16_connections_per_second", floorRate);
+        progress("HTTP floor (GET liveness, 16 connections): " + floorRate.fmt("req/s"));
+        table.add("| HTTP floor: GET /actuator/health/liveness, 16 connections | " + floorRate.fmt("req/s")
+                + String.format(" | %.0f%% of the 16-client ceiling: an upper bound of any reception here |",
+                floorRate.median() / ceiling.get("clients_16_per_second").median() * 100));
         for (int clients : new int[] {1, 16, 64}) {
             List<Double> rates = new ArrayList<>();
             List<Double> p50 = new ArrayList<>();
@@ -251,11 +269,16 @@ class InboxBenchmark extends IntegrationTest {
     /** One wrk run; its figures line (see src/test/resources/bench/post.lua). Any non-2xx answer aborts the benchmark. */
     private com.fasterxml.jackson.databind.JsonNode runWrk(String wrk, Path script, int clients, Duration window, String run)
             throws Exception {
+        return runWrk(wrk, script, clients, window, run, "http://127.0.0.1:" + port + "/legacy/survey-send-info");
+    }
+
+    private com.fasterxml.jackson.databind.JsonNode runWrk(String wrk, Path script, int clients, Duration window, String run,
+                                                           String url) throws Exception {
         ProcessBuilder pb = new ProcessBuilder(wrk, "-t" + Math.min(clients, 2), "-c" + clients,
-                "-d" + window.toSeconds() + "s", "-s", script.toString(),
-                "http://127.0.0.1:" + port + "/legacy/survey-send-info").redirectErrorStream(true);
+                "-d" + window.toSeconds() + "s", "-s", script.toString(), url).redirectErrorStream(true);
         pb.environment().put("BENCH_AUTH", ServiceClient.LEGACY_AUTH);
         pb.environment().put("BENCH_RUN", run);
+        pb.environment().put("BENCH_FLOOR", run.startsWith("FLOOR") ? "1" : "0");
         Process process = pb.start();
         String out = new String(process.getInputStream().readAllBytes());
         process.waitFor();

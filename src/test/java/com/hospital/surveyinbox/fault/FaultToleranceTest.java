@@ -28,6 +28,10 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.common.ConsumerGroupState;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -215,6 +219,7 @@ class FaultToleranceTest extends IntegrationTest {
         props.put("adapter.inbox.max-attempts", "8");
         props.put("adapter.reception.rate-limit.enabled", "false");
         props.put("logging.level.com.hospital.surveyinbox", "INFO");
+        props.put("camel.component.kafka.client-id", "fault-child");
         // slow registration, so the second JVM is mid-flow when it dies
         simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 0, 2, 300, 400));
         String prefix = uniqueSubject("KILL") + "-";
@@ -222,6 +227,7 @@ class FaultToleranceTest extends IntegrationTest {
             await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500))
                     .until(() -> second.log().contains("Started SurveyInboxAdapterApplication") || !second.alive());
             assertThat(second.alive()).as("second JVM started").isTrue();
+            awaitPartitionsOfTheSecondJvm();
             List<String> subjects = new ArrayList<>();
             for (int i = 0; i < 60; i++) {
                 subjects.add(prefix + i);
@@ -253,6 +259,18 @@ class FaultToleranceTest extends IntegrationTest {
                 assertThat(jdbc.queryForList("SELECT outcome FROM inbox_attempt WHERE inbox_id = ? ORDER BY id", String.class,
                         Long.parseLong(id))).as("attempts of " + id).contains("ABANDONED").endsWith("COMPLETED");
             }
+        }
+    }
+
+    /** Its consumers have joined the group and hold partitions; else the first JVM could take every event. */
+    private void awaitPartitionsOfTheSecondJvm() {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, services().kafkaBrokers()))) {
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).ignoreExceptions().until(() -> {
+                ConsumerGroupDescription group = admin.describeConsumerGroups(List.of("fault-tests"))
+                        .describedGroups().get("fault-tests").get();
+                return group.state() == ConsumerGroupState.STABLE && group.members().stream().anyMatch(member ->
+                        member.clientId().startsWith("fault-child") && !member.assignment().topicPartitions().isEmpty());
+            });
         }
     }
 

@@ -11,6 +11,9 @@ import org.springframework.core.env.MapPropertySource;
  */
 public class EmbeddedServicesInitializer implements ApplicationContextInitializer<ConfigurableApplicationContext> {
 
+    /** Bootstrap servers that replace the shared embedded broker for the context being created. */
+    public static final String KAFKA_OVERRIDE = "embedded.kafka.brokers";
+
     @Override
     public void initialize(ConfigurableApplicationContext context) {
         if (context.getParent() != null) {
@@ -24,6 +27,11 @@ public class EmbeddedServicesInitializer implements ApplicationContextInitialize
         var properties = new java.util.LinkedHashMap<>(services.properties());
         properties.keySet().removeIf(key -> key.startsWith("adapter.") && key.endsWith(".base-url")
                 && env.getProperty(key) != null && !env.getProperty(key).isBlank());
+        String kafka = env.getProperty(KAFKA_OVERRIDE);
+        if (kafka != null) { // a test with a broker of its own (one it stops and restarts)
+            properties.put("spring.kafka.bootstrap-servers", kafka);
+            properties.put("camel.component.kafka.brokers", kafka);
+        }
         env.getPropertySources().addFirst(new MapPropertySource("embedded-services", properties));
         services.track(context);
     }

@@ -1,0 +1,97 @@
+package com.hospital.surveyinbox.fault;
+
+import com.hospital.surveyinbox.support.EmbeddedServicesInitializer;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.KafkaProcess;
+import com.hospital.surveyinbox.support.LoadSender;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.TestPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The Kafka broker stopped (SIGTERM, as an operator or a node drain would) and started again on the same
+ * data while the legacy system keeps sending. Reception does not depend on Kafka, so every message is
+ * still acknowledged; events that could not be published during the outage are republished from the
+ * inbox by the redelivery job; every acknowledged row ends COMPLETED, none twice.
+ */
+@TestPropertySource(properties = {
+        "adapter.kafka.topic=kafka-restart",
+        "adapter.kafka.group-id=kafka-restart",
+        "adapter.kafka.consumers=4",
+        "adapter.kafka.partitions=8",
+        "spring.quartz.scheduler-name=kafka-restart",
+        "adapter.inbox.redeliver-enabled=true",
+        "adapter.inbox.redeliver-cron=0/1 * * * * ?",
+        "adapter.inbox.retry-delay=PT1S",
+        "adapter.inbox.lost-event-after=PT3S",
+        "adapter.inbox.stuck-processing-after=PT10S",
+        "adapter.inbox.max-attempts=8",
+        "adapter.reception.rate-limit.enabled=false"})
+@DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
+class KafkaRestartTest extends IntegrationTest {
+
+    static KafkaProcess kafka;
+
+    @BeforeAll
+    static void ownBroker() throws Exception {
+        kafka = KafkaProcess.start();
+        System.setProperty(EmbeddedServicesInitializer.KAFKA_OVERRIDE, kafka.bootstrapServers());
+    }
+
+    @AfterAll
+    static void stopBroker() throws Exception {
+        System.clearProperty(EmbeddedServicesInitializer.KAFKA_OVERRIDE);
+        if (kafka != null) {
+            kafka.close();
+        }
+    }
+
+    private long count(String prefix, String status) {
+        return jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = ?", Long.class,
+                prefix + "%", status);
+    }
+
+    @Test
+    void brokerStoppedAndRestartedDuringLoadLosesNothingAcknowledged() throws Exception {
+        String prefix = uniqueSubject("KAFKADOWN") + "-";
+        LoadSender load = new LoadSender(client, prefix, 4);
+        List<LoadSender.Answer> answers = load.answers;
+        await().atMost(Duration.ofSeconds(60)).until(() -> count(prefix, "COMPLETED") >= 20);
+
+        kafka.stopBroker();
+        long stopped = System.nanoTime();
+        long restarted;
+        try {
+            // reception keeps acknowledging: the inbox, not Kafka, is what a 200 promises
+            await().atMost(Duration.ofSeconds(60)).until(() ->
+                    answers.stream().filter(a -> a.sentAt() > stopped && a.status() == 200).count() >= 30);
+        } finally {
+            kafka.startBroker();
+            restarted = System.nanoTime();
+        }
+        await().atMost(Duration.ofSeconds(60)).until(() ->
+                answers.stream().filter(a -> a.sentAt() > restarted && a.status() == 200).count() >= 20);
+        load.close();
+
+        assertThat(answers).as("no reception failed because the broker was down").allSatisfy(a -> assertThat(a.status()).isEqualTo(200));
+        Set<String> stored = new HashSet<>(jdbc.queryForList("SELECT id::text FROM inbox_message WHERE srvy_drawup_no LIKE ?",
+                String.class, prefix + "%"));
+        assertThat(stored).containsExactlyInAnyOrderElementsOf(load.acknowledged.values());
+        long acknowledged = load.acknowledged.size();
+        await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(500))
+                .until(() -> count(prefix, "COMPLETED") + count(prefix, "DEAD") == acknowledged);
+        assertThat(count(prefix, "COMPLETED")).isEqualTo(acknowledged);
+        for (String subject : load.attempted) {
+            assertThat(simulator().bundleCreates(subject)).as(subject).isLessThanOrEqualTo(1);
+        }
+    }
+}
