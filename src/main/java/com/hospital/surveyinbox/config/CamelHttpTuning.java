@@ -7,7 +7,8 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * Gives every downstream HTTP call the timeouts of {@code adapter.http.*}: camel-http only takes them
- * as component-level milliseconds, and a call without a timeout can hold a worker forever.
+ * as component-level milliseconds, and a call without a timeout can hold a worker forever. Turns off
+ * the client's own retries: a retry is an attempt of the row, counted and visible in its history.
  */
 @Configuration
 public class CamelHttpTuning {
@@ -23,6 +24,9 @@ public class CamelHttpTuning {
             component.setSoTimeout(response);
             component.setMaxTotalConnections(200);
             component.setConnectionsPerRoute(50);
+            // the inbox's attempts are the only retry ledger: Apache HttpClient would otherwise repeat a
+            // GET answered 503/429 (after a 1 s pause, holding a worker) or a failed connection, unrecorded
+            component.setHttpClientConfigurer(builder -> builder.disableAutomaticRetries());
         });
     }
 }

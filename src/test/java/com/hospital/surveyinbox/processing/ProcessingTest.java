@@ -111,6 +111,23 @@ class ProcessingTest extends IntegrationTest {
     }
 
     @Test
+    void aDownstream503IsCalledOncePerAttemptTheInboxBeingTheOnlyRetryLedger() {
+        String subject = uniqueSubject("ONCE");
+        String patno = "PONCE-" + subject;
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        simulator().add(new DownstreamSimulator.Fault(s -> s.startsWith("GET /legacy/patients/" + patno)
+                && calls.incrementAndGet() > 0, 503, "{\"error\":\"down\"}", 0));
+
+        String failing = client.accept(send(subject, patno, ""));
+
+        rows.awaitAttempt(failing, 1, "FAILED");
+        // Apache HttpClient's default strategy would have repeated this GET once after 1 s, unrecorded
+        assertThat(calls.get()).isEqualTo(1);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_attempt WHERE inbox_id = ?", Long.class,
+                Long.parseLong(failing))).isEqualTo(1);
+    }
+
+    @Test
     void goesDeadOnTheFifthFailedAttemptAndRepliesExactlyOnceWithTheDownstreamReason() {
         String subject = uniqueSubject("DEAD");
         String id = client.accept("{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"P9\",\"formCd\":\"UNREG-DEAD\"}");
