@@ -85,6 +85,8 @@ public class ReceptionReplies {
         out.setHeader(Exchange.HTTP_RESPONSE_CODE, status);
         out.setHeader(Exchange.CONTENT_TYPE, "application/json;charset=UTF-8");
         out.setHeader("X-Result-Code", resultCode);
+        // a small body with Content-Length goes out in one write; chunked needs a second for its terminator
+        out.setHeader(Exchange.HTTP_CHUNKED, false);
         try {
             out.setBody(objectMapper.writeValueAsString(body));
         } catch (JsonProcessingException e) {
