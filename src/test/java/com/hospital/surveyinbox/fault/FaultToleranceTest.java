@@ -177,23 +177,22 @@ class FaultToleranceTest extends IntegrationTest {
         String prefix = uniqueSubject("PGDOWN") + "-";
         LoadSender load = new LoadSender(client, prefix, 4);
         Map<String, String> acknowledged = load.acknowledged;
-        List<LoadSender.Answer> answers = load.answers;
         await().atMost(Duration.ofSeconds(20)).until(() -> acknowledged.size() >= 50);
         long stopped;
         long started;
         services().stopPostgres();
         stopped = System.nanoTime();
         try {
-            await().atMost(Duration.ofSeconds(20)).until(() -> answers.stream().filter(a -> a.sentAt() > stopped).count() >= 5);
+            await().atMost(Duration.ofSeconds(20)).until(() -> load.answers().stream().filter(a -> a.sentAt() > stopped).count() >= 5);
         } finally {
             started = System.nanoTime();
             services().startPostgres();
         }
-        await().atMost(Duration.ofSeconds(60)).until(() -> answers.stream().filter(a -> a.sentAt() > started && a.status() == 200).count() >= 20);
+        await().atMost(Duration.ofSeconds(60)).until(() -> load.answers().stream().filter(a -> a.sentAt() > started && a.status() == 200).count() >= 20);
         load.close();
 
         // nothing sent and answered entirely inside the outage was acknowledged
-        List<LoadSender.Answer> duringOutage = answers.stream().filter(a -> a.sentAt() > stopped && a.answeredAt() < started).toList();
+        List<LoadSender.Answer> duringOutage = load.answers().stream().filter(a -> a.sentAt() > stopped && a.answeredAt() < started).toList();
         assertThat(duringOutage).isNotEmpty().allSatisfy(a -> assertThat(a.status()).isEqualTo(503));
         // every acknowledged row is there; nothing else is
         await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> storedIds(prefix).size() >= acknowledged.size());

@@ -64,7 +64,6 @@ class KafkaRestartTest extends IntegrationTest {
     void brokerStoppedAndRestartedDuringLoadLosesNothingAcknowledged() throws Exception {
         String prefix = uniqueSubject("KAFKADOWN") + "-";
         LoadSender load = new LoadSender(client, prefix, 4);
-        List<LoadSender.Answer> answers = load.answers;
         await().atMost(Duration.ofSeconds(60)).until(() -> count(prefix, "COMPLETED") >= 20);
 
         kafka.stopBroker();
@@ -73,16 +72,16 @@ class KafkaRestartTest extends IntegrationTest {
         try {
             // reception keeps acknowledging: the inbox, not Kafka, is what a 200 promises
             await().atMost(Duration.ofSeconds(60)).until(() ->
-                    answers.stream().filter(a -> a.sentAt() > stopped && a.status() == 200).count() >= 30);
+                    load.answers().stream().filter(a -> a.sentAt() > stopped && a.status() == 200).count() >= 30);
         } finally {
             kafka.startBroker();
             restarted = System.nanoTime();
         }
         await().atMost(Duration.ofSeconds(60)).until(() ->
-                answers.stream().filter(a -> a.sentAt() > restarted && a.status() == 200).count() >= 20);
+                load.answers().stream().filter(a -> a.sentAt() > restarted && a.status() == 200).count() >= 20);
         load.close();
 
-        assertThat(answers).as("no reception failed because the broker was down").allSatisfy(a -> assertThat(a.status()).isEqualTo(200));
+        assertThat(load.answers()).as("no reception failed because the broker was down").allSatisfy(a -> assertThat(a.status()).isEqualTo(200));
         Set<String> stored = new HashSet<>(jdbc.queryForList("SELECT id::text FROM inbox_message WHERE srvy_drawup_no LIKE ?",
                 String.class, prefix + "%"));
         assertThat(stored).containsExactlyInAnyOrderElementsOf(load.acknowledged.values());

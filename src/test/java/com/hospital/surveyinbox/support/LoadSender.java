@@ -24,7 +24,7 @@ public final class LoadSender implements AutoCloseable {
 
     public final Map<String, String> acknowledged = new ConcurrentHashMap<>();
     public final List<String> attempted = Collections.synchronizedList(new ArrayList<>());
-    public final List<Answer> answers = Collections.synchronizedList(new ArrayList<>());
+    private final List<Answer> answers = Collections.synchronizedList(new ArrayList<>());
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final ExecutorService pool;
     private final List<Future<?>> futures = new ArrayList<>();
@@ -46,6 +46,13 @@ public final class LoadSender implements AutoCloseable {
                 }
                 return null;
             }));
+        }
+    }
+
+    /** A copy of the answers so far (the senders keep appending; iterating the live list would race them). */
+    public List<Answer> answers() {
+        synchronized (answers) {
+            return new ArrayList<>(answers);
         }
     }
 
