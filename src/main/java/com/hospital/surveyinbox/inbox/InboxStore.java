@@ -40,13 +40,24 @@ public class InboxStore implements DisposableBean {
             RETURNING id
             """;
 
-    static final String NEXT_IDS = "SELECT nextval(pg_get_serial_sequence('inbox_message', 'id')) FROM generate_series(1, ?)";
+    /** Ids for a group, taken from the identity's own sequence before the rows are written. */
+    static final String NEXT_IDS = """
+            SELECT nextval(pg_get_serial_sequence('inbox_message', 'id'))
+              FROM generate_series(1, ?)
+            """;
 
+    /**
+     * A group's rows under the ids {@link #NEXT_IDS} took (hence {@code OVERRIDING SYSTEM VALUE} on the
+     * identity column), one {@code (?, ?, ?, ?, ?, ?)} tuple per row appended, then {@link #INSERT_GROUP_TAIL}.
+     */
     static final String INSERT_GROUP_HEAD = """
             INSERT INTO inbox_message (id, srvy_drawup_no, msg_type, payload, payload_key_id, idempotency_key)
             OVERRIDING SYSTEM VALUE VALUES\s""";
 
-    static final String INSERT_GROUP_TAIL = " ON CONFLICT (idempotency_key) DO NOTHING RETURNING id";
+    static final String INSERT_GROUP_TAIL = """
+            ON CONFLICT (idempotency_key) DO NOTHING
+            RETURNING id
+            """;
 
     static final String FIND_BY_IDEMPOTENCY_KEY = """
             SELECT id, srvy_drawup_no, msg_type
@@ -424,7 +435,7 @@ public class InboxStore implements DisposableBean {
                 for (int i = 0; i < messages.size(); i++) {
                     sql.append(i == 0 ? "(?, ?, ?, ?, ?, ?)" : ", (?, ?, ?, ?, ?, ?)");
                 }
-                sql.append(INSERT_GROUP_TAIL);
+                sql.append('\n').append(INSERT_GROUP_TAIL);
                 try (PreparedStatement insert = con.prepareStatement(sql.toString())) {
                     int p = 1;
                     for (int i = 0; i < messages.size(); i++) {
