@@ -102,8 +102,14 @@ final class GroupInsert implements AutoCloseable {
             }
             group.add(first);
             queue.drainTo(group, maxRows - 1);
-            write(group);
-            group.clear();
+            try {
+                write(group);
+            } catch (Throwable t) { // never leave a reception waiting on a writer that died, nor lose the writer
+                log.error("Inbox writer failed on a group of {}", group.size(), t);
+                group.forEach(p -> p.result().completeExceptionally(t));
+            } finally {
+                group.clear();
+            }
         }
     }
 

@@ -120,6 +120,26 @@ class GroupInsertTest extends IntegrationTest {
     }
 
     @Test
+    @org.junit.jupiter.api.Timeout(30) // without the guard the reception would wait forever on a dead writer
+    void aWriterThatHitsAnErrorFailsThatReceptionAndKeepsWriting() {
+        String run = uniqueSubject("GRPERR");
+        Function<ReceivedMessage, Acceptance> one = m -> {
+            if (m.srvyDrawupNo().endsWith("-boom")) {
+                throw new StackOverflowError("simulated");
+            }
+            return store.acceptOne(m);
+        };
+        try (GroupInsert group = new GroupInsert(1, 64, store::acceptGroup, one, new SimpleMeterRegistry())) {
+            assertThatThrownBy(() -> group.accept(message(run + "-boom", null))).hasRootCauseInstanceOf(StackOverflowError.class);
+            // the single writer survived: the next reception is stored and answered
+            Acceptance next = group.accept(message(run + "-next", null));
+            assertThat(next.fresh()).isTrue();
+            assertThat(jdbc.queryForObject("SELECT srvy_drawup_no FROM inbox_message WHERE id = ?", String.class, next.inboxId()))
+                    .isEqualTo(run + "-next");
+        }
+    }
+
+    @Test
     void aWholeGroupRefusedByTheDatabaseStoresNothing() {
         String run = uniqueSubject("GRPALL");
         refuseAtCommit(run + "-BAD");
