@@ -34,6 +34,12 @@ class GroupInsertTest extends IntegrationTest {
     @Autowired
     MeterRegistry meters;
 
+    @Autowired
+    org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate named;
+
+    @Autowired
+    org.springframework.transaction.support.TransactionTemplate tx;
+
     private static ReceivedMessage message(String subject, String idempotencyKey) {
         return new ReceivedMessage(subject, "SEND",
                 ServiceClient.message(subject, "\"srvyNo\":\"S-G\"").getBytes(StandardCharsets.UTF_8), idempotencyKey);
@@ -117,6 +123,30 @@ class GroupInsertTest extends IntegrationTest {
                 .isEqualTo(31);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, run + "-BAD"))
                 .isZero();
+    }
+
+    @Test
+    void everyRowOfAGroupIsStoredEncryptedUnderItsOwnSubjectAndOpensAgain() {
+        com.hospital.surveyinbox.config.AdapterProperties properties = new com.hospital.surveyinbox.config.AdapterProperties();
+        properties.getCrypto().setEnabled(true);
+        properties.getCrypto().setActiveKey("k1");
+        properties.getCrypto().setKeys(new java.util.LinkedHashMap<>(Map.of("k1", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")));
+        properties.getReception().getGroupInsert().setEnabled(false);
+        InboxStore encrypting = new InboxStore(named, tx, new PayloadCipher(properties), new SimpleMeterRegistry(), properties);
+        String run = uniqueSubject("GRPENC");
+        List<ReceivedMessage> messages = List.of(message(run + "-a", null), message(run + "-b", null));
+
+        List<Acceptance> group = encrypting.acceptGroup(messages);
+
+        for (int i = 0; i < messages.size(); i++) {
+            long id = group.get(i).inboxId();
+            byte[] stored = jdbc.queryForObject("SELECT payload FROM inbox_message WHERE id = ?", byte[].class, id);
+            assertThat(new String(stored, StandardCharsets.ISO_8859_1)).doesNotContain(run);
+            assertThat(jdbc.queryForObject("SELECT payload_key_id FROM inbox_message WHERE id = ?", String.class, id)).isEqualTo("k1");
+            ClaimedRow claimed = encrypting.claim(id).orElseThrow();
+            assertThat(claimed.payload()).isEqualTo(messages.get(i).payload());
+            encrypting.complete(claimed, null, null);
+        }
     }
 
     @Test
