@@ -90,26 +90,6 @@ class FaultToleranceTest extends IntegrationTest {
         return acknowledged;
     }
 
-    private Set<String> storedIds(String prefix) {
-        return new HashSet<>(jdbc.queryForList("SELECT id::text FROM inbox_message WHERE srvy_drawup_no LIKE ?", String.class, prefix + "%"));
-    }
-
-    private long count(String prefix, String status) {
-        return jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = ?", Long.class,
-                prefix + "%", status);
-    }
-
-    private void awaitAllClosed(String prefix, long expected, Duration timeout) {
-        await().atMost(timeout).pollInterval(Duration.ofMillis(200)).until(() ->
-                count(prefix, "COMPLETED") + count(prefix, "DEAD") == expected);
-    }
-
-    private void assertNoBundleTwice(Iterable<String> subjects) {
-        for (String subject : subjects) {
-            assertThat(simulator().bundleCreates(subject)).as(subject).isLessThanOrEqualTo(1);
-        }
-    }
-
     @Test
     void aFlakyDownstreamOver2000MessagesEndsInExactCounts() throws Exception {
         String prefix = uniqueSubject("FLAKY") + "-";
@@ -129,10 +109,10 @@ class FaultToleranceTest extends IntegrationTest {
                 + "\",\"formCd\":\"" + (permanent.contains(s) ? "UNREG-F" : "F100") + "\",\"srvyNo\":\"FLAKY-S" + (s.hashCode() & 3) + "\"}");
 
         assertThat(acknowledged).hasSize(2000);
-        assertThat(storedIds(prefix)).containsExactlyInAnyOrderElementsOf(acknowledged.values());
-        awaitAllClosed(prefix, 2000, Duration.ofMinutes(5));
-        assertThat(count(prefix, "COMPLETED")).isEqualTo(1980);
-        assertThat(count(prefix, "DEAD")).isEqualTo(20);
+        assertThat(rows.ids(prefix)).containsExactlyInAnyOrderElementsOf(acknowledged.values());
+        rows.awaitAllClosed(prefix, 2000, Duration.ofMinutes(5));
+        assertThat(rows.count(prefix, "COMPLETED")).isEqualTo(1980);
+        assertThat(rows.count(prefix, "DEAD")).isEqualTo(20);
         for (String subject : subjects) {
             assertThat(simulator().bundleCreates(subject)).as(subject).isEqualTo(permanent.contains(subject) ? 0 : 1);
         }
@@ -160,9 +140,9 @@ class FaultToleranceTest extends IntegrationTest {
         Map<String, String> acknowledged = sendAll(normal, s -> ServiceClient.message(s, ""));
         ids.addAll(acknowledged.values());
 
-        assertThat(storedIds(prefix)).containsExactlyInAnyOrderElementsOf(ids);
-        awaitAllClosed(prefix, 200, Duration.ofMinutes(2));
-        assertThat(count(prefix, "COMPLETED")).isEqualTo(200);
+        assertThat(rows.ids(prefix)).containsExactlyInAnyOrderElementsOf(ids);
+        rows.awaitAllClosed(prefix, 200, Duration.ofMinutes(2));
+        assertThat(rows.count(prefix, "COMPLETED")).isEqualTo(200);
         List<String> all = new ArrayList<>(normal);
         for (int i = 0; i < 100; i++) {
             all.add(prefix + i);
@@ -195,10 +175,10 @@ class FaultToleranceTest extends IntegrationTest {
         List<LoadSender.Answer> duringOutage = load.answers().stream().filter(a -> a.sentAt() > stopped && a.answeredAt() < started).toList();
         assertThat(duringOutage).isNotEmpty().allSatisfy(a -> assertThat(a.status()).isEqualTo(503));
         // every acknowledged row is there; nothing else is
-        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> storedIds(prefix).size() >= acknowledged.size());
-        assertThat(storedIds(prefix)).containsExactlyInAnyOrderElementsOf(acknowledged.values());
-        awaitAllClosed(prefix, acknowledged.size(), Duration.ofMinutes(3));
-        assertThat(count(prefix, "COMPLETED")).isEqualTo(acknowledged.size());
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> rows.ids(prefix).size() >= acknowledged.size());
+        assertThat(rows.ids(prefix)).containsExactlyInAnyOrderElementsOf(acknowledged.values());
+        rows.awaitAllClosed(prefix, acknowledged.size(), Duration.ofMinutes(3));
+        assertThat(rows.count(prefix, "COMPLETED")).isEqualTo(acknowledged.size());
         assertNoBundleTwice(load.attempted);
     }
 
@@ -248,9 +228,9 @@ class FaultToleranceTest extends IntegrationTest {
             }
             assertThat(killedMidFlow).isNotEmpty();
 
-            assertThat(storedIds(prefix)).containsExactlyInAnyOrderElementsOf(acknowledged.values());
-            awaitAllClosed(prefix, 60, Duration.ofMinutes(2));
-            assertThat(count(prefix, "COMPLETED")).isEqualTo(60);
+            assertThat(rows.ids(prefix)).containsExactlyInAnyOrderElementsOf(acknowledged.values());
+            rows.awaitAllClosed(prefix, 60, Duration.ofMinutes(2));
+            assertThat(rows.count(prefix, "COMPLETED")).isEqualTo(60);
             for (String subject : subjects) {
                 assertThat(simulator().bundleCreates(subject)).as(subject).isEqualTo(1);
             }

@@ -5,9 +5,7 @@ import com.hospital.surveyinbox.support.IntegrationTest;
 import com.hospital.surveyinbox.support.KafkaProcess;
 import com.hospital.surveyinbox.support.LoadSender;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -55,16 +53,11 @@ class KafkaRestartTest extends IntegrationTest {
         }
     }
 
-    private long count(String prefix, String status) {
-        return jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = ?", Long.class,
-                prefix + "%", status);
-    }
-
     @Test
     void brokerStoppedAndRestartedDuringLoadLosesNothingAcknowledged() throws Exception {
         String prefix = uniqueSubject("KAFKADOWN") + "-";
         LoadSender load = new LoadSender(client, prefix, 4);
-        await().atMost(Duration.ofSeconds(60)).until(() -> count(prefix, "COMPLETED") >= 20);
+        await().atMost(Duration.ofSeconds(60)).until(() -> rows.count(prefix, "COMPLETED") >= 20);
 
         kafka.stopBroker();
         long stopped = System.nanoTime();
@@ -82,15 +75,10 @@ class KafkaRestartTest extends IntegrationTest {
         load.close();
 
         assertThat(load.answers()).as("no reception failed because the broker was down").allSatisfy(a -> assertThat(a.status()).isEqualTo(200));
-        Set<String> stored = new HashSet<>(jdbc.queryForList("SELECT id::text FROM inbox_message WHERE srvy_drawup_no LIKE ?",
-                String.class, prefix + "%"));
-        assertThat(stored).containsExactlyInAnyOrderElementsOf(load.acknowledged.values());
+        assertThat(rows.ids(prefix)).containsExactlyInAnyOrderElementsOf(load.acknowledged.values());
         long acknowledged = load.acknowledged.size();
-        await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(500))
-                .until(() -> count(prefix, "COMPLETED") + count(prefix, "DEAD") == acknowledged);
-        assertThat(count(prefix, "COMPLETED")).isEqualTo(acknowledged);
-        for (String subject : load.attempted) {
-            assertThat(simulator().bundleCreates(subject)).as(subject).isLessThanOrEqualTo(1);
-        }
+        rows.awaitAllClosed(prefix, acknowledged, Duration.ofMinutes(3));
+        assertThat(rows.count(prefix, "COMPLETED")).isEqualTo(acknowledged);
+        assertNoBundleTwice(load.attempted);
     }
 }

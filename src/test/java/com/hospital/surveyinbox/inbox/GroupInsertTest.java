@@ -1,5 +1,6 @@
 package com.hospital.surveyinbox.inbox;
 
+import com.hospital.surveyinbox.support.CommitRefusal;
 import com.hospital.surveyinbox.support.IntegrationTest;
 import com.hospital.surveyinbox.support.ServiceClient;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -75,7 +76,7 @@ class GroupInsertTest extends IntegrationTest {
     @Test
     void aRowTheDatabaseRefusesFailsAloneNotTheReceptionsGroupedWithIt() throws Exception {
         String run = uniqueSubject("GRPREF");
-        refuseAtCommit(run + "-BAD");
+        CommitRefusal refusal = CommitRefusal.forSubjectsLike(jdbc, run + "-BAD");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         CountDownLatch othersQueued = new CountDownLatch(1);
         AtomicBoolean first = new AtomicBoolean(true);
@@ -115,7 +116,7 @@ class GroupInsertTest extends IntegrationTest {
         } finally {
             pool.shutdownNow();
             holder[0].close();
-            dropRefusal();
+            refusal.close();
         }
         DistributionSummary groups = registry.find("adapter.inbox.insert.group").summary();
         assertThat(groups.max()).as("the 31 queued receptions were written as one group").isEqualTo(31);
@@ -172,13 +173,13 @@ class GroupInsertTest extends IntegrationTest {
     @Test
     void aWholeGroupRefusedByTheDatabaseStoresNothing() {
         String run = uniqueSubject("GRPALL");
-        refuseAtCommit(run + "-BAD");
+        CommitRefusal refusal = CommitRefusal.forSubjectsLike(jdbc, run + "-BAD");
         try {
             assertThatThrownBy(() -> store.acceptGroup(List.of(message(run + "-1", null), message(run + "-BAD", null))))
                     .isInstanceOf(org.springframework.dao.DataAccessException.class)
                     .hasMessageContaining("commit refused by test trigger");
         } finally {
-            dropRefusal();
+            refusal.close();
         }
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ?", Long.class, run + "-%"))
                 .isZero();
@@ -219,18 +220,5 @@ class GroupInsertTest extends IntegrationTest {
 
     private long rowCountLike(String run) {
         return jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ?", Long.class, run + "-%");
-    }
-
-    private void refuseAtCommit(String subject) {
-        jdbc.execute("CREATE OR REPLACE FUNCTION test_group_refuse() RETURNS trigger AS $$ BEGIN "
-                + "IF NEW.srvy_drawup_no = '" + subject + "' THEN RAISE EXCEPTION 'commit refused by test trigger'; END IF; "
-                + "RETURN NEW; END $$ LANGUAGE plpgsql");
-        jdbc.execute("CREATE CONSTRAINT TRIGGER test_group_refuse AFTER INSERT ON inbox_message "
-                + "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION test_group_refuse()");
-    }
-
-    private void dropRefusal() {
-        jdbc.execute("DROP TRIGGER IF EXISTS test_group_refuse ON inbox_message");
-        jdbc.execute("DROP FUNCTION IF EXISTS test_group_refuse()");
     }
 }

@@ -3,6 +3,7 @@ package com.hospital.surveyinbox.reception;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.hospital.surveyinbox.support.CommitRefusal;
 import com.hospital.surveyinbox.support.IntegrationTest;
 import com.hospital.surveyinbox.support.ServiceClient;
 import com.hospital.surveyinbox.support.ServiceClient.Reply;
@@ -48,25 +49,11 @@ class InboxUnavailableTest extends IntegrationTest {
         TopicProbe topic = TopicProbe.get("survey-send-info-received");
         String subject = uniqueSubject("ROLLBACK");
         // a deferred constraint trigger fails the transaction at COMMIT, after the INSERT itself succeeded
-        jdbc.execute("""
-                CREATE OR REPLACE FUNCTION test_fail_commit() RETURNS trigger AS $$
-                BEGIN
-                  IF NEW.srvy_drawup_no LIKE 'ROLLBACK-%' THEN
-                    RAISE EXCEPTION 'commit refused by test trigger';
-                  END IF;
-                  RETURN NEW;
-                END $$ LANGUAGE plpgsql""");
-        jdbc.execute("""
-                CREATE CONSTRAINT TRIGGER test_fail_commit AFTER INSERT ON inbox_message
-                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION test_fail_commit()""");
-        try {
+        try (CommitRefusal ignored = CommitRefusal.forSubjectsLike(jdbc, "ROLLBACK-%")) {
             Reply reply = client.receive(ServiceClient.message(subject, ""));
             assertThat(reply.status()).as(reply.body()).isIn(500, 503);
             assertThat(reply.header("X-Result-Code")).isEqualTo("N");
             assertThat(reply.json().has("inboxId")).isFalse();
-        } finally {
-            jdbc.execute("DROP TRIGGER test_fail_commit ON inbox_message");
-            jdbc.execute("DROP FUNCTION test_fail_commit()");
         }
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject))
                 .isZero();

@@ -65,6 +65,13 @@ public abstract class IntegrationTest {
         return jdbc.queryForObject("SELECT status FROM inbox_message WHERE id = ?", String.class, Long.parseLong(inboxId));
     }
 
+    /** The simulator created at most one dispatch bundle per subject. */
+    protected static void assertNoBundleTwice(Iterable<String> subjects) {
+        for (String subject : subjects) {
+            org.assertj.core.api.Assertions.assertThat(simulator().bundleCreates(subject)).as(subject).isLessThanOrEqualTo(1);
+        }
+    }
+
     /** A subject number no other test uses. */
     protected static String uniqueSubject(String prefix) {
         return prefix + "-" + java.util.UUID.randomUUID().toString().substring(0, 12);

@@ -3,7 +3,9 @@ package com.hospital.surveyinbox.support;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /** Reads inbox rows straight from PostgreSQL and waits (with a deadline) for states. */
@@ -40,5 +42,23 @@ public final class Rows {
     public void awaitAttempt(String inboxId, int attempts, String status) {
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
                 .until(() -> attempts(inboxId) == attempts && status.equals(status(inboxId)));
+    }
+
+    /** Ids of the rows whose subject starts with {@code prefix}. */
+    public Set<String> ids(String prefix) {
+        return new HashSet<>(jdbc.queryForList("SELECT id::text FROM inbox_message WHERE srvy_drawup_no LIKE ?", String.class,
+                prefix + "%"));
+    }
+
+    /** Rows whose subject starts with {@code prefix} in {@code status}. */
+    public long count(String prefix, String status) {
+        return jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = ?", Long.class,
+                prefix + "%", status);
+    }
+
+    /** Waits until {@code expected} rows of the prefix are COMPLETED or DEAD. */
+    public void awaitAllClosed(String prefix, long expected, Duration timeout) {
+        await().atMost(timeout).pollInterval(Duration.ofMillis(200)).until(() ->
+                count(prefix, "COMPLETED") + count(prefix, "DEAD") == expected);
     }
 }
