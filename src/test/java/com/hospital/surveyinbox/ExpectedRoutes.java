@@ -9,16 +9,14 @@ final class ExpectedRoutes {
             "inbox-receive",
             "inbox-publish",
             "inbox-process",
+            "inbox-register",
+            "inbox-register-send",
+            "inbox-register-resend",
+            "inbox-consents",
+            "inbox-consents-lookup",
             "inbox-reply",
             "inbox-redeliver",
-            "inbox-retention",
-            "inbox-register-legacy-consents",
-            "inbox-register-legacy-patient",
-            "inbox-register-account-guest-find",
-            "inbox-register-account-guest-create",
-            "inbox-register-survey-bundle",
-            "inbox-register-survey-resend",
-            "inbox-register-survey-submission");
+            "inbox-retention");
 
     private ExpectedRoutes() {
     }

@@ -2,26 +2,20 @@ package com.hospital.surveyinbox.cache;
 
 import com.hospital.surveyinbox.config.AdapterProperties;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Supplier;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.stereotype.Component;
 
 /**
- * The consent-lookup cache policy (case study §4.4), in one place:
- * <ul>
- *   <li>key = prefix + srvyNo, value = the legacy JSON array as received, TTL {@code adapter.cache.consent-ttl};</li>
- *   <li>empty lists are cached — surveys without consents are the norm, so this is most of the saving;</li>
- *   <li>a failed lookup (404 "survey not configured", 5xx) is never cached: a fixed configuration must
- *       take effect at the next attempt;</li>
- *   <li>a Redis failure is a warning, never a processing failure: the lookup is made directly;</li>
- *   <li>concurrent misses for one srvyNo in this instance share one lookup (messages of one survey
- *       arrive together, so without this the first burst would pay the 1 s lookup once per consumer).</li>
- * </ul>
+ * The small part of the consent cache that a route cannot hold ({@code routes/inbox-consents.camel.yaml}):
+ * the per-srvyNo turn that makes concurrent misses share one lookup (messages of one survey arrive
+ * together; without it the first burst pays the ~1 s lookup once per consumer), the TTL in seconds for
+ * the {@code SETEX} step, and the warning and counters. Redis itself is reached by the route through
+ * camel-spring-redis over Boot's {@link StringRedisTemplate} ({@code camel.component.spring-redis.redis-template}).
  */
 @Component("consentCache")
 public class ConsentCache {
@@ -31,7 +25,12 @@ public class ConsentCache {
     private final StringRedisTemplate redis;
     private final AdapterProperties properties;
     private final MeterRegistry meters;
-    private final ConcurrentHashMap<String, CompletableFuture<String>> inFlight = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Semaphore> turns = new ConcurrentHashMap<>();
+    /** The turn this thread holds (the route runs awaitTurn, the lookup and release on one thread). */
+    private final ThreadLocal<Turn> held = new ThreadLocal<>();
+
+    private record Turn(String srvyNo, Semaphore semaphore) {
+    }
 
     public ConsentCache(StringRedisTemplate redis, AdapterProperties properties, MeterRegistry meters) {
         this.redis = redis;
@@ -39,72 +38,60 @@ public class ConsentCache {
         this.meters = meters;
     }
 
-    /** The consent list of {@code srvyNo} (JSON array text), from Redis or from {@code lookup}. */
-    public String consents(String srvyNo, Supplier<String> lookup) {
-        String cached = read(srvyNo);
-        if (cached != null) {
-            meters.counter("adapter.consent.cache", "result", "hit").increment();
-            return cached;
-        }
-        CompletableFuture<String> mine = new CompletableFuture<>();
-        CompletableFuture<String> leader = inFlight.putIfAbsent(srvyNo, mine);
-        if (leader != null) {
+    /**
+     * Waits until no other consumer of this instance is looking up {@code srvyNo}; bounded by twice the
+     * downstream response timeout, after which it goes ahead (a second lookup costs time, never correctness).
+     */
+    public void awaitTurn(String srvyNo) throws InterruptedException {
+        Semaphore turn = turns.computeIfAbsent(srvyNo, k -> new Semaphore(1));
+        if (turn.hasQueuedThreads() || turn.availablePermits() == 0) {
             meters.counter("adapter.consent.cache", "result", "shared").increment();
-            try {
-                return leader.join();
-            } catch (CompletionException e) {
-                throw e.getCause() instanceof RuntimeException r ? r : e;
+        }
+        long waitMillis = properties.getHttp().getResponseTimeout().multipliedBy(2).toMillis();
+        if (turn.tryAcquire(waitMillis, TimeUnit.MILLISECONDS)) {
+            held.set(new Turn(srvyNo, turn));
+        } else {
+            turns.remove(srvyNo, turn); // a stuck lookup: let the next one start afresh
+        }
+    }
+
+    /** Ends this consumer's turn (the route's doFinally), whatever the lookup came to. */
+    public void release() {
+        Turn turn = held.get();
+        held.remove();
+        if (turn != null) {
+            turn.semaphore().release();
+            if (!turn.semaphore().hasQueuedThreads()) {
+                turns.remove(turn.srvyNo(), turn.semaphore());
             }
         }
-        try {
-            String again = read(srvyNo); // another instance or a leader that just finished may have filled it
-            if (again != null) {
-                meters.counter("adapter.consent.cache", "result", "hit").increment();
-                mine.complete(again);
-                return again;
-            }
-            meters.counter("adapter.consent.cache", "result", "miss").increment();
-            String fresh = lookup.get();
-            write(srvyNo, fresh);
-            mine.complete(fresh);
-            return fresh;
-        } catch (RuntimeException e) {
-            mine.completeExceptionally(e);
-            throw e;
-        } finally {
-            inFlight.remove(srvyNo, mine);
-        }
+    }
+
+    /** TTL of a cached list, in seconds (the unit of Redis SETEX). */
+    public long ttlSeconds() {
+        return Math.max(1, properties.getCache().getConsentTtl().toSeconds());
+    }
+
+    public void hit() {
+        meters.counter("adapter.consent.cache", "result", "hit").increment();
+    }
+
+    public void miss() {
+        meters.counter("adapter.consent.cache", "result", "miss").increment();
+    }
+
+    /** A Redis failure: a warning and a miss, never a processing failure. */
+    public void unavailable(Exception failure) {
+        meters.counter("adapter.consent.cache", "result", "error").increment();
+        log.warn("Consent cache unavailable, going on without it: {}", failure.getClass().getSimpleName());
     }
 
     /** Drops a cached list (operators, tests). */
     public void evict(String srvyNo) {
         try {
-            redis.delete(key(srvyNo));
+            redis.delete(properties.getCache().getKeyPrefix() + srvyNo);
         } catch (RuntimeException e) {
-            log.warn("Consent cache evict failed for srvyNo {}: {}", srvyNo, e.toString());
+            log.warn("Consent cache evict failed: {}", e.getClass().getSimpleName());
         }
-    }
-
-    private String read(String srvyNo) {
-        try {
-            return redis.opsForValue().get(key(srvyNo));
-        } catch (RuntimeException e) {
-            meters.counter("adapter.consent.cache", "result", "error").increment();
-            log.warn("Consent cache unavailable, calling the legacy system directly (srvyNo {}): {}", srvyNo, e.toString());
-            return null;
-        }
-    }
-
-    private void write(String srvyNo, String value) {
-        try {
-            redis.opsForValue().set(key(srvyNo), value, properties.getCache().getConsentTtl());
-        } catch (RuntimeException e) {
-            meters.counter("adapter.consent.cache", "result", "error").increment();
-            log.warn("Consent cache write failed (srvyNo {}): {}", srvyNo, e.toString());
-        }
-    }
-
-    private String key(String srvyNo) {
-        return properties.getCache().getKeyPrefix() + srvyNo;
     }
 }

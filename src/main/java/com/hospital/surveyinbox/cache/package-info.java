@@ -1,5 +1,5 @@
 /**
- * The Redis cache in front of the slow legacy consent lookup, and its policy: per-srvyNo keys, empty
- * lists cached, "not configured" never cached, Redis failures fall back to the call.
+ * The consent cache's Java half: the per-srvyNo turn that lets concurrent misses share one lookup, the
+ * TTL and the counters. The policy itself is {@code routes/inbox-consents.camel.yaml} over camel-spring-redis.
  */
 package com.hospital.surveyinbox.cache;

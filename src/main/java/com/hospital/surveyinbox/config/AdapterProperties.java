@@ -96,6 +96,13 @@ public class AdapterProperties {
         @Min(1) private int consumers = 16;
         /** Records fetched per poll; small because each record makes several downstream calls. */
         @Min(1) private int maxPollRecords = 10;
+        /** Threads that publish reception events after commit (the wire tap's pool). */
+        @Min(1) private int publishThreads = 4;
+        /**
+         * Events waiting for a publish thread; beyond it an event is dropped (its row stays RECEIVED and the
+         * redelivery job republishes it), so a reception never waits on Kafka.
+         */
+        @Min(1) private int publishQueue = 5000;
 
         public String getTopic() { return topic; }
         public void setTopic(String topic) { this.topic = topic; }
@@ -109,6 +116,10 @@ public class AdapterProperties {
         public void setConsumers(int consumers) { this.consumers = consumers; }
         public int getMaxPollRecords() { return maxPollRecords; }
         public void setMaxPollRecords(int maxPollRecords) { this.maxPollRecords = maxPollRecords; }
+        public int getPublishThreads() { return publishThreads; }
+        public void setPublishThreads(int publishThreads) { this.publishThreads = publishThreads; }
+        public int getPublishQueue() { return publishQueue; }
+        public void setPublishQueue(int publishQueue) { this.publishQueue = publishQueue; }
     }
 
     public static class Downstream {

@@ -1,5 +1,5 @@
 /**
  * Cross-cutting wiring: the {@code adapter.*} settings tree, HTTP security for the legacy sender and
- * operators, Kafka topic provisioning and the Camel component tuning that routes cannot express.
+ * operators, the internal-header filter, the production safety check and Quartz's shutdown order.
  */
 package com.hospital.surveyinbox.config;

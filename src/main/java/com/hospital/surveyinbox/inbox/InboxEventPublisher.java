@@ -27,14 +27,39 @@ public class InboxEventPublisher {
         this.producer = producer;
     }
 
-    /** Body {@link Acceptance} or {@link InboxEvent} -> JSON event, key = srvyDrawupNo, no other header. */
+    /**
+     * Body {@link Acceptance}, {@link InboxEvent} or a row read by camel-sql (a map with inboxId,
+     * srvyDrawupNo, msgType) -> JSON event, key = srvyDrawupNo, no other header.
+     */
     public void prepare(Exchange exchange) throws JsonProcessingException {
         Object body = exchange.getMessage().getBody();
-        InboxEvent event = body instanceof Acceptance acceptance ? acceptance.event() : (InboxEvent) body;
+        InboxEvent event;
+        if (body instanceof Acceptance acceptance) {
+            event = acceptance.event();
+        } else if (body instanceof java.util.Map<?, ?> row) {
+            event = new InboxEvent(String.valueOf(row.get("inboxId")), (String) row.get("srvyDrawupNo"),
+                    (String) row.get("msgType"));
+        } else {
+            event = (InboxEvent) body;
+        }
         exchange.getMessage().getHeaders().clear();
         exchange.setProperty("inboxId", event.inboxId());
         exchange.getMessage().setHeader(KafkaConstants.KEY, event.srvyDrawupNo());
         exchange.getMessage().setBody(objectMapper.writeValueAsString(event));
+    }
+
+    /**
+     * The inbox id an event names ({@code routes/inbox-process.camel.yaml}, the key of the claim), or null
+     * when the event cannot be read.
+     */
+    public String inboxIdOf(String eventJson) {
+        try {
+            com.fasterxml.jackson.databind.JsonNode event = eventJson == null ? null : objectMapper.readTree(eventJson);
+            String id = event == null ? null : event.path("inboxId").asText(null);
+            return id == null ? null : Long.toString(Long.parseLong(id));
+        } catch (JsonProcessingException | NumberFormatException e) {
+            return null;
+        }
     }
 
     /** Publishes synchronously; false when the broker did not take it (the row stays for the redelivery job). */

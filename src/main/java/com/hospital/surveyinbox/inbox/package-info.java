@@ -1,6 +1,7 @@
 /**
- * The inbox table and its state machine: insert at reception, the atomic claim with the per-subject
- * ordering guard, fenced outcome writes, the reply obligation, and the event that triggers processing.
- * Every state change is one conditional UPDATE whose row count is checked.
+ * The inbox table at reception: the group insert (the hot path, kept in Java), payload encryption, the
+ * "row stored" event and its Kafka topic and health. Every later transition is a statement of
+ * {@code src/main/resources/sql/} run by the routes; {@link com.hospital.surveyinbox.inbox.SqlFiles} reads
+ * them for the one run from Java (the claim).
  */
 package com.hospital.surveyinbox.inbox;

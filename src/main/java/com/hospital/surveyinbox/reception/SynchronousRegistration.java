@@ -3,61 +3,49 @@ package com.hospital.surveyinbox.reception;
 import com.hospital.surveyinbox.inbox.ClaimedRow;
 import com.hospital.surveyinbox.inbox.ReceivedMessage;
 import com.hospital.surveyinbox.inbox.ReplyReason;
-import com.hospital.surveyinbox.processing.BusinessException;
-import com.hospital.surveyinbox.processing.DownstreamCircuits;
 import com.hospital.surveyinbox.processing.Outcome;
-import com.hospital.surveyinbox.processing.RegistrationFlow;
-import com.hospital.surveyinbox.processing.SystemException;
 import org.apache.camel.Exchange;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import org.apache.camel.ExchangeProperty;
 import org.springframework.stereotype.Component;
 
 /**
- * The old synchronous path, behind the rollback toggle ({@code routes/inbox-receive.camel.yaml}, step
- * {@code inbox-receive-register-synchronously}): the same registration flow as the consumer, answered
- * in the response — 200 Y registered, 200 N with the business reason, 503 N when a downstream is down
- * (nothing was acknowledged, so the sender retries). Nothing is stored.
+ * The old synchronous path, behind the rollback toggle ({@code routes/inbox-receive.camel.yaml}, branch
+ * {@code inbox-receive-when-synchronous}): the message runs through the same {@code inbox-register}
+ * route as the consumer's rows, and its outcome is the answer — 200 Y registered, 200 N with the
+ * business reason, 503 N when a downstream is down (nothing was acknowledged, so the sender retries).
+ * Nothing is stored.
  */
 @Component("synchronousRegistration")
 public class SynchronousRegistration {
 
-    private static final Logger log = LoggerFactory.getLogger(SynchronousRegistration.class);
     /** Sorts after every stored row, so resend detection sees every completed SEND of the inbox. */
     private static final long NOT_STORED = Long.MAX_VALUE;
 
-    private final RegistrationFlow flow;
     private final ReceptionReplies replies;
-    private final DownstreamCircuits circuits;
 
-    public SynchronousRegistration(RegistrationFlow flow, ReceptionReplies replies, DownstreamCircuits circuits) {
-        this.flow = flow;
+    public SynchronousRegistration(ReceptionReplies replies) {
         this.replies = replies;
-        this.circuits = circuits;
     }
 
-    public void register(Exchange exchange) {
-        ReceivedMessage message = exchange.getMessage().getBody(ReceivedMessage.class);
-        ClaimedRow row = new ClaimedRow(NOT_STORED, message.srvyDrawupNo(), message.msgType(), message.payload(), 1, null);
-        String open = circuits.firstOpen(DownstreamCircuits.needs(message.msgType()));
-        if (open != null) {
-            replies.write(exchange, 503, "N", open + " unavailable; nothing registered, please retry", null);
-            return;
-        }
-        try {
-            Outcome outcome = flow.register(row);
-            if (outcome.reply() == ReplyReason.ALREADY_SUBMITTED) {
-                replies.synchronousOutcome(exchange, false, outcome.replyReason());
-            } else if (outcome.reply() == ReplyReason.NOTIFY_SKIPPED) {
-                replies.write(exchange, 200, "Y", outcome.replyReason(), null);
-            } else {
-                replies.synchronousOutcome(exchange, true, null);
-            }
-        } catch (BusinessException e) {
-            replies.synchronousOutcome(exchange, false, e.getMessage());
-        } catch (SystemException e) {
-            log.warn("Synchronous registration failed at {}; answering 503", e.downstream());
+    /** The received message as the row the registration route reads. */
+    public ClaimedRow row(ReceivedMessage message) {
+        return new ClaimedRow(NOT_STORED, message.srvyDrawupNo(), message.msgType(), message.payload(), 1, null);
+    }
+
+    /** Answers the sender with the registration's outcome. */
+    public void answer(@ExchangeProperty("outcome") Outcome outcome, Exchange exchange) {
+        if (outcome.deferred()) {
+            replies.write(exchange, 503, "N", outcome.failedDownstream() + " unavailable; nothing registered, please retry", null);
+        } else if (!outcome.success() && Outcome.SYSTEM_ERROR.equals(outcome.failureReason())) {
             replies.write(exchange, 503, "N", "downstream unavailable; nothing registered, please retry", null);
+        } else if (!outcome.success()) {
+            replies.synchronousOutcome(exchange, false, outcome.failureReason());
+        } else if (outcome.reply() == ReplyReason.ALREADY_SUBMITTED) {
+            replies.synchronousOutcome(exchange, false, outcome.replyReason());
+        } else if (outcome.reply() == ReplyReason.NOTIFY_SKIPPED) {
+            replies.write(exchange, 200, "Y", outcome.replyReason(), null);
+        } else {
+            replies.synchronousOutcome(exchange, true, null);
         }
     }
 }

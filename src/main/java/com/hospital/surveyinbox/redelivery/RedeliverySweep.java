@@ -1,75 +1,73 @@
 package com.hospital.surveyinbox.redelivery;
 
 import com.hospital.surveyinbox.config.AdapterProperties;
-import com.hospital.surveyinbox.inbox.InboxEvent;
-import com.hospital.surveyinbox.inbox.InboxStatus;
-import com.hospital.surveyinbox.inbox.InboxStore;
-import com.hospital.surveyinbox.inbox.StuckRow;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.Date;
+import java.util.HashMap;
 import java.util.List;
-import org.apache.camel.Exchange;
+import java.util.Map;
 import org.quartz.Scheduler;
 import org.quartz.SchedulerException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.annotation.Lazy;
-import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
-import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.stereotype.Component;
 
 /**
- * Steps of {@code routes/inbox-redeliver.camel.yaml}: {@link #stalledRows} ({@code inbox-redeliver-find-stalled}),
- * {@link #owedReplies} ({@code inbox-redeliver-find-replies}) and {@link #recordRun}
- * ({@code inbox-redeliver-record-run}). Each query takes a bounded batch, oldest first, so a large
- * backlog drains steadily instead of flooding the topic; ages are compared on the database clock.
+ * Steps of {@code routes/inbox-redeliver.camel.yaml} that a route cannot say clearly: the statements'
+ * named parameters ({@link #params}), which rows to republish and in what order ({@link #toRepublish}),
+ * and the run record with the Quartz instance that ran it ({@link #runRecord}). The statements themselves
+ * are {@code sql/reset-stuck-rows.sql}, {@code republish-lost-events.sql}, {@code republish-due-retries.sql},
+ * {@code reset-stuck-replies.sql}, {@code find-owed-replies.sql} and {@code record-redelivery-run.sql}.
  */
 @Component("redeliverySweep")
 public class RedeliverySweep {
 
-    static final String LOST = "lostEvents";
-    static final String RETRIES = "retries";
-    static final String STUCK = "stuckReset";
-    static final String REPLIES = "replies";
     private static final Logger log = LoggerFactory.getLogger(RedeliverySweep.class);
 
-    private final InboxStore store;
     private final AdapterProperties properties;
-    private final NamedParameterJdbcTemplate jdbc;
     private final MeterRegistry meters;
     private final Scheduler scheduler;
 
-    public RedeliverySweep(InboxStore store, AdapterProperties properties, NamedParameterJdbcTemplate jdbc,
-                           MeterRegistry meters, @Lazy Scheduler scheduler) {
-        this.store = store;
+    public RedeliverySweep(AdapterProperties properties, MeterRegistry meters, @Lazy Scheduler scheduler) {
         this.properties = properties;
-        this.jdbc = jdbc;
         this.meters = meters;
         this.scheduler = scheduler;
     }
 
-    /** Resets stuck rows, then collects the events to republish: stuck, lost, due retries (in arrival order). */
-    public List<InboxEvent> stalledRows(Exchange exchange) {
+    /** Named parameters of every statement of one tick, from {@code adapter.inbox.*}. */
+    public Map<String, Object> params() {
         AdapterProperties.Inbox inbox = properties.getInbox();
-        int batch = inbox.getRedeliverBatchSize();
-        List<InboxEvent> events = new ArrayList<>();
-        List<StuckRow> stuck = store.resetStuck(inbox.getStuckProcessingAfter(), batch, inbox.getMaxAttempts(),
-                inbox.getRetryDelay());
-        for (StuckRow row : stuck) {
-            if (row.status() == InboxStatus.RECEIVED) {
-                events.add(row.event());
+        Map<String, Object> params = new HashMap<>();
+        params.put("lostEventAfterMillis", inbox.getLostEventAfter().toMillis());
+        params.put("retryDelayMillis", inbox.getRetryDelay().toMillis());
+        params.put("stuckAfterMillis", inbox.getStuckProcessingAfter().toMillis());
+        params.put("batch", inbox.getRedeliverBatchSize());
+        params.put("maxAttempts", inbox.getMaxAttempts());
+        params.put("historyDays", inbox.getRedeliverHistoryDays());
+        return params;
+    }
+
+    /**
+     * The events to republish: reset stuck rows that went back to RECEIVED (a reset that reached the
+     * attempt limit went DEAD and is not republished), lost events and due retries — in arrival order,
+     * so rows of one subject are republished in the order they were received.
+     */
+    public List<Map<String, Object>> toRepublish(List<Map<String, Object>> stuck, List<Map<String, Object>> lost,
+                                                 List<Map<String, Object>> retries) {
+        List<Map<String, Object>> events = new ArrayList<>();
+        for (Map<String, Object> row : stuck) {
+            if ("RECEIVED".equals(row.get("status"))) {
+                events.add(row);
             } else {
-                log.warn("Inbox {} DEAD: its last allowed attempt lost its worker", row.event().inboxId());
+                log.warn("Inbox {} DEAD: its last allowed attempt lost its worker", row.get("inboxId"));
             }
         }
-        List<InboxEvent> lost = store.republishLost(inbox.getLostEventAfter(), batch);
-        List<InboxEvent> retries = store.republishFailed(inbox.getRetryDelay(), batch);
         events.addAll(lost);
         events.addAll(retries);
-        exchange.setProperty(STUCK, stuck.size());
-        exchange.setProperty(LOST, lost.size());
-        exchange.setProperty(RETRIES, retries.size());
+        events.sort(Comparator.comparingLong(e -> ((Number) e.get("inboxId")).longValue()));
         meters.counter("adapter.redelivery.republished", "kind", "stuck").increment(stuck.size());
         meters.counter("adapter.redelivery.republished", "kind", "lost-event").increment(lost.size());
         meters.counter("adapter.redelivery.republished", "kind", "retry").increment(retries.size());
@@ -80,19 +78,9 @@ public class RedeliverySweep {
         return events;
     }
 
-    /** Replies owed and not delivered (pending or failed for longer than retry-delay, or stuck sending). */
-    public List<Long> owedReplies(Exchange exchange) {
-        AdapterProperties.Inbox inbox = properties.getInbox();
-        store.resetStuckReplies(inbox.getStuckProcessingAfter());
-        List<Long> ids = store.findOwedReplies(inbox.getRetryDelay(), inbox.getRedeliverBatchSize());
-        exchange.setProperty(REPLIES, ids.size());
-        meters.counter("adapter.redelivery.republished", "kind", "reply").increment(ids.size());
-        return ids;
-    }
-
-    /** One row per tick in redelivery_run (which instance ran which fire time, and what it did). */
-    public void recordRun(Exchange exchange) {
-        Date scheduled = exchange.getMessage().getHeader("scheduledFireTime", Date.class);
+    /** Named parameters of {@code sql/record-redelivery-run.sql}: which instance ran which fire time, and what it did. */
+    public Map<String, Object> runRecord(Date scheduledFireTime, int stuck, int lost, int retries, int replies) {
+        meters.counter("adapter.redelivery.republished", "kind", "reply").increment(replies);
         String instance;
         String name;
         try {
@@ -102,17 +90,14 @@ public class RedeliverySweep {
             instance = "unknown";
             name = "unknown";
         }
-        jdbc.update("""
-                INSERT INTO redelivery_run (scheduled_fire_time, instance, scheduler, lost_events, retries, stuck_reset, replies)
-                VALUES (:scheduled, :instance, :scheduler, :lost, :retries, :stuck, :replies)
-                """, new MapSqlParameterSource("scheduled", scheduled == null ? new Date() : scheduled)
-                .addValue("instance", instance)
-                .addValue("scheduler", name)
-                .addValue("lost", exchange.getProperty(LOST, 0, Integer.class))
-                .addValue("retries", exchange.getProperty(RETRIES, 0, Integer.class))
-                .addValue("stuck", exchange.getProperty(STUCK, 0, Integer.class))
-                .addValue("replies", exchange.getProperty(REPLIES, 0, Integer.class)));
-        jdbc.update("DELETE FROM redelivery_run WHERE fired_at < now() - :days * INTERVAL '1 day'",
-                new MapSqlParameterSource("days", properties.getInbox().getRedeliverHistoryDays()));
+        Map<String, Object> params = new HashMap<>(params());
+        params.put("scheduled", new java.sql.Timestamp((scheduledFireTime == null ? new Date() : scheduledFireTime).getTime()));
+        params.put("instance", instance);
+        params.put("scheduler", name);
+        params.put("stuck", stuck);
+        params.put("lost", lost);
+        params.put("retries", retries);
+        params.put("replies", replies);
+        return params;
     }
 }

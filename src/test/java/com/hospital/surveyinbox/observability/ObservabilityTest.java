@@ -53,7 +53,7 @@ class ObservabilityTest extends IntegrationTest {
         assertThat(body).contains(
                 "adapter_inbox_oldest_pending_age_seconds",
                 "adapter_reception_accept_seconds",
-                "adapter_downstream_calls_seconds_count{call=\"legacy-patient\"",
+                "adapter_downstream_calls_seconds_count{call=\"inbox-register-legacy-patient\"",
                 "adapter_inbox_outcomes_total{outcome=\"completed\"",
                 "adapter_inbox_claims_total{result=\"claimed\"",
                 "adapter_consent_cache_total",

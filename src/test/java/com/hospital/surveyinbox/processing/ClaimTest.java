@@ -4,10 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.hospital.surveyinbox.inbox.Acceptance;
 import com.hospital.surveyinbox.inbox.ClaimedRow;
-import com.hospital.surveyinbox.inbox.InboxStatus;
 import com.hospital.surveyinbox.inbox.InboxStore;
 import com.hospital.surveyinbox.inbox.ReceivedMessage;
 import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.RowOutcomes;
+import java.util.Optional;
+import org.apache.camel.CamelContext;
+import org.apache.camel.Exchange;
+import org.apache.camel.ProducerTemplate;
+import org.apache.camel.support.DefaultExchange;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,11 +27,38 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 
-/** The claim and the fenced outcome writes against real PostgreSQL, under contention. */
+/**
+ * The claim (the idempotent repository of {@code inbox-process}'s idempotentConsumer step) and the fenced
+ * outcome statements, against real PostgreSQL, under contention.
+ */
 class ClaimTest extends IntegrationTest {
 
     @Autowired
     InboxStore store;
+
+    @Autowired
+    ClaimRepository claims;
+
+    @Autowired
+    CamelContext camel;
+
+    @Autowired
+    ProducerTemplate producer;
+
+    @Autowired
+    ProcessingRecord record;
+
+    private RowOutcomes outcomes() {
+        return new RowOutcomes(producer, record);
+    }
+
+    /** What the idempotentConsumer step does: add(exchange, key); the claimed row arrives on the exchange. */
+    private Optional<ClaimedRow> claimThroughTheRepository(long id) {
+        Exchange exchange = new DefaultExchange(camel);
+        return claims.add(exchange, Long.toString(id))
+                ? Optional.of(exchange.getProperty(ClaimRepository.ROW, ClaimedRow.class))
+                : Optional.empty();
+    }
 
     private long insert(String subject) {
         // stored directly (no event): the service's own consumer never sees these rows
@@ -57,7 +89,7 @@ class ClaimTest extends IntegrationTest {
                 for (int i = 0; i < attemptsPerThread; i++) {
                     long id = ids.get((offset + i) % rowsCount);
                     attempts.incrementAndGet();
-                    store.claim(id).ifPresent(row -> claimsPerRow.computeIfAbsent(row.inboxId(), k -> new AtomicInteger()).incrementAndGet());
+                    claimThroughTheRepository(id).ifPresent(row -> claimsPerRow.computeIfAbsent(row.inboxId(), k -> new AtomicInteger()).incrementAndGet());
                 }
                 return null;
             }));
@@ -80,20 +112,20 @@ class ClaimTest extends IntegrationTest {
     void rejectsAStaleWorkersOutcomeAfterItsRowWasReclaimed() {
         String subject = uniqueSubject("STALE");
         long id = insert(subject);
-        ClaimedRow stale = store.claim(id).orElseThrow();
+        ClaimedRow stale = claims.claim(id).orElseThrow();
         // the redelivery job's reset of a stuck row
         jdbc.update("UPDATE inbox_message SET status = 'RECEIVED' WHERE id = ?", id);
-        ClaimedRow fresh = store.claim(id).orElseThrow();
+        ClaimedRow fresh = claims.claim(id).orElseThrow();
 
-        assertThat(store.complete(stale, null, null)).isFalse();
-        assertThat(store.fail(stale, "late failure", 5).applied()).isFalse();
+        assertThat(outcomes().complete(stale)).isFalse();
+        assertThat(outcomes().fail(stale, "late failure")).isNull();
         assertThat(jdbc.queryForObject("SELECT status FROM inbox_message WHERE id = ?", String.class, id)).isEqualTo("PROCESSING");
 
-        assertThat(store.complete(fresh, null, null)).isTrue();
-        assertThat(store.complete(fresh, null, null)).isFalse();
+        assertThat(outcomes().complete(fresh)).isTrue();
+        assertThat(outcomes().complete(fresh)).isFalse();
         assertThat(jdbc.queryForObject("SELECT status FROM inbox_message WHERE id = ?", String.class, id)).isEqualTo("COMPLETED");
         assertThat(jdbc.queryForObject("SELECT attempts FROM inbox_message WHERE id = ?", Integer.class, id)).isEqualTo(2);
-        assertThat(store.claim(id)).isEmpty();
+        assertThat(claims.claim(id)).isEmpty();
     }
 
     @Test
@@ -102,16 +134,18 @@ class ClaimTest extends IntegrationTest {
         long first = insert(subject);
         long second = insert(subject);
 
-        assertThat(store.claim(second)).isEmpty();
-        assertThat(store.recordHold(second)).contains(first);
-        ClaimedRow claimed = store.claim(first).orElseThrow();
-        assertThat(store.claim(second)).isEmpty();
-        assertThat(store.fail(claimed, "x", 5).status()).isEqualTo(InboxStatus.FAILED);
-        assertThat(store.claim(second)).as("FAILED still blocks").isEmpty();
-        ClaimedRow retry = store.claim(first).orElseThrow();
-        assertThat(store.complete(retry, null, null)).isTrue();
-        assertThat(store.findHeldSuccessor(first, subject)).hasValueSatisfying(e -> assertThat(e.inboxId()).isEqualTo(Long.toString(second)));
-        ClaimedRow next = store.claim(second).orElseThrow();
-        assertThat(store.complete(next, null, null)).isTrue();
+        assertThat(claims.claim(second)).isEmpty();
+        assertThat(claims.recordHold(second)).contains(first);
+        ClaimedRow claimed = claims.claim(first).orElseThrow();
+        assertThat(claims.claim(second)).isEmpty();
+        assertThat(outcomes().fail(claimed, "x")).isEqualTo("FAILED");
+        assertThat(claims.claim(second)).as("FAILED still blocks").isEmpty();
+        ClaimedRow retry = claims.claim(first).orElseThrow();
+        assertThat(outcomes().complete(retry)).isTrue();
+        Map<?, ?> successor = producer.requestBody("sql:classpath:sql/find-successor.sql?outputType=SelectOne&parametersCount=2",
+                Map.of("id", first, "srvyDrawupNo", subject), Map.class);
+        assertThat(successor.get("inboxId")).isEqualTo(second);
+        ClaimedRow next = claims.claim(second).orElseThrow();
+        assertThat(outcomes().complete(next)).isTrue();
     }
 }

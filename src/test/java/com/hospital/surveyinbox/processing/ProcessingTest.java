@@ -45,6 +45,10 @@ class ProcessingTest extends IntegrationTest {
         rows.awaitStatus(id, "COMPLETED");
 
         assertThat(simulator().bundleCreates(subject)).isEqualTo(1);
+        // the shipped order (routes/inbox-register.camel.yaml): consents, then the patient (RouteEditTest swaps them)
+        long consents = simulator().events("CONSENT-" + subject).get(0).seq();
+        long patient = simulator().events("P-" + subject).get(0).seq();
+        assertThat(consents).isLessThan(patient);
         JsonNode bundle = simulator().bundleRequests(subject).get(0);
         assertThat(bundle.get("formCd").asText()).isEqualTo("F100");
         assertThat(bundle.get("groupCd").asText()).isEqualTo("G1");

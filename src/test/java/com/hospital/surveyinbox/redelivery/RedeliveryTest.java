@@ -7,6 +7,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.hospital.surveyinbox.inbox.Acceptance;
 import com.hospital.surveyinbox.inbox.ClaimedRow;
 import com.hospital.surveyinbox.inbox.InboxStore;
+import com.hospital.surveyinbox.processing.ClaimRepository;
+import com.hospital.surveyinbox.processing.ProcessingRecord;
+import com.hospital.surveyinbox.support.RowOutcomes;
 import com.hospital.surveyinbox.inbox.ReceivedMessage;
 import com.hospital.surveyinbox.support.DownstreamSimulator;
 import com.hospital.surveyinbox.support.IntegrationTest;
@@ -45,6 +48,15 @@ class RedeliveryTest extends IntegrationTest {
     @Autowired
     InboxStore store;
 
+    @Autowired
+    ClaimRepository claims;
+
+    @Autowired
+    org.apache.camel.ProducerTemplate producer;
+
+    @Autowired
+    ProcessingRecord record;
+
     static String send(String subject, String patno, String extra) {
         return ServiceClient.message(subject, patno, extra);
     }
@@ -72,12 +84,13 @@ class RedeliveryTest extends IntegrationTest {
     void resetsARowWhoseWorkerDiedAndRejectsTheDeadWorkersLateCompletion() {
         String subject = uniqueSubject("STUCK");
         long id = storeWithoutEvent(subject, send(subject, "P2", ""));
-        ClaimedRow deadWorker = store.claim(id).orElseThrow(); // claimed, then the worker "dies"
+        ClaimedRow deadWorker = claims.claim(id).orElseThrow(); // claimed, then the worker "dies"
 
         rows.awaitStatus(Long.toString(id), "COMPLETED", Duration.ofSeconds(30));
 
-        assertThat(store.complete(deadWorker, null, null)).isFalse();
-        assertThat(store.fail(deadWorker, "late", 5).applied()).isFalse();
+        RowOutcomes outcomes = new RowOutcomes(producer, record);
+        assertThat(outcomes.complete(deadWorker)).isFalse();
+        assertThat(outcomes.fail(deadWorker, "late")).isNull();
         assertThat(rows.status(Long.toString(id))).isEqualTo("COMPLETED");
         assertThat(simulator().bundleCreates(subject)).isEqualTo(1);
         JsonNode detail = client.ops("/ops/inbox/" + id).json();

@@ -236,6 +236,7 @@ public final class DownstreamSimulator {
             if (method.equals("GET") && p.length == 5 && p[2].equals("surveys") && p[4].equals("consents")) {
                 String srvyNo = decode(p[3]);
                 count("legacy-consents");
+                event("CONSENTS", srvyNo);
                 consentLookups.computeIfAbsent(srvyNo, k -> new AtomicInteger()).incrementAndGet();
                 delay(latency.consentMin(), latency.consentMax());
                 if (srvyNo.startsWith("NOCFG")) {
@@ -249,6 +250,7 @@ public final class DownstreamSimulator {
             if (method.equals("GET") && p.length == 4 && p[2].equals("patients")) {
                 String patno = decode(p[3]);
                 count("legacy-patient");
+                event("PATIENT", patno);
                 delay(latency.patientMin(), latency.patientMax());
                 if (patno.startsWith("NOPAT")) {
                     return new Response(404, "{\"code\":\"PATIENT_NOT_FOUND\",\"message\":\"patient not found\"}");
@@ -281,6 +283,7 @@ public final class DownstreamSimulator {
             if (method.equals("POST")) {
                 count("account-guest-create");
                 JsonNode guest = mapper.readTree(body);
+                event("GUEST_CREATE", guest.path("patno").asText() + "|" + guest.path("patNm").asText());
                 String patno = guest.path("patno").asText();
                 String fresh = "G" + ids.incrementAndGet();
                 String existing = guests.putIfAbsent(patno, fresh);
@@ -288,6 +291,15 @@ public final class DownstreamSimulator {
                         ? new Response(201, "{\"guestId\":\"" + fresh + "\"}")
                         : new Response(409, "{\"guestId\":\"" + existing + "\"}");
             }
+        }
+        // GET {survey}/forms/{formCd}: not a registration step of CONTRACT §3; the route-edit recipes add it
+        if (method.equals("GET") && p.length == 4 && p[1].equals("survey") && p[2].equals("forms")) {
+            String formCd = decode(p[3]);
+            count("survey-form");
+            event("FORM", formCd);
+            return formCd.startsWith("NOFORM")
+                    ? new Response(404, "{\"code\":\"FORM_NOT_FOUND\",\"message\":\"form " + formCd + " does not exist\"}")
+                    : new Response(200, "{\"formCd\":\"" + formCd + "\",\"active\":true}");
         }
         if (p.length >= 3 && p[1].equals("survey") && p[2].equals("dispatch-bundles")) {
             delay(latency.otherMin(), latency.otherMax());

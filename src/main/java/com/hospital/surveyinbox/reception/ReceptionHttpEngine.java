@@ -1,4 +1,4 @@
-package com.hospital.surveyinbox.config;
+package com.hospital.surveyinbox.reception;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,5 +1,6 @@
-package com.hospital.surveyinbox.config;
+package com.hospital.surveyinbox.processing;
 
+import com.hospital.surveyinbox.config.AdapterProperties;
 import org.apache.camel.component.http.HttpComponent;
 import org.apache.camel.spi.ComponentCustomizer;
 import org.springframework.context.annotation.Bean;

@@ -1,5 +1,6 @@
-package com.hospital.surveyinbox.config;
+package com.hospital.surveyinbox.inbox;
 
+import com.hospital.surveyinbox.config.AdapterProperties;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;

@@ -1,0 +1,47 @@
+package com.hospital.surveyinbox.inbox;
+
+import com.hospital.surveyinbox.config.AdapterProperties;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The pool of the reception's wire tap ({@code routes/inbox-receive.camel.yaml}, step
+ * {@code inbox-receive-publish}, {@code executorService: inboxPublishPool}). Camel's default pool runs a
+ * task on the caller when it is full, which would make a reception wait on Kafka (a broker outage, or
+ * metadata unavailable blocks a send up to {@code max.block.ms}). Here a full pool drops the event: the
+ * row is committed and RECEIVED, and the redelivery job republishes it after {@code lost-event-after}.
+ */
+@Configuration(proxyBeanMethods = false)
+public class InboxPublishPoolConfiguration {
+
+    private static final Logger log = LoggerFactory.getLogger(InboxPublishPoolConfiguration.class);
+
+    @Bean(name = "inboxPublishPool", destroyMethod = "shutdown")
+    ExecutorService inboxPublishPool(AdapterProperties properties, MeterRegistry meters) {
+        AdapterProperties.Kafka kafka = properties.getKafka();
+        Counter dropped = Counter.builder("adapter.inbox.publish.dropped")
+                .description("reception events not published at once (pool full); the redelivery job republishes their rows")
+                .register(meters);
+        AtomicInteger n = new AtomicInteger();
+        return new ThreadPoolExecutor(kafka.getPublishThreads(), kafka.getPublishThreads(), 60, TimeUnit.SECONDS,
+                new ArrayBlockingQueue<>(kafka.getPublishQueue()),
+                task -> {
+                    Thread t = new Thread(task, "inbox-publish-" + n.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                },
+                (task, pool) -> {
+                    dropped.increment();
+                    log.debug("Publish pool full: event left to the redelivery job");
+                });
+    }
+}

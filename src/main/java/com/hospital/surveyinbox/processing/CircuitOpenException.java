@@ -1,0 +1,16 @@
+package com.hospital.surveyinbox.processing;
+
+/** A downstream's circuit is open: the call was not made and the row waits uncharged. */
+public class CircuitOpenException extends RuntimeException {
+
+    private final String downstream;
+
+    public CircuitOpenException(String downstream) {
+        super(downstream + " circuit is open", null, false, false);
+        this.downstream = downstream;
+    }
+
+    public String downstream() {
+        return downstream;
+    }
+}

@@ -1,0 +1,139 @@
+package com.hospital.surveyinbox.processing;
+
+import com.hospital.surveyinbox.inbox.ClaimedRow;
+import com.hospital.surveyinbox.inbox.PayloadCipher;
+import com.hospital.surveyinbox.inbox.SqlFiles;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Optional;
+import java.util.UUID;
+import org.apache.camel.Exchange;
+import org.apache.camel.spi.IdempotentRepository;
+import org.apache.camel.support.service.ServiceSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
+import org.springframework.stereotype.Component;
+
+/**
+ * The idempotent repository of the {@code idempotentConsumer} step {@code inbox-process-claim}
+ * ({@code routes/inbox-process.camel.yaml}), backed by the claim: {@link #add(Exchange, String)} runs
+ * {@code sql/claim-row.sql} — one conditional {@code UPDATE … RETURNING} with the ordering guard, the
+ * attempt history and a fresh claim token — puts the claimed row on the exchange (property
+ * {@value #ROW}) and answers whether a row was claimed. When nothing was claimed it records the hold
+ * ({@code sql/record-hold.sql}) if an earlier row of the subject is the reason.
+ *
+ * <p><b>Not Set semantics.</b> "Added" means "claimed by this attempt", not "seen before": a FAILED row
+ * is claimed again when its retry event arrives, and a COMPLETED row is never claimed however often its
+ * event comes. So {@link #contains} is always false, {@link #remove} never un-claims (a failure must not
+ * hand a row back: the claim-token fence and the redelivery job's stuck-row reset own recovery) and
+ * {@link #clear} does nothing. The database row is the only ledger.
+ */
+@Component("claimRepository")
+public class ClaimRepository extends ServiceSupport implements IdempotentRepository {
+
+    /** Exchange property that carries the {@link ClaimedRow} through the route. */
+    public static final String ROW = "row";
+    private static final Logger log = LoggerFactory.getLogger(ClaimRepository.class);
+    private static final String CLAIM = SqlFiles.read("claim-row");
+    private static final String RECORD_HOLD = SqlFiles.read("record-hold");
+
+    private final NamedParameterJdbcTemplate jdbc;
+    private final PayloadCipher cipher;
+    private final MeterRegistry meters;
+
+    public ClaimRepository(NamedParameterJdbcTemplate jdbc, PayloadCipher cipher, MeterRegistry meters) {
+        this.jdbc = jdbc;
+        this.cipher = cipher;
+        this.meters = meters;
+    }
+
+    /** Claims the row whose id is {@code key}; true (and the row on the exchange) when this attempt owns it now. */
+    @Override
+    public boolean add(Exchange exchange, String key) {
+        long inboxId = Long.parseLong(key);
+        MDC.put("inboxId", key);
+        Optional<ClaimedRow> row = claim(inboxId);
+        if (row.isEmpty()) {
+            recordRefusal(inboxId);
+            return false;
+        }
+        ClaimedRow claimed = row.get();
+        MDC.put("srvyDrawupNo", claimed.srvyDrawupNo());
+        meters.counter("adapter.inbox.claims", "result", "claimed").increment();
+        log.info("Inbox {} claimed, attempt {}", claimed.inboxId(), claimed.attempt());
+        exchange.setProperty(ROW, claimed);
+        return true;
+    }
+
+    /** Without an exchange the claim still happens, but nobody receives the row: only for callers that discard it. */
+    @Override
+    public boolean add(String key) {
+        return claim(Long.parseLong(key)).isPresent();
+    }
+
+    /** Claims a row (empty when it is taken, finished, or held by the ordering guard). */
+    public Optional<ClaimedRow> claim(long inboxId) {
+        UUID token = UUID.randomUUID();
+        MapSqlParameterSource params = new MapSqlParameterSource("id", inboxId).addValue("token", token);
+        return jdbc.query(CLAIM, params, (rs, n) -> new ClaimedRow(
+                rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getString("msg_type"),
+                openPayload(rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getBytes("payload"),
+                        rs.getString("payload_key_id")),
+                rs.getInt("attempts"), token)).stream().findFirst();
+    }
+
+    /** Records on a refused row which earlier row it waits behind; empty when it was not held by ordering. */
+    public Optional<Long> recordHold(long inboxId) {
+        return jdbc.queryForList(RECORD_HOLD, new MapSqlParameterSource("id", inboxId), Long.class).stream().findFirst();
+    }
+
+    private void recordRefusal(long inboxId) {
+        recordHold(inboxId).ifPresentOrElse(
+                blocker -> {
+                    meters.counter("adapter.inbox.claims", "result", "held").increment();
+                    log.info("Inbox {} held: waiting behind inbox {} of the same subject", inboxId, blocker);
+                },
+                () -> {
+                    meters.counter("adapter.inbox.claims", "result", "not-claimable").increment();
+                    log.debug("Inbox {} not claimable (taken or finished); event ignored", inboxId);
+                });
+    }
+
+    /**
+     * The claimed row's payload in clear; null when it cannot be opened (key missing, redacted) — the
+     * claim stands and the registration records a system error, so the row still ends FAILED/DEAD.
+     */
+    private byte[] openPayload(long id, String subject, byte[] stored, String keyId) {
+        try {
+            return cipher.open(subject, stored, keyId);
+        } catch (IllegalStateException e) {
+            log.error("Inbox {}: {}", id, e.getMessage());
+            return null;
+        }
+    }
+
+    /** Always false: whether a row can be claimed is decided by the claim's UPDATE alone, never by a lookup. */
+    @Override
+    public boolean contains(String key) {
+        return false;
+    }
+
+    /** Never un-claims: see the class comment. */
+    @Override
+    public boolean remove(String key) {
+        return false;
+    }
+
+    /** The outcome write of the route (fenced by the claim token) is the confirmation; nothing to do here. */
+    @Override
+    public boolean confirm(String key) {
+        return true;
+    }
+
+    @Override
+    public void clear() {
+        // the inbox table is the ledger; there is nothing of ours to clear
+    }
+}

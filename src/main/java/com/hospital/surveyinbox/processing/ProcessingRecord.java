@@ -1,0 +1,78 @@
+package com.hospital.surveyinbox.processing;
+
+import com.hospital.surveyinbox.config.AdapterProperties;
+import com.hospital.surveyinbox.inbox.ClaimedRow;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.HashMap;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+import org.springframework.stereotype.Component;
+
+/**
+ * Steps of {@code routes/inbox-process.camel.yaml} around the outcome write: the named parameters of
+ * {@code sql/complete-row.sql}, {@code fail-row.sql}, {@code defer-row.sql} and {@code find-successor.sql}
+ * ({@link #params}), and what gets logged and counted once the row said what it recorded.
+ */
+@Component("processingRecord")
+public class ProcessingRecord {
+
+    private static final Logger log = LoggerFactory.getLogger(ProcessingRecord.class);
+
+    private final AdapterProperties properties;
+    private final MeterRegistry meters;
+
+    public ProcessingRecord(AdapterProperties properties, MeterRegistry meters) {
+        this.properties = properties;
+        this.meters = meters;
+    }
+
+    /** Step {@code inbox-process-params}: every named parameter the outcome statements use. */
+    public Map<String, Object> params(ClaimedRow row, Outcome outcome) {
+        Map<String, Object> params = new HashMap<>();
+        params.put("id", row.inboxId());
+        params.put("srvyDrawupNo", row.srvyDrawupNo());
+        params.put("token", row.claimToken().toString());
+        params.put("attempt", row.attempt());
+        params.put("maxAttempts", properties.getInbox().getMaxAttempts());
+        params.put("reason", outcome.failureReason());
+        params.put("replyCode", outcome.reply() == null ? null : outcome.reply().name());
+        params.put("replyReason", outcome.replyReason());
+        return params;
+    }
+
+    /** The fenced write applied: log and count the status it recorded. */
+    public void recorded(ClaimedRow row, Outcome outcome, String status) {
+        String counted = outcome.deferred() ? "deferred" : status.toLowerCase();
+        meters.counter("adapter.inbox.outcomes", "outcome", counted).increment();
+        if (outcome.success()) {
+            log.info("Inbox {} COMPLETED{}", row.inboxId(), outcome.reply() == null ? "" : " (reply " + outcome.reply() + " owed)");
+        } else if (outcome.failureCode() != null) {
+            // a business error: its text may quote the patient, so the log names the downstream's code only
+            log.info("Inbox {} {} after attempt {}: business error {}", row.inboxId(), status, row.attempt(),
+                    outcome.failureCode());
+        } else {
+            log.info("Inbox {} {} after attempt {}: {}", row.inboxId(), outcome.deferred() ? "deferred" : status,
+                    row.attempt(), outcome.failureReason());
+        }
+    }
+
+    /** The fenced write changed nothing: a newer attempt owns the row (stuck-row reset, requeue). */
+    public void stale(ClaimedRow row) {
+        meters.counter("adapter.inbox.outcomes", "outcome", "stale").increment();
+        log.warn("Inbox {} attempt {}: outcome not recorded, the row was re-claimed meanwhile", row.inboxId(), row.attempt());
+    }
+
+    /** An event whose inbox id cannot be read: nothing to claim; the offset is committed. */
+    public void unreadable() {
+        meters.counter("adapter.inbox.claims", "result", "unreadable-event").increment();
+        log.warn("Unreadable inbox event skipped");
+    }
+
+    /** Last step of every path: the consumer thread carries no row context into the next record. */
+    public void clearContext() {
+        MDC.remove("inboxId");
+        MDC.remove("srvyDrawupNo");
+    }
+}

@@ -1,0 +1,145 @@
+package com.hospital.surveyinbox.processing;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.hospital.surveyinbox.config.AdapterProperties;
+import com.hospital.surveyinbox.inbox.ClaimedRow;
+import com.hospital.surveyinbox.inbox.ReplyReason;
+import java.io.IOException;
+import java.time.LocalDateTime;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import org.springframework.stereotype.Component;
+
+/**
+ * What {@code routes/inbox-register.camel.yaml} cannot say clearly in YAML: reading the stored message,
+ * building the request bodies, picking the guest id out of an answer, and naming the outcomes. Plain
+ * typed methods; the order of the calls and every decision stay in the route.
+ */
+@Component("registration")
+public class RegistrationSteps {
+
+    static final DateTimeFormatter SEND_DT = DateTimeFormatter.ofPattern("yyyyMMddHHmmss");
+
+    private final AdapterProperties properties;
+    private final ObjectMapper mapper;
+
+    public RegistrationSteps(AdapterProperties properties, ObjectMapper mapper) {
+        this.properties = properties;
+        this.mapper = mapper;
+    }
+
+    /** Step {@code inbox-register-read}: the claimed payload as the fields the flow uses. */
+    public Registration read(ClaimedRow row) {
+        if (row.payload() == null) {
+            throw new IllegalStateException("stored payload unavailable (redacted or not decryptable)");
+        }
+        JsonNode message;
+        try {
+            message = mapper.readTree(row.payload());
+        } catch (IOException e) {
+            throw new IllegalStateException("stored payload is not JSON");
+        }
+        return new Registration(row.inboxId(), row.srvyDrawupNo(), row.msgType(), text(message, "patno"),
+                text(message, "srvyNo"), text(message, "formCd"), text(message, "groupCd"), text(message, "patNm"),
+                text(message, "mobileNo"), !"N".equalsIgnoreCase(text(message, "alimtalkYn")),
+                sendAt(text(message, "sendDt")));
+    }
+
+    /** Body of {@code POST {account}/guests}: the legacy patient record's name and mobile, else the message's. */
+    public String guestBody(Registration msg, String patientJson) {
+        JsonNode patient = json(patientJson);
+        ObjectNode guest = mapper.createObjectNode();
+        guest.put("patno", msg.patno());
+        guest.put("patNm", firstText(patient, "patNm", msg.patNm()));
+        guest.put("mobileNo", firstText(patient, "mobileNo", msg.mobileNo()));
+        return write(guest);
+    }
+
+    /** The {@code guestId} of an account answer (found, created, or 409 "exists"). */
+    public String guestId(String answer) {
+        String id = json(answer).path("guestId").asText(null);
+        if (id == null || id.isBlank()) {
+            throw new SystemException("account", "guest answer without guestId", null);
+        }
+        return id;
+    }
+
+    /** Body of {@code POST {survey}/dispatch-bundles} (CONTRACT §3 step 4). */
+    public String bundleBody(Registration msg, String guestId, String consentsJson) {
+        ObjectNode bundle = mapper.createObjectNode();
+        bundle.put("srvyDrawupNo", msg.srvyDrawupNo());
+        bundle.put("formCd", msg.formCd());
+        bundle.put("groupCd", msg.groupCd());
+        bundle.put("guestId", guestId);
+        bundle.set("consents", consentsJson == null ? mapper.createArrayNode() : json(consentsJson));
+        bundle.put("sendAt", msg.sendAt());
+        bundle.put("notify", msg.notifyPatient());
+        return write(bundle);
+    }
+
+    /** Registered; nothing owed to the legacy system. */
+    public Outcome completed() {
+        return Outcome.completed();
+    }
+
+    /** Registered without a notification ({@code alimtalkYn=N}): the legacy system is told so. */
+    public Outcome notifySkipped() {
+        return Outcome.completedWithReply(ReplyReason.NOTIFY_SKIPPED,
+                "questionnaire created; no notification sent (alimtalkYn=N)");
+    }
+
+    /** A resend refused because the questionnaire was submitted: the row completes and the legacy system is told why. */
+    public Outcome alreadySubmitted(String answer) {
+        return Outcome.completedWithReply(ReplyReason.ALREADY_SUBMITTED,
+                json(answer).path("message").asText("questionnaire already submitted; cannot resend"));
+    }
+
+    /** {@code sendDt} in the legacy zone; empty or unparsable means "now" (case study §3.1). */
+    String sendAt(String sendDt) {
+        if (sendDt != null) {
+            try {
+                return LocalDateTime.parse(sendDt.strip(), SEND_DT).atZone(properties.getLegacy().getZone())
+                        .toOffsetDateTime().toString();
+            } catch (DateTimeParseException e) {
+                // stored as received; processing time applies
+            }
+        }
+        return OffsetDateTime.now(properties.getLegacy().getZone()).withNano(0).toString();
+    }
+
+    private JsonNode json(String body) {
+        try {
+            JsonNode node = body == null || body.isBlank() ? null : mapper.readTree(body);
+            if (node == null || node.isMissingNode()) {
+                throw new SystemException(null, "empty response body", null);
+            }
+            return node;
+        } catch (IOException e) {
+            throw new SystemException(null, "unreadable response body", e);
+        }
+    }
+
+    private String write(JsonNode node) {
+        try {
+            return mapper.writeValueAsString(node);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String text(JsonNode node, String field) {
+        JsonNode value = node.get(field);
+        if (value == null || value.isNull() || value.asText().isBlank()) {
+            return null;
+        }
+        return value.asText();
+    }
+
+    private static String firstText(JsonNode preferred, String field, String fallback) {
+        String value = text(preferred, field);
+        return value != null ? value : fallback;
+    }
+}

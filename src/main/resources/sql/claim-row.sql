@@ -1,0 +1,32 @@
+-- Claims one inbox row for this worker: RECEIVED|FAILED -> PROCESSING, attempts + 1, a fresh claim
+-- token, the payload returned by the same statement, and the attempt opened in inbox_attempt.
+-- Run by: processing/ClaimRepository.add (the idempotentConsumer step inbox-process-claim of
+-- routes/inbox-process.camel.yaml), with Spring named parameters (:id, :token).
+-- Why this WHERE: one conditional UPDATE is the only gateway into processing — racing consumers,
+-- duplicate events and the redelivery job can never claim a row twice (a read-then-update could).
+-- The ordering guard is part of it: an earlier unfinished row of the same subject blocks the claim,
+-- so rows of one srvyDrawupNo are registered in arrival order.
+WITH claimed AS (
+    UPDATE inbox_message m
+       SET status = 'PROCESSING',
+           attempts = m.attempts + 1,
+           claim_token = :token,
+           held_reason = NULL,
+           last_attempt_at = now(),
+           updated_at = now()
+     WHERE m.id = :id
+       AND m.status IN ('RECEIVED', 'FAILED')
+       AND NOT EXISTS (
+           SELECT 1
+             FROM inbox_message e
+            WHERE e.srvy_drawup_no = m.srvy_drawup_no
+              AND e.id < m.id
+              AND e.status IN ('RECEIVED', 'PROCESSING', 'FAILED'))
+    RETURNING m.id, m.srvy_drawup_no, m.msg_type, m.payload, m.payload_key_id, m.attempts, m.last_attempt_at
+), opened AS (
+    INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at)
+    SELECT id, attempts, last_attempt_at
+      FROM claimed
+)
+SELECT id, srvy_drawup_no, msg_type, payload, payload_key_id, attempts
+  FROM claimed

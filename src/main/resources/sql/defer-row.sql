@@ -1,0 +1,28 @@
+-- Records an attempt that is not charged: a downstream it needs is plainly down (its circuit is open),
+-- so the attempt count goes back down and the row waits as FAILED for the next retry. Closes the
+-- attempt as DEFERRED in the same statement. Autocommit.
+-- Run by: routes/inbox-process.camel.yaml, step inbox-process-record-deferred (camel-sql).
+-- Why this WHERE: fenced by the claim token like complete-row.sql; nothing back = stale outcome.
+WITH deferred AS (
+    UPDATE inbox_message
+       SET status = 'FAILED',
+           attempts = attempts - 1,
+           claim_token = NULL,
+           last_error = :#reason,
+           updated_at = now()
+     WHERE id = :#id
+       AND status = 'PROCESSING'
+       AND claim_token = CAST(:#token AS UUID)
+    RETURNING id, status
+), closed AS (
+    UPDATE inbox_attempt a
+       SET finished_at = now(),
+           outcome = 'DEFERRED',
+           reason = :#reason
+      FROM deferred
+     WHERE a.inbox_id = deferred.id
+       AND a.attempt_no = :#attempt
+       AND a.finished_at IS NULL
+)
+SELECT status
+  FROM deferred

@@ -1,0 +1,36 @@
+-- Records a failed attempt: FAILED, or DEAD when it was the last allowed one; going DEAD opens the
+-- DEAD reply in the same statement (so a DEAD row can never miss its reply), unless a DEAD reply was
+-- already delivered for this row (a requeued row that dies again is not reported twice). Closes the
+-- attempt in the same statement. Autocommit.
+-- Run by: routes/inbox-process.camel.yaml, step inbox-process-record-failed (camel-sql).
+-- Why this WHERE: fenced by the claim token like complete-row.sql; nothing back = stale outcome.
+WITH failed AS (
+    UPDATE inbox_message
+       SET status = CASE WHEN attempts >= :#maxAttempts THEN 'DEAD' ELSE 'FAILED' END,
+           claim_token = NULL,
+           last_error = :#reason,
+           updated_at = now(),
+           reply_status = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')
+                               THEN 'PENDING' ELSE reply_status END,
+           reply_reason_code = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')
+                                    THEN 'DEAD' ELSE reply_reason_code END,
+           reply_reason = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')
+                               THEN :#reason ELSE reply_reason END,
+           reply_updated_at = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')
+                                   THEN now() ELSE reply_updated_at END
+     WHERE id = :#id
+       AND status = 'PROCESSING'
+       AND claim_token = CAST(:#token AS UUID)
+    RETURNING id, status
+), closed AS (
+    UPDATE inbox_attempt a
+       SET finished_at = now(),
+           outcome = failed.status,
+           reason = :#reason
+      FROM failed
+     WHERE a.inbox_id = failed.id
+       AND a.attempt_no = :#attempt
+       AND a.finished_at IS NULL
+)
+SELECT status
+  FROM failed

@@ -1,0 +1,16 @@
+-- The next row of a subject that may be waiting for the row that just finished, to be republished at
+-- once instead of after lost-event-after.
+-- Run by: routes/inbox-process.camel.yaml, step inbox-process-find-successor (camel-sql), after a
+-- row ended COMPLETED or DEAD.
+-- Why this WHERE: any RECEIVED successor counts, whether or not its hold was recorded yet (the claim
+-- and the hold are two statements, so a hold may land just after this row finished); a FAILED one
+-- only when it was held, so a plain retry still waits for retry-delay.
+SELECT id AS "inboxId",
+       srvy_drawup_no AS "srvyDrawupNo",
+       msg_type AS "msgType"
+  FROM inbox_message
+ WHERE srvy_drawup_no = :#srvyDrawupNo
+   AND id > :#id
+   AND (status = 'RECEIVED' OR (status = 'FAILED' AND held_reason IS NOT NULL))
+ ORDER BY id
+ LIMIT 1

@@ -1,0 +1,10 @@
+-- The reply did not get through: SENDING -> FAILED with the reason; the redelivery job retries it
+-- once retry-delay has passed.
+-- Run by: routes/inbox-reply.camel.yaml, steps inbox-reply-record-refused and inbox-reply-record-failure (camel-sql).
+-- Why this WHERE: only the sender holding the obligation (SENDING) records its result.
+UPDATE inbox_message
+   SET reply_status = 'FAILED',
+       reply_last_error = :#error,
+       reply_updated_at = now()
+ WHERE id = :#id
+   AND reply_status = 'SENDING'

@@ -1,0 +1,18 @@
+-- Due retries: FAILED rows whose last attempt is older than retry-delay. Stamps published_at and
+-- returns the rows whose event the route republishes (the consumer's claim then charges the attempt).
+-- Run by: routes/inbox-redeliver.camel.yaml, step inbox-redeliver-find-retries (camel-sql).
+-- Why this WHERE: as republish-lost-events.sql, aged by last_attempt_at: the retry interval counts
+-- from the attempt that failed, not from when the row arrived.
+UPDATE inbox_message
+   SET published_at = now()
+ WHERE id IN (SELECT id
+                FROM inbox_message
+               WHERE status = 'FAILED'
+                 AND last_attempt_at < now() - :#retryDelayMillis * INTERVAL '1 millisecond'
+                 AND (published_at IS NULL OR published_at < now() - :#retryDelayMillis * INTERVAL '1 millisecond')
+               ORDER BY last_attempt_at
+               LIMIT :#batch
+                 FOR UPDATE SKIP LOCKED)
+RETURNING id AS "inboxId",
+          srvy_drawup_no AS "srvyDrawupNo",
+          msg_type AS "msgType"

@@ -1,0 +1,19 @@
+-- Lost events: RECEIVED rows older than lost-event-after (a crash between commit and publish, a
+-- publish that failed). Stamps published_at and returns the rows whose event the route republishes.
+-- Run by: routes/inbox-redeliver.camel.yaml, step inbox-redeliver-find-lost (camel-sql).
+-- Why this WHERE: the age is on the database clock; a row republished within the same window is
+-- skipped, so a backlog is not republished every tick; a bounded batch, oldest first, and SKIP LOCKED
+-- so two job runs (a slow tick and the next) never take the same rows.
+UPDATE inbox_message
+   SET published_at = now()
+ WHERE id IN (SELECT id
+                FROM inbox_message
+               WHERE status = 'RECEIVED'
+                 AND created_at < now() - :#lostEventAfterMillis * INTERVAL '1 millisecond'
+                 AND (published_at IS NULL OR published_at < now() - :#lostEventAfterMillis * INTERVAL '1 millisecond')
+               ORDER BY created_at
+               LIMIT :#batch
+                 FOR UPDATE SKIP LOCKED)
+RETURNING id AS "inboxId",
+          srvy_drawup_no AS "srvyDrawupNo",
+          msg_type AS "msgType"

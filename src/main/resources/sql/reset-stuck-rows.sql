@@ -1,0 +1,46 @@
+-- Stuck workers: a PROCESSING row untouched for stuck-processing-after goes back to RECEIVED (its claim
+-- token dies with it, so the lost worker's late outcome is rejected by the fence) — or to DEAD when that
+-- abandoned attempt was the last allowed one (a message that kills its worker cannot loop forever),
+-- opening the DEAD reply like fail-row.sql. Its open attempt is closed as ABANDONED. One statement.
+-- Run by: routes/inbox-redeliver.camel.yaml, step inbox-redeliver-reset-stuck (camel-sql).
+-- Why this WHERE: updated_at is the worker's last sign of life; bounded batch, SKIP LOCKED. The attempt
+-- count is not raised here (case study §4.5): the abandoned attempt was already counted by its claim.
+-- The DEAD reply's clock starts reply-grace in the past so the same tick's reply sweep sends it.
+WITH stuck AS (
+    UPDATE inbox_message
+       SET status = CASE WHEN attempts >= :#maxAttempts THEN 'DEAD' ELSE 'RECEIVED' END,
+           claim_token = NULL,
+           last_error = 'worker lost while processing; reset by the redelivery job',
+           updated_at = now(),
+           published_at = now(),
+           reply_status = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')
+                               THEN 'PENDING' ELSE reply_status END,
+           reply_reason_code = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')
+                                    THEN 'DEAD' ELSE reply_reason_code END,
+           reply_reason = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')
+                               THEN 'worker lost while processing' ELSE reply_reason END,
+           reply_updated_at = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')
+                                   THEN now() - :#retryDelayMillis * INTERVAL '1 millisecond' ELSE reply_updated_at END
+     WHERE id IN (SELECT id
+                    FROM inbox_message
+                   WHERE status = 'PROCESSING'
+                     AND updated_at < now() - :#stuckAfterMillis * INTERVAL '1 millisecond'
+                   ORDER BY updated_at
+                   LIMIT :#batch
+                     FOR UPDATE SKIP LOCKED)
+    RETURNING id, srvy_drawup_no, msg_type, status
+), abandoned AS (
+    UPDATE inbox_attempt a
+       SET finished_at = now(),
+           outcome = 'ABANDONED',
+           reason = 'worker lost while processing'
+      FROM stuck
+     WHERE a.inbox_id = stuck.id
+       AND a.finished_at IS NULL
+)
+SELECT id AS "inboxId",
+       srvy_drawup_no AS "srvyDrawupNo",
+       msg_type AS "msgType",
+       status
+  FROM stuck
+ ORDER BY id
