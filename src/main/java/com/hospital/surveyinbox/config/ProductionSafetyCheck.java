@@ -4,16 +4,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import org.springframework.beans.factory.InitializingBean;
-import org.springframework.context.annotation.Profile;
 import org.springframework.stereotype.Component;
 
 /**
- * In the {@code prod} profile the service refuses to start with credentials anyone could know (empty,
- * short, equal to the user name, or one of the repository's dev/test values) or with the payload stored
- * in clear. Fails the boot, so a misconfigured pod never becomes ready.
+ * In the {@code prod} profile (in any letter case: Spring's own profile matching is case-sensitive, so
+ * {@code Prod} would otherwise skip the check) the service refuses to start with credentials anyone could
+ * know (empty, short, equal to the user name, one of the repository's dev/test values, or the legacy
+ * sender's password equal to the operators') or with the payload stored in clear. Fails the boot, so a
+ * misconfigured pod never becomes ready.
  */
 @Component
-@Profile("prod")
 public class ProductionSafetyCheck implements InitializingBean {
 
     static final int MIN_PASSWORD_LENGTH = 16;
@@ -21,16 +21,26 @@ public class ProductionSafetyCheck implements InitializingBean {
             "ops-test-secret", "password", "changeit", "changeme", "secret", "admin");
 
     private final AdapterProperties properties;
+    private final org.springframework.core.env.Environment environment;
 
-    public ProductionSafetyCheck(AdapterProperties properties) {
+    public ProductionSafetyCheck(AdapterProperties properties, org.springframework.core.env.Environment environment) {
         this.properties = properties;
+        this.environment = environment;
     }
 
     @Override
     public void afterPropertiesSet() {
+        if (java.util.Arrays.stream(environment.getActiveProfiles()).noneMatch("prod"::equalsIgnoreCase)) {
+            return;
+        }
         List<String> problems = new ArrayList<>();
         check("legacy", properties.getSecurity().getLegacy(), problems);
         check("ops", properties.getSecurity().getOps(), problems);
+        String legacyPassword = properties.getSecurity().getLegacy().getPassword();
+        if (legacyPassword != null && !legacyPassword.isBlank()
+                && legacyPassword.equals(properties.getSecurity().getOps().getPassword())) {
+            problems.add("adapter.security.legacy.password and adapter.security.ops.password must differ");
+        }
         if (!properties.getCrypto().isEnabled()) {
             problems.add("adapter.crypto.enabled must be true: the payload holds patient data");
         }

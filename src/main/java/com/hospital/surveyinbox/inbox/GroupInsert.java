@@ -25,9 +25,10 @@ import org.springframework.transaction.TransactionException;
  * spends most of a single-row insert on.
  *
  * <p>Failure isolation: a group is one transaction, so a row the database refuses (a constraint, a
- * trigger at commit) would take the others down with it; such a group is retried row by row, and only
- * the refused row's reception fails. When the database is unreachable the whole group fails at once
- * with that error (every reception answers 503), without a retry per row.
+ * trigger at commit, a value the index cannot hold) would take the others down with it; such a group is
+ * retried row by row, and only the refused row's reception fails. Only when the database cannot be
+ * reached ({@link DatabaseFailures#unavailable}: SQLState class 08, no connection from the pool, …) does
+ * the whole group fail at once with that error (every reception answers 503), without a retry per row.
  */
 final class GroupInsert implements AutoCloseable {
 
@@ -144,10 +145,9 @@ final class GroupInsert implements AutoCloseable {
         }
     }
 
-    /** The database did not answer (or could not take a transaction): retrying row by row would only wait longer. */
+    /** The database did not answer (or would not take work): retrying row by row would only wait longer. */
     private static boolean unreachable(RuntimeException e) {
-        return e instanceof DataAccessResourceFailureException || e instanceof TransientDataAccessException
-                || e instanceof RecoverableDataAccessException || e instanceof TransactionException;
+        return DatabaseFailures.unavailable(e);
     }
 
     /** Stops taking new groups; rows already queued are still written before the writers end. */

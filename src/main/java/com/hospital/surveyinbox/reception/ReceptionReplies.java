@@ -1,5 +1,6 @@
 package com.hospital.surveyinbox.reception;
 
+import com.hospital.surveyinbox.inbox.DatabaseFailures;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.hospital.surveyinbox.inbox.Acceptance;
@@ -13,7 +14,6 @@ import org.apache.camel.Message;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.dao.DataAccessException;
-import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.TransactionException;
 
@@ -51,12 +51,13 @@ public class ReceptionReplies {
         Throwable cause = exchange.getProperty(Exchange.EXCEPTION_CAUGHT, Throwable.class);
         if (cause instanceof ReceptionRejectedException rejected) {
             write(exchange, rejected.status(), "N", rejected.getMessage(), null);
-        } else if (cause instanceof DataIntegrityViolationException) {
-            log.error("Inbox insert violated a constraint; nothing stored", cause);
-            write(exchange, 500, "N", "message could not be stored", null);
-        } else if (cause instanceof DataAccessException || cause instanceof TransactionException) {
+        } else if (DatabaseFailures.unavailable(cause)) {
             log.warn("Inbox unavailable; answering 503 so the sender retries: {}", rootMessage(cause));
             write(exchange, 503, "N", "inbox temporarily unavailable; nothing stored, please retry", null);
+        } else if (cause instanceof DataAccessException || cause instanceof TransactionException) {
+            // the database refused this row: a retry would be refused again, so no 503 "please retry"
+            log.error("Inbox refused the row; nothing stored: {}", cause.getClass().getSimpleName());
+            write(exchange, 500, "N", "message could not be stored", null);
         } else {
             log.error("Unexpected reception failure; nothing acknowledged", cause);
             write(exchange, 500, "N", "internal error; nothing stored, please retry", null);

@@ -20,8 +20,8 @@ import org.springframework.stereotype.Component;
 
 /**
  * Reception validation, deliberately minimal (case study §3.1): a message is refused only when it could
- * never be processed — not UTF-8 JSON, not an object, a required field missing or blank, an unknown
- * {@code msgType}. Everything else (an empty or garbage {@code sendDt}, extra fields) is stored as is.
+ * never be processed — not UTF-8 JSON, not an object, a required field missing or blank, an identifier
+ * that would break a downstream URL (CONTRACT §1), an unknown {@code msgType}. Everything else (an empty or garbage {@code sendDt}, extra fields) is stored as is.
  * Error messages name the field, never its value, so no patient data reaches the sender's logs.
  *
  * <p>Called by {@code routes/inbox-receive.camel.yaml}, step {@code inbox-receive-validate}.
@@ -30,6 +30,9 @@ import org.springframework.stereotype.Component;
 public class SurveySendInfoValidator {
 
     static final List<String> REQUIRED = List.of("srvyDrawupNo", "patno", "formCd");
+    /** Fields that become URL path segments downstream (CONTRACT §1): srvyNo only when present. */
+    static final List<String> IDENTIFIERS = List.of("srvyDrawupNo", "patno", "srvyNo");
+    static final int MAX_IDENTIFIER_LENGTH = 100;
     static final Set<String> MSG_TYPES = Set.of("SEND", "SUBMIT");
     static final int MAX_IDEMPOTENCY_KEY_LENGTH = 200;
 
@@ -61,6 +64,15 @@ public class SurveySendInfoValidator {
                 throw new ReceptionRejectedException(400, "required field '" + field + "' is blank");
             }
         }
+        for (String field : IDENTIFIERS) {
+            JsonNode value = json.get(field);
+            if (value != null && (value.isTextual() || value.isNumber()) && !value.asText().isBlank()) {
+                String problem = identifierProblem(value.asText());
+                if (problem != null) {
+                    throw new ReceptionRejectedException(400, "field '" + field + "' " + problem);
+                }
+            }
+        }
         String msgType = "SEND";
         JsonNode type = json.get("msgType");
         if (type != null && !type.isNull() && !(type.isTextual() && type.asText().isEmpty())) {
@@ -78,6 +90,31 @@ public class SurveySendInfoValidator {
             }
         }
         return new ReceivedMessage(json.get("srvyDrawupNo").asText(), msgType, body, idempotencyKey);
+    }
+
+    /**
+     * Why a value cannot be an identifier that becomes a downstream path segment (CONTRACT §1), or null:
+     * 1–100 characters, no control character, none of {@code / \ ? # %}, not {@code .} or {@code ..}.
+     * The answer describes the rule, never the value.
+     */
+    static String identifierProblem(String value) {
+        int length = value.codePointCount(0, value.length());
+        if (length > MAX_IDENTIFIER_LENGTH) {
+            return "must be at most " + MAX_IDENTIFIER_LENGTH + " characters";
+        }
+        if (value.equals(".") || value.equals("..")) {
+            return "must not be . or ..";
+        }
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c <= 0x1F || c == 0x7F) {
+                return "must not contain control characters";
+            }
+            if (c == '/' || c == '\\' || c == '?' || c == '#' || c == '%') {
+                return "must not contain / \\ ? # or %";
+            }
+        }
+        return null;
     }
 
     /** Why a Content-Type is refused (415), or null when it is JSON in UTF-8. */

@@ -17,6 +17,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
@@ -144,9 +145,10 @@ class GroupInsertTest extends IntegrationTest {
             byte[] stored = jdbc.queryForObject("SELECT payload FROM inbox_message WHERE id = ?", byte[].class, id);
             assertThat(new String(stored, StandardCharsets.ISO_8859_1)).doesNotContain(run);
             assertThat(jdbc.queryForObject("SELECT payload_key_id FROM inbox_message WHERE id = ?", String.class, id)).isEqualTo("k1");
-            ClaimedRow claimed = encrypting.claim(id).orElseThrow();
+            ClaimedRow claimed = new com.hospital.surveyinbox.processing.ClaimRepository(named, new PayloadCipher(properties),
+                    new SimpleMeterRegistry()).claim(id).orElseThrow();
             assertThat(claimed.payload()).isEqualTo(messages.get(i).payload());
-            encrypting.complete(claimed, null, null);
+            jdbc.update("UPDATE inbox_message SET status = 'COMPLETED', claim_token = NULL WHERE id = ?", id);
         }
     }
 
@@ -168,6 +170,59 @@ class GroupInsertTest extends IntegrationTest {
             assertThat(jdbc.queryForObject("SELECT srvy_drawup_no FROM inbox_message WHERE id = ?", String.class, next.inboxId()))
                     .isEqualTo(run + "-next");
         }
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void aRowTheDatabaseCannotHoldFailsAloneAndItsGroupIsStoredRowByRow() throws Exception {
+        String run = uniqueSubject("GRPBIG");
+        java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+        Function<ReceivedMessage, Acceptance> one = m -> {
+            if (m.srvyDrawupNo().endsWith("-gate")) {
+                try {
+                    gate.await(); // holds the only writer while the next three receptions queue up behind it
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return store.acceptOne(m);
+        };
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try (GroupInsert group = new GroupInsert(1, 64, store::acceptGroup, one, new SimpleMeterRegistry())) {
+            Future<Acceptance> gated = pool.submit(() -> group.accept(message(run + "-gate", null)));
+            org.awaitility.Awaitility.await().until(() -> group.queued() == 0);
+            // an index row this large is refused by PostgreSQL (54000): not an outage, and only this row's problem
+            String huge = run + "-" + new java.util.Random().ints(12_000, 'a', 'z' + 1)
+                    .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append); // random: no compression helps
+            Future<Acceptance> a = pool.submit(() -> group.accept(message(run + "-a", null)));
+            Future<Acceptance> big = pool.submit(() -> group.accept(message(huge, null)));
+            Future<Acceptance> b = pool.submit(() -> group.accept(message(run + "-b", null)));
+            org.awaitility.Awaitility.await().until(() -> group.queued() == 3);
+            gate.countDown();
+
+            assertThat(gated.get(30, TimeUnit.SECONDS).fresh()).isTrue();
+            assertThat(a.get(30, TimeUnit.SECONDS).fresh()).isTrue();
+            assertThat(b.get(30, TimeUnit.SECONDS).fresh()).isTrue();
+            assertThatThrownBy(() -> big.get(30, TimeUnit.SECONDS))
+                    .satisfies(e -> assertThat(DatabaseFailures.unavailable(e)).as("a refusal, not an outage").isFalse());
+        } finally {
+            pool.shutdown();
+        }
+        assertThat(rowCountLike(run)).isEqualTo(3);
+    }
+
+    @Test
+    void onlyAnUnreachableDatabaseCountsAsUnavailable() {
+        assertThat(DatabaseFailures.unavailable(new org.springframework.jdbc.CannotGetJdbcConnectionException("pool",
+                new java.sql.SQLTransientConnectionException("timeout")))).isTrue();
+        assertThat(DatabaseFailures.unavailable(new org.springframework.dao.DataAccessResourceFailureException("x",
+                new java.sql.SQLException("connection reset", "08006")))).isTrue();
+        assertThat(DatabaseFailures.unavailable(new org.springframework.dao.QueryTimeoutException("x",
+                new java.sql.SQLException("canceling statement due to statement timeout", "57014")))).isTrue();
+        assertThat(DatabaseFailures.unavailable(new org.springframework.dao.DataAccessResourceFailureException("x",
+                new java.sql.SQLException("index row size exceeds maximum", "54000")))).isFalse();
+        assertThat(DatabaseFailures.unavailable(new org.springframework.dao.DataIntegrityViolationException("x",
+                new java.sql.SQLException("null value", "23502")))).isFalse();
     }
 
     @Test

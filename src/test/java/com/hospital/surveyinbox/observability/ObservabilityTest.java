@@ -62,15 +62,29 @@ class ObservabilityTest extends IntegrationTest {
     }
 
     @Test
+    void showsHealthDetailsOnlyToAnOperator() {
+        for (String path : List.of("/actuator/health", "/actuator/health/readiness", "/actuator/health/liveness")) {
+            ServiceClient.Reply anonymous = client.management(path);
+            assertThat(anonymous.status()).as(path).isEqualTo(200);
+            assertThat(anonymous.json().get("status").asText()).as(path).isEqualTo("UP");
+            assertThat(anonymous.json().has("components")).as(path).isFalse();
+            assertThat(anonymous.body()).as(path).doesNotContain("clusterId", "brokers", "jdbc");
+            ServiceClient.Reply legacy = client.management(path, ServiceClient.LEGACY_AUTH);
+            assertThat(legacy.json().has("components")).as(path + " with the legacy credential").isFalse();
+        }
+        assertThat(client.management("/actuator/health", ServiceClient.OPS_AUTH).json().has("components")).isTrue();
+    }
+
+    @Test
     void showsKafkaAndRedisInHealthDetailsWithoutGatingReadinessOnThem() {
-        ServiceClient.Reply health = client.management("/actuator/health");
+        ServiceClient.Reply health = client.management("/actuator/health", ServiceClient.OPS_AUTH);
         assertThat(health.json().at("/components/kafka/status").asText()).isEqualTo("UP");
         assertThat(health.json().at("/components/kafka/details/brokers").asInt()).isEqualTo(1);
         assertThat(health.json().at("/components/redis/status").asText()).isEqualTo("UP");
-        ServiceClient.Reply readiness = client.management("/actuator/health/readiness");
+        ServiceClient.Reply readiness = client.management("/actuator/health/readiness", ServiceClient.OPS_AUTH);
         assertThat(readiness.json().at("/components").fieldNames()).toIterable()
                 .containsExactlyInAnyOrder("readinessState", "db", "camelReadinessState");
-        ServiceClient.Reply liveness = client.management("/actuator/health/liveness");
+        ServiceClient.Reply liveness = client.management("/actuator/health/liveness", ServiceClient.OPS_AUTH);
         assertThat(liveness.json().at("/components").fieldNames()).toIterable()
                 .containsExactlyInAnyOrder("livenessState", "camelLivenessState");
     }
@@ -98,9 +112,19 @@ class ObservabilityTest extends IntegrationTest {
         simulator().add(new DownstreamSimulator.Fault(s -> s.startsWith("GET /legacy/patients/" + patnoSlow), 200, "{}", 3_000));
         String slow = client.accept("{\"srvyDrawupNo\":\"" + uniqueSubject("SCRUB") + "\",\"patno\":\"" + patnoSlow
                 + "\",\"formCd\":\"F100\",\"patNm\":\"" + name + "\",\"mobileNo\":\"" + phone + "\"}");
+        // a business error whose message quotes the patient (CONTRACT §6): the log gets its code, the row a masked text
+        String patnoQuoted = "Q-" + patno;
+        simulator().failWhen("GET /legacy/patients/" + patnoQuoted, 404,
+                "{\"code\":\"PATIENT_NOT_FOUND\",\"message\":\"patient " + patnoQuoted + " (" + name + ", " + phone + ") not found\"}");
+        String quoted = client.accept("{\"srvyDrawupNo\":\"" + uniqueSubject("SCRUB") + "\",\"patno\":\"" + patnoQuoted
+                + "\",\"formCd\":\"F100\",\"patNm\":\"" + name + "\",\"mobileNo\":\"" + phone + "\"}");
         rows.awaitAttempt(business, 1, "FAILED");
         rows.awaitAttempt(system, 1, "FAILED");
         rows.awaitAttempt(slow, 1, "FAILED");
+        rows.awaitAttempt(quoted, 1, "FAILED");
+        assertThat(rows.row(quoted).get("last_error")).isEqualTo("patient *** (***, ***) not found");
+        assertThat(client.ops("/ops/inbox/" + quoted).json().get("lastError").asText()).isEqualTo("patient *** (***, ***) not found");
+        assertThat(client.ops("/ops/inbox/" + quoted).body()).doesNotContain(patno, name, phone);
 
         String logs = output.getAll();
         assertThat(logs).contains("inboxId=" + system); // the processing lines do name the row

@@ -204,6 +204,86 @@ class ReceptionTest extends IntegrationTest {
         assertThat(a).isNotEqualTo(b);
     }
 
+    static Stream<Arguments> malformedIdentifiers() {
+        String longSubject = "S" + "x".repeat(2_999);
+        return Stream.of(
+                Arguments.of("srvyDrawupNo of 3,000 characters", "srvyDrawupNo", longSubject, "\"patno\":\"P\""),
+                Arguments.of("srvyDrawupNo of 101 characters", "srvyDrawupNo", "D".repeat(101), "\"patno\":\"P\""),
+                Arguments.of("srvyDrawupNo ..", "srvyDrawupNo", "..", "\"patno\":\"P\""),
+                Arguments.of("srvyDrawupNo .", "srvyDrawupNo", ".", "\"patno\":\"P\""),
+                Arguments.of("srvyDrawupNo with /", "srvyDrawupNo", "A/B", "\"patno\":\"P\""),
+                Arguments.of("srvyDrawupNo with a backslash", "srvyDrawupNo", "A\\\\B", "\"patno\":\"P\""),
+                Arguments.of("srvyDrawupNo with a newline", "srvyDrawupNo", "A\\nB", "\"patno\":\"P\""),
+                Arguments.of("srvyDrawupNo with U+0000", "srvyDrawupNo", "A\\u0000B", "\"patno\":\"P\""),
+                Arguments.of("srvyDrawupNo with DEL", "srvyDrawupNo", "A\\u007FB", "\"patno\":\"P\""),
+                Arguments.of("srvyDrawupNo with ?", "srvyDrawupNo", "A?B", "\"patno\":\"P\""),
+                Arguments.of("srvyDrawupNo with #", "srvyDrawupNo", "A#B", "\"patno\":\"P\""),
+                Arguments.of("srvyDrawupNo with %", "srvyDrawupNo", "A%2FB", "\"patno\":\"P\""),
+                Arguments.of("patno ..", "patno", "..", "\"srvyDrawupNo\":\"@SUBJECT@\""),
+                Arguments.of("patno with /", "patno", PATIENT_MARKER + "/x", "\"srvyDrawupNo\":\"@SUBJECT@\""),
+                Arguments.of("srvyNo with /", "srvyNo", "S/1", "\"srvyDrawupNo\":\"@SUBJECT@\",\"patno\":\"P\""),
+                Arguments.of("srvyNo ..", "srvyNo", "..", "\"srvyDrawupNo\":\"@SUBJECT@\",\"patno\":\"P\""));
+    }
+
+    /** CONTRACT §1: identifiers that become downstream path segments; a 400 naming the field, never its value. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("malformedIdentifiers")
+    void rejectsAMalformedIdentifierWith400NamingTheFieldAndStoresNothing(String name, String field, String value,
+                                                                          String otherFields) {
+        String subject = uniqueSubject("BADID");
+        String body = "{" + otherFields.replace("@SUBJECT@", subject) + ",\"formCd\":\"F\",\"" + field + "\":\"" + value + "\"}";
+        long before = rowCount();
+
+        Reply reply = client.post("/legacy/survey-send-info", body.getBytes(StandardCharsets.UTF_8), "application/json",
+                ServiceClient.LEGACY_AUTH, Map.of());
+
+        assertRejected(reply, 400, subject, before);
+        assertThat(rowCount()).isEqualTo(before);
+        String message = reply.json().get("resultMessage").asText();
+        assertThat(message).contains("'" + field + "'").doesNotContain(PATIENT_MARKER);
+        if (value.length() > 3) {
+            assertThat(message).doesNotContain(value);
+        }
+    }
+
+    @Test
+    void acceptsIdentifiersTheContractAllows() {
+        String subject = uniqueSubject("OKID") + "-a.b_c~$:{}";
+        Reply reply = client.receive("{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"" + "P".repeat(100)
+                + "\",\"formCd\":\"F\",\"srvyNo\":\"...\"}");
+        assertThat(reply.status()).as(reply.body()).isEqualTo(200);
+    }
+
+    @Test
+    void aMalformedSubjectInABurstAffectsNoOtherReception() throws Exception {
+        String run = uniqueSubject("BURST");
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(40);
+        java.util.List<java.util.concurrent.Future<Reply>> replies = new java.util.ArrayList<>();
+        java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+        for (int i = 0; i < 40; i++) {
+            String subject = i % 8 == 0 ? run + "-" + "x".repeat(3_000) : run + "-" + i;
+            replies.add(pool.submit(() -> {
+                start.await();
+                return client.receive(ServiceClient.message(subject, "P-" + subject.length(), ""));
+            }));
+        }
+        start.countDown();
+        int accepted = 0;
+        for (int i = 0; i < 40; i++) {
+            Reply reply = replies.get(i).get(30, java.util.concurrent.TimeUnit.SECONDS);
+            if (i % 8 == 0) {
+                assertThat(reply.status()).as(reply.body()).isEqualTo(400);
+            } else {
+                assertThat(reply.status()).as(reply.body()).isEqualTo(200);
+                accepted++;
+            }
+        }
+        pool.shutdown();
+        assertThat(accepted).isEqualTo(35);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ?", Long.class, run + "-%"))
+                .isEqualTo(35);
+    }
+
     @Test
     void answersOnlyPostOnTheReceptionPath() {
         assertThat(client.get("/legacy/survey-send-info", ServiceClient.LEGACY_AUTH).status()).isEqualTo(405);

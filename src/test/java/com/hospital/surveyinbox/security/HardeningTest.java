@@ -55,4 +55,22 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageContaining("adapter.security.ops.password is shorter than 16")
                 .hasMessageContaining("adapter.crypto.enabled must be true");
     }
+
+    @Test
+    void theProdCheckRunsInAnyLetterCaseAndRefusesOneSharedPassword() {
+        String shared = "a-long-shared-secret-0123456789";
+        List<String> args = new ArrayList<>(List.of(
+                "--adapter.security.legacy.username=legacy", "--adapter.security.legacy.password=" + shared,
+                "--adapter.security.ops.username=ops", "--adapter.security.ops.password=" + shared,
+                "--server.port=0", "--management.server.port=0", "--adapter.inbox.redeliver-enabled=false",
+                "--adapter.retention.enabled=false", "--spring.quartz.scheduler-name=prod-case-check",
+                "--adapter.crypto.enabled=true",
+                "--adapter.crypto.active-key=k1", "--adapter.crypto.keys.k1=" + PayloadEncryptionTest.K1));
+
+        assertThatThrownBy(() -> new SpringApplicationBuilder(SurveyInboxAdapterApplication.class).profiles("Prod")
+                .run(args.toArray(String[]::new)))
+                .rootCause()
+                .hasMessageContaining("Refusing to start in prod")
+                .hasMessageContaining("adapter.security.legacy.password and adapter.security.ops.password must differ");
+    }
 }

@@ -111,6 +111,12 @@ public final class ServiceClient {
         return send(HttpRequest.newBuilder(URI.create(management + path)).timeout(Duration.ofSeconds(30)).GET().build());
     }
 
+    /** A management-port GET with an Authorization header (e.g. {@link #OPS_AUTH} for health details). */
+    public Reply management(String path, String authorization) {
+        return send(HttpRequest.newBuilder(URI.create(management + path)).timeout(Duration.ofSeconds(30))
+                .header("Authorization", authorization).GET().build());
+    }
+
     public Reply send(HttpRequest request) {
         try {
             HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));

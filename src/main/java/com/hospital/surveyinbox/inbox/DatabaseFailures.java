@@ -1,0 +1,38 @@
+package com.hospital.surveyinbox.inbox;
+
+import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
+import org.springframework.jdbc.CannotGetJdbcConnectionException;
+import org.springframework.transaction.CannotCreateTransactionException;
+
+/**
+ * Tells "the database cannot be reached or will not take work now" — worth a 503 and a retry by the
+ * sender — from "the database refused this row" — which retrying cannot fix, and which must stay that
+ * one reception's problem. Decided on the SQLState of the innermost {@link SQLException}, not on Spring's
+ * exception type: Spring files some refusals of a single row (e.g. 54000, an index row too large) under
+ * "resource failure".
+ */
+public final class DatabaseFailures {
+
+    private DatabaseFailures() {
+    }
+
+    /**
+     * True for: no connection from the pool; SQLState class 08 (connection exception); 53300 (too many
+     * connections); 57P01/57P02/57P03 (the server is shutting down or not yet accepting); 57014 (the
+     * statement was cancelled by statement_timeout: the database is too slow to answer now).
+     */
+    public static boolean unavailable(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof CannotGetJdbcConnectionException || t instanceof CannotCreateTransactionException
+                    || t instanceof SQLTransientConnectionException) {
+                return true;
+            }
+            if (t instanceof SQLException sql && sql.getSQLState() != null) {
+                String state = sql.getSQLState();
+                return state.startsWith("08") || state.equals("53300") || state.startsWith("57P") || state.equals("57014");
+            }
+        }
+        return false;
+    }
+}
