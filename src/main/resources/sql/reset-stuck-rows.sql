@@ -6,6 +6,8 @@
 -- Why this WHERE: updated_at is the worker's last sign of life; bounded batch, SKIP LOCKED. The attempt
 -- count is not raised here (case study §4.5): the abandoned attempt was already counted by its claim.
 -- The DEAD reply's clock starts reply-grace in the past so the same tick's reply sweep sends it.
+-- Returns the reset rows (RECEIVED or DEAD) and, for each that went DEAD, the subject's next row
+-- (status SUCCESSOR): a DEAD row releases its successor like one the consumer recorded DEAD.
 WITH stuck AS (
     UPDATE inbox_message
        SET status = CASE WHEN attempts >= :#maxAttempts THEN 'DEAD' ELSE 'RECEIVED' END,
@@ -43,4 +45,16 @@ SELECT id AS "inboxId",
        msg_type AS "msgType",
        status
   FROM stuck
- ORDER BY id
+UNION ALL
+-- a row that went DEAD here finished: the next row of its subject (held behind it, or not yet tried)
+-- is returned too, so it is republished now rather than after lost-event-after
+SELECT n.id, n.srvy_drawup_no, n.msg_type, 'SUCCESSOR'
+  FROM stuck s
+ CROSS JOIN LATERAL (SELECT e.id, e.srvy_drawup_no, e.msg_type
+                       FROM inbox_message e
+                      WHERE e.srvy_drawup_no = s.srvy_drawup_no
+                        AND e.id > s.id
+                        AND (e.status = 'RECEIVED' OR (e.status = 'FAILED' AND e.held_reason IS NOT NULL))
+                      ORDER BY e.id
+                      LIMIT 1) n
+ WHERE s.status = 'DEAD'

@@ -165,11 +165,18 @@ public class AdapterProperties {
     public static class Reception {
         /** Largest accepted request body in bytes; larger bodies get 413, counted on the stream. */
         @Min(1) private int maxBodyBytes = 65536;
+        /**
+         * Longest a reception waits for its row to be committed; then it answers 503 (a database that stops
+         * answering without closing connections must not hold the sender's transaction open).
+         */
+        @NotNull private Duration storeTimeout = Duration.ofSeconds(5);
         @Valid private final RateLimit rateLimit = new RateLimit();
         @Valid private final GroupInsert groupInsert = new GroupInsert();
 
         public int getMaxBodyBytes() { return maxBodyBytes; }
         public void setMaxBodyBytes(int maxBodyBytes) { this.maxBodyBytes = maxBodyBytes; }
+        public Duration getStoreTimeout() { return storeTimeout; }
+        public void setStoreTimeout(Duration storeTimeout) { this.storeTimeout = storeTimeout; }
         public RateLimit getRateLimit() { return rateLimit; }
         public GroupInsert getGroupInsert() { return groupInsert; }
     }

@@ -43,10 +43,17 @@ final class GroupInsert implements AutoCloseable {
     private final int maxRows;
     private final List<Thread> writers = new ArrayList<>();
     private final DistributionSummary groupRows;
+    private final java.time.Duration storeTimeout;
     private volatile boolean closed;
 
     GroupInsert(int writers, int maxRows, Function<List<ReceivedMessage>, List<Acceptance>> insertAll,
                 Function<ReceivedMessage, Acceptance> insertOne, MeterRegistry meters) {
+        this(writers, maxRows, insertAll, insertOne, meters, java.time.Duration.ofMinutes(1));
+    }
+
+    GroupInsert(int writers, int maxRows, Function<List<ReceivedMessage>, List<Acceptance>> insertAll,
+                Function<ReceivedMessage, Acceptance> insertOne, MeterRegistry meters, java.time.Duration storeTimeout) {
+        this.storeTimeout = storeTimeout;
         this.insertAll = insertAll;
         this.insertOne = insertOne;
         this.maxRows = maxRows;
@@ -72,7 +79,20 @@ final class GroupInsert implements AutoCloseable {
             return insertOne.apply(message);
         }
         try {
-            return pending.result().get();
+            return pending.result().get(storeTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            // a database that stops answering without closing connections: the sender must not wait with it
+            boolean neverWritten = queue.remove(pending);
+            if (!neverWritten) { // in a group whose commit has not answered: its outcome is unknown
+                pending.result().whenComplete((row, failure) -> {
+                    if (row != null) {
+                        log.warn("Inbox {} committed after its reception was answered 503 (store timeout)", row.inboxId());
+                    }
+                });
+            }
+            throw new org.springframework.dao.QueryTimeoutException("inbox row not committed within "
+                    + storeTimeout.toMillis() + " ms (" + (neverWritten ? "never written" : "commit unanswered") + ")",
+                    new java.sql.SQLTimeoutException("store timeout", "57014"));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while the inbox row was being stored", e);

@@ -119,7 +119,8 @@ public class InboxStore implements DisposableBean {
                 .publishPercentiles(0.5, 0.99).register(meters);
         AdapterProperties.GroupInsert group = properties.getReception().getGroupInsert();
         this.groupInsert = group.isEnabled()
-                ? new GroupInsert(group.getWriters(), group.getMaxRows(), this::acceptGroup, this::acceptOne, meters)
+                ? new GroupInsert(group.getWriters(), group.getMaxRows(), this::acceptGroup, this::acceptOne, meters,
+                        properties.getReception().getStoreTimeout())
                 : null;
     }
 

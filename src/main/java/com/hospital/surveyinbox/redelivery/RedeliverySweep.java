@@ -52,23 +52,25 @@ public class RedeliverySweep {
 
     /**
      * The events to republish: reset stuck rows that went back to RECEIVED (a reset that reached the
-     * attempt limit went DEAD and is not republished), lost events and due retries — in arrival order,
+     * attempt limit went DEAD and is not republished, but the next row of its subject is), lost events and
+     * due retries — in arrival order,
      * so rows of one subject are republished in the order they were received.
      */
     public List<Map<String, Object>> toRepublish(List<Map<String, Object>> stuck, List<Map<String, Object>> lost,
                                                  List<Map<String, Object>> retries) {
         List<Map<String, Object>> events = new ArrayList<>();
         for (Map<String, Object> row : stuck) {
-            if ("RECEIVED".equals(row.get("status"))) {
-                events.add(row);
-            } else {
+            if ("DEAD".equals(row.get("status"))) {
                 log.warn("Inbox {} DEAD: its last allowed attempt lost its worker", row.get("inboxId"));
+            } else { // RECEIVED again, or the next row of a subject whose row just went DEAD
+                events.add(row);
             }
         }
         events.addAll(lost);
         events.addAll(retries);
         events.sort(Comparator.comparingLong(e -> ((Number) e.get("inboxId")).longValue()));
-        meters.counter("adapter.redelivery.republished", "kind", "stuck").increment(stuck.size());
+        meters.counter("adapter.redelivery.republished", "kind", "stuck").increment(
+                stuck.stream().filter(r -> !"SUCCESSOR".equals(r.get("status"))).count());
         meters.counter("adapter.redelivery.republished", "kind", "lost-event").increment(lost.size());
         meters.counter("adapter.redelivery.republished", "kind", "retry").increment(retries.size());
         if (!events.isEmpty()) {

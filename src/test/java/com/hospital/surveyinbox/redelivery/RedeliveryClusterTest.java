@@ -20,15 +20,19 @@ import org.springframework.jdbc.core.JdbcTemplate;
 class RedeliveryClusterTest {
 
     private static ConfigurableApplicationContext instance() throws IOException {
+        return instance("cluster-tests", true);
+    }
+
+    private static ConfigurableApplicationContext instance(String cluster, boolean redeliver) throws IOException {
         Properties test = new Properties();
         try (InputStream in = RedeliveryClusterTest.class.getResourceAsStream("/test.properties")) {
             test.load(in);
         }
         test.putAll(Map.of(
-                "adapter.kafka.topic", "cluster-tests",
-                "adapter.kafka.group-id", "cluster-tests",
-                "spring.quartz.scheduler-name", "cluster-tests",
-                "adapter.inbox.redeliver-enabled", "true",
+                "adapter.kafka.topic", cluster,
+                "adapter.kafka.group-id", cluster,
+                "spring.quartz.scheduler-name", cluster,
+                "adapter.inbox.redeliver-enabled", Boolean.toString(redeliver),
                 "adapter.inbox.redeliver-cron", "0/1 * * * * ?"));
         // as arguments: builder "properties" are defaults, which ./config/application.yaml would override
         String[] args = test.stringPropertyNames().stream().map(k -> "--" + k + "=" + test.getProperty(k)).toArray(String[]::new);
@@ -57,7 +61,35 @@ class RedeliveryClusterTest {
         }
     }
 
+    @Test
+    void anOptedOutInstanceTakesNoTriggerSoNoTickIsLost() throws Exception {
+        JdbcTemplate jdbc = new JdbcTemplate(EmbeddedServices.get().dataSource());
+        try (ConfigurableApplicationContext optedOut = instance("optout-tests", false);
+             ConfigurableApplicationContext working = instance("optout-tests", true)) {
+            assertThat(optedOut.getBean(org.quartz.Scheduler.class).isStarted()).isFalse();
+            long start = count(jdbc, "optout-tests");
+            await().atMost(Duration.ofSeconds(60)).until(() -> count(jdbc, "optout-tests") >= start + 8);
+
+            // every fire time between the first and the last recorded one ran, on the working instance
+            List<java.sql.Timestamp> fired = jdbc.queryForList("""
+                    SELECT scheduled_fire_time
+                      FROM redelivery_run
+                     WHERE scheduler = 'optout-tests'
+                     ORDER BY scheduled_fire_time""", java.sql.Timestamp.class);
+            List<java.sql.Timestamp> recent = fired.subList(fired.size() - 8, fired.size());
+            for (int i = 1; i < recent.size(); i++) {
+                assertThat(recent.get(i).getTime() - recent.get(i - 1).getTime()).as("no tick skipped").isEqualTo(1000);
+            }
+            assertThat(jdbc.queryForObject("SELECT count(DISTINCT instance) FROM redelivery_run WHERE scheduler = 'optout-tests'",
+                    Integer.class)).isEqualTo(1);
+        }
+    }
+
     private static long count(JdbcTemplate jdbc) {
-        return jdbc.queryForObject("SELECT count(*) FROM redelivery_run WHERE scheduler = 'cluster-tests'", Long.class);
+        return count(jdbc, "cluster-tests");
+    }
+
+    private static long count(JdbcTemplate jdbc, String cluster) {
+        return jdbc.queryForObject("SELECT count(*) FROM redelivery_run WHERE scheduler = ?", Long.class, cluster);
     }
 }

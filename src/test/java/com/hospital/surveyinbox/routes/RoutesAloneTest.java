@@ -287,6 +287,7 @@ class RoutesAloneTest extends IntegrationTest {
         long retry = stored(run + "-retry");
         long stuck = stored(run + "-stuck");
         long stuckLast = stored(run + "-stuck-last");
+        long successor = stored(run + "-stuck-last"); // waits behind stuckLast; not old enough to count as lost
         jdbc.update("UPDATE inbox_message SET created_at = now() - INTERVAL '1 hour' WHERE id = ?", lost);
         jdbc.update("UPDATE inbox_message SET status = 'FAILED', attempts = 1, last_attempt_at = now() - INTERVAL '1 hour' WHERE id = ?", retry);
         jdbc.update("UPDATE inbox_message SET status = 'PROCESSING', attempts = 1, updated_at = now() - INTERVAL '1 hour' WHERE id = ?", stuck);
@@ -298,10 +299,12 @@ class RoutesAloneTest extends IntegrationTest {
         assertThat(tick.matches(30, TimeUnit.SECONDS)).isTrue();
         List<String> republished = mock("mock:kafka").getReceivedExchanges().stream()
                 .map(e -> e.getMessage().getBody(String.class)).filter(b -> b.contains(run)).toList();
-        assertThat(republished).hasSize(3);
+        assertThat(republished).hasSize(4);
         assertThat(republished.get(0)).contains("\"inboxId\":\"" + lost + "\"");
         assertThat(republished.get(1)).contains("\"inboxId\":\"" + retry + "\"");
         assertThat(republished.get(2)).contains("\"inboxId\":\"" + stuck + "\"");
+        // stuckLast went DEAD: the row waiting behind it is released at once
+        assertThat(republished.get(3)).contains("\"inboxId\":\"" + successor + "\"");
         assertThat(rows.status(Long.toString(stuck))).isEqualTo("RECEIVED");
         assertThat(rows.status(Long.toString(stuckLast))).isEqualTo("DEAD");
         assertThat(rows.row(Long.toString(stuckLast))).containsEntry("reply_status", "SENT"); // the same tick sent its reply

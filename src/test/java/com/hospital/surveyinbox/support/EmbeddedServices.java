@@ -109,6 +109,10 @@ public final class EmbeddedServices {
         return simulator;
     }
 
+    public int postgresPort() {
+        return pgPort;
+    }
+
     public int redisPort() {
         return redisPort;
     }

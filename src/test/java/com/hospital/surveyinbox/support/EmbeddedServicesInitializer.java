@@ -14,6 +14,9 @@ public class EmbeddedServicesInitializer implements ApplicationContextInitialize
     /** Bootstrap servers that replace the shared embedded broker for the context being created. */
     public static final String KAFKA_OVERRIDE = "embedded.kafka.brokers";
 
+    /** A JDBC URL that replaces the embedded PostgreSQL's for the context being created (e.g. through a proxy). */
+    public static final String POSTGRES_OVERRIDE = "embedded.postgres.url";
+
     @Override
     public void initialize(ConfigurableApplicationContext context) {
         if (context.getParent() != null) {
@@ -31,6 +34,10 @@ public class EmbeddedServicesInitializer implements ApplicationContextInitialize
         if (kafka != null) { // a test with a broker of its own (one it stops and restarts)
             properties.put("spring.kafka.bootstrap-servers", kafka);
             properties.put("camel.component.kafka.brokers", kafka);
+        }
+        String postgres = env.getProperty(POSTGRES_OVERRIDE);
+        if (postgres != null) { // a test between the service and the database (a proxy that freezes traffic)
+            properties.put("spring.datasource.url", postgres);
         }
         env.getPropertySources().addFirst(new MapPropertySource("embedded-services", properties));
         services.track(context);

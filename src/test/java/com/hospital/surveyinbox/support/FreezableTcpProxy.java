@@ -1,0 +1,112 @@
+package com.hospital.surveyinbox.support;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A TCP proxy on loopback that can freeze traffic without closing a socket: what a network partition or
+ * a frozen database primary looks like to a client (connections stay open, nothing answers). Bytes read
+ * while frozen are held and delivered once thawed.
+ */
+public final class FreezableTcpProxy implements AutoCloseable {
+
+    private final ServerSocket server;
+    private final int targetPort;
+    private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+    private final Object gate = new Object();
+    private volatile boolean frozen;
+    private volatile boolean closed;
+
+    public FreezableTcpProxy(int targetPort) throws IOException {
+        this.targetPort = targetPort;
+        this.server = new ServerSocket(0, 200, InetAddress.getLoopbackAddress());
+        Thread acceptor = new Thread(this::accept, "proxy-accept-" + server.getLocalPort());
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    public int port() {
+        return server.getLocalPort();
+    }
+
+    /** From now on nothing passes in either direction; every socket stays open. */
+    public void freeze() {
+        frozen = true;
+    }
+
+    /** Traffic flows again, held bytes first. */
+    public void thaw() {
+        synchronized (gate) {
+            frozen = false;
+            gate.notifyAll();
+        }
+    }
+
+    private void accept() {
+        while (!closed) {
+            try {
+                Socket client = server.accept();
+                Socket upstream = new Socket(InetAddress.getLoopbackAddress(), targetPort);
+                sockets.add(client);
+                sockets.add(upstream);
+                pump(client, upstream);
+                pump(upstream, client);
+            } catch (IOException e) {
+                if (closed) {
+                    return;
+                }
+            }
+        }
+    }
+
+    private void pump(Socket from, Socket to) {
+        Thread t = new Thread(() -> {
+            byte[] buffer = new byte[16 * 1024];
+            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+                int n;
+                while ((n = in.read(buffer)) >= 0) {
+                    awaitThaw();
+                    out.write(buffer, 0, n);
+                    out.flush();
+                }
+            } catch (IOException | InterruptedException e) {
+                // the peer went away, or the proxy is closing
+            } finally {
+                closeQuietly(from);
+                closeQuietly(to);
+            }
+        }, "proxy-pump");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private void awaitThaw() throws InterruptedException {
+        synchronized (gate) {
+            while (frozen && !closed) {
+                gate.wait(100);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        thaw();
+        closeQuietly(server);
+        sockets.forEach(FreezableTcpProxy::closeQuietly);
+    }
+
+    private static void closeQuietly(java.io.Closeable c) {
+        try {
+            c.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+    }
+}
