@@ -13,6 +13,13 @@ public enum InboxStatus {
     /** The attempt that reached max-attempts failed; terminal until an operator requeues it. */
     DEAD;
 
-    /** Rows that still owe work, and so block later rows of the same subject. */
+    /**
+     * The statuses of a row that still owes work, and so blocks later rows of the same srvyDrawupNo. Defined
+     * here once: the Java queries use {@link #UNFINISHED_SQL}, and {@code UnfinishedStatusesTest} checks
+     * that every SQL file and migration that lists unfinished statuses lists exactly these.
+     */
+    public static final java.util.Set<InboxStatus> UNFINISHED = java.util.EnumSet.of(RECEIVED, PROCESSING, FAILED);
+
+    /** {@link #UNFINISHED} as an SQL list, for {@code status IN …} (a constant: usable in annotations). */
     public static final String UNFINISHED_SQL = "('RECEIVED', 'PROCESSING', 'FAILED')";
 }

@@ -100,8 +100,8 @@ public class InboxStore implements DisposableBean {
                 SELECT 1
                   FROM inbox_message
                  WHERE srvy_drawup_no = :srvyDrawupNo
-                   AND status IN ('RECEIVED', 'PROCESSING', 'FAILED'))
-            """;
+                   AND status IN %s)
+            """.formatted(InboxStatus.UNFINISHED_SQL);
 
     private final NamedParameterJdbcTemplate jdbc;
     private final TransactionTemplate tx;

@@ -57,7 +57,7 @@ public class PayloadCipher {
         return enabled;
     }
 
-    public Sealed seal(String subject, byte[] plain) {
+    public Sealed seal(String srvyDrawupNo, byte[] plain) {
         if (!enabled) {
             return new Sealed(plain, null);
         }
@@ -66,7 +66,7 @@ public class PayloadCipher {
             random.nextBytes(nonce);
             Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
             cipher.init(Cipher.ENCRYPT_MODE, keys.get(activeKey), new GCMParameterSpec(TAG_BITS, nonce));
-            cipher.updateAAD(aad(subject));
+            cipher.updateAAD(aad(srvyDrawupNo));
             byte[] sealed = cipher.doFinal(plain);
             return new Sealed(ByteBuffer.allocate(NONCE_BYTES + sealed.length).put(nonce).put(sealed).array(), activeKey);
         } catch (GeneralSecurityException e) {
@@ -75,7 +75,7 @@ public class PayloadCipher {
     }
 
     /** Opens a stored payload; clear text when {@code keyId} is null, null when the payload was redacted. */
-    public byte[] open(String subject, byte[] stored, String keyId) {
+    public byte[] open(String srvyDrawupNo, byte[] stored, String keyId) {
         if (stored == null || keyId == null) {
             return stored;
         }
@@ -86,14 +86,14 @@ public class PayloadCipher {
         try {
             Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
             cipher.init(Cipher.DECRYPT_MODE, key, new GCMParameterSpec(TAG_BITS, stored, 0, NONCE_BYTES));
-            cipher.updateAAD(aad(subject));
+            cipher.updateAAD(aad(srvyDrawupNo));
             return cipher.doFinal(stored, NONCE_BYTES, stored.length - NONCE_BYTES);
         } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("payload of subject could not be decrypted with key '" + keyId + "'", e);
+            throw new IllegalStateException("payload could not be decrypted with key '" + keyId + "'", e);
         }
     }
 
-    private static byte[] aad(String subject) {
-        return ("survey-inbox:" + subject).getBytes(StandardCharsets.UTF_8);
+    private static byte[] aad(String srvyDrawupNo) {
+        return ("survey-inbox:" + srvyDrawupNo).getBytes(StandardCharsets.UTF_8);
     }
 }

@@ -1,5 +1,6 @@
 package com.hospital.surveyinbox.ops;
 
+import com.hospital.surveyinbox.inbox.InboxStatus;
 import java.util.List;
 import org.springframework.data.domain.Pageable;
 import org.springframework.data.jpa.repository.JpaRepository;
@@ -25,7 +26,6 @@ public interface InboxRowRepository extends JpaRepository<InboxRowEntity, Long> 
     @Query(value = """
             SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)
               FROM inbox_message
-             WHERE status IN ('RECEIVED', 'PROCESSING', 'FAILED')
-            """, nativeQuery = true)
+             WHERE status IN\s""" + InboxStatus.UNFINISHED_SQL, nativeQuery = true)
     double oldestPendingAgeSeconds();
 }

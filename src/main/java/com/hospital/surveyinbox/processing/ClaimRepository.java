@@ -105,9 +105,9 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
      * The claimed row's payload in clear; null when it cannot be opened (key missing, redacted) — the
      * claim stands and the registration records a system error, so the row still ends FAILED/DEAD.
      */
-    private byte[] openPayload(long id, String subject, byte[] stored, String keyId) {
+    private byte[] openPayload(long id, String srvyDrawupNo, byte[] stored, String keyId) {
         try {
-            return cipher.open(subject, stored, keyId);
+            return cipher.open(srvyDrawupNo, stored, keyId);
         } catch (IllegalStateException e) {
             log.error("Inbox {}: {}", id, e.getMessage());
             return null;

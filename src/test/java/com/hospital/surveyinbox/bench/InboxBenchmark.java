@@ -310,15 +310,17 @@ class InboxBenchmark extends IntegrationTest {
     // ---- 3. synchronous path (rollback toggle) under the case-study latency model ----
     private void synchronous() throws Exception {
         simulator().setLatency(DownstreamSimulator.Latency.REALISTIC);
-        properties.getInbox().setEnabled(false);
         List<Double> p50 = new ArrayList<>();
-        try {
+        // the rollback toggle is a configuration change and a restart: a second instance with it off
+        try (org.springframework.context.ConfigurableApplicationContext toggledOff = synchronousInstance()) {
+            int syncPort = Integer.parseInt(toggledOff.getEnvironment().getProperty("local.server.port"));
             for (int rep = 0; rep < REPS; rep++) {
                 Histogram histogram = new Histogram(60_000_000L, 3);
                 for (int i = 0; i < 10; i++) {
                     String subject = "SYN-" + rep + "-" + i + "-" + System.nanoTime();
                     long start = System.nanoTime();
-                    HttpResponse<String> r = http.send(post(ServiceClient.message(subject, "\"srvyNo\":\"SYN-" + subject + "\"")),
+                    HttpResponse<String> r = http.send(post(syncPort,
+                                    ServiceClient.message(subject, "\"srvyNo\":\"SYN-" + subject + "\"")),
                             HttpResponse.BodyHandlers.ofString());
                     histogram.recordValue((System.nanoTime() - start) / 1000);
                     if (r.statusCode() != 200) {
@@ -327,8 +329,6 @@ class InboxBenchmark extends IntegrationTest {
                 }
                 p50.add(histogram.getValueAtPercentile(50) / 1000.0);
             }
-        } finally {
-            properties.getInbox().setEnabled(true);
         }
         Stat sync = Stat.of(p50);
         @SuppressWarnings("unchecked")
@@ -471,7 +471,31 @@ class InboxBenchmark extends IntegrationTest {
         }
     }
 
+    /** The service on the same embedded services with adapter.inbox.enabled=false. */
+    private static org.springframework.context.ConfigurableApplicationContext synchronousInstance() throws IOException {
+        java.util.Properties test = new java.util.Properties();
+        try (java.io.InputStream in = InboxBenchmark.class.getResourceAsStream("/test.properties")) {
+            test.load(in);
+        }
+        test.putAll(Map.of(
+                "adapter.inbox.enabled", "false",
+                "adapter.kafka.topic", "bench-sync",
+                "adapter.kafka.group-id", "bench-sync",
+                "spring.quartz.scheduler-name", "bench-sync",
+                "adapter.reception.rate-limit.enabled", "false",
+                "adapter.http.response-timeout", "PT5S",
+                "logging.level.com.hospital.surveyinbox", "WARN"));
+        // as arguments: builder "properties" are defaults, which ./config/application.yaml would override
+        String[] args = test.stringPropertyNames().stream().map(k -> "--" + k + "=" + test.getProperty(k)).toArray(String[]::new);
+        return new org.springframework.boot.builder.SpringApplicationBuilder(
+                com.hospital.surveyinbox.SurveyInboxAdapterApplication.class).profiles("test").run(args);
+    }
+
     private HttpRequest post(String body) {
+        return post(port, body);
+    }
+
+    private static HttpRequest post(int port, String body) {
         return HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/legacy/survey-send-info"))
                 .header("Content-Type", "application/json").header("Authorization", ServiceClient.LEGACY_AUTH)
                 .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(body)).build();

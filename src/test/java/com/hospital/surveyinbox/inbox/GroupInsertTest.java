@@ -129,11 +129,8 @@ class GroupInsertTest extends IntegrationTest {
 
     @Test
     void everyRowOfAGroupIsStoredEncryptedUnderItsOwnSubjectAndOpensAgain() {
-        com.hospital.surveyinbox.config.AdapterProperties properties = new com.hospital.surveyinbox.config.AdapterProperties();
-        properties.getCrypto().setEnabled(true);
-        properties.getCrypto().setActiveKey("k1");
-        properties.getCrypto().setKeys(new java.util.LinkedHashMap<>(Map.of("k1", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")));
-        properties.getReception().getGroupInsert().setEnabled(false);
+        com.hospital.surveyinbox.config.AdapterProperties properties = com.hospital.surveyinbox.support.TestProperties.encrypting(
+                Map.of("k1", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="), "k1");
         InboxStore encrypting = new InboxStore(named, tx, new PayloadCipher(properties), new SimpleMeterRegistry(), properties);
         String run = uniqueSubject("GRPENC");
         List<ReceivedMessage> messages = List.of(message(run + "-a", null), message(run + "-b", null));

@@ -96,17 +96,12 @@ class PayloadEncryptionTest extends IntegrationTest {
     }
 
     private InboxStore store(Map<String, String> keys, String active) {
-        AdapterProperties properties = properties(keys, active);
-        properties.getReception().getGroupInsert().setEnabled(false); // these stores take one row at a time
+        AdapterProperties properties = properties(keys, active); // group insert off: these stores take one row at a time
         return new InboxStore(named, tx, new PayloadCipher(properties),
                 new io.micrometer.core.instrument.simple.SimpleMeterRegistry(), properties);
     }
 
     private static AdapterProperties properties(Map<String, String> keys, String active) {
-        AdapterProperties p = new AdapterProperties();
-        p.getCrypto().setEnabled(true);
-        p.getCrypto().setActiveKey(active);
-        p.getCrypto().setKeys(new java.util.LinkedHashMap<>(keys));
-        return p;
+        return com.hospital.surveyinbox.support.TestProperties.encrypting(keys, active);
     }
 }
