@@ -92,6 +92,8 @@ public class AdapterProperties {
         private final boolean redeliverEnabled;
         /** Days of redelivery_run history kept (operators' view of the job's ticks). */
         @Min(1) private final int redeliverHistoryDays;
+        /** Longest one redelivery tick spends publishing; what is left waits for a later tick. */
+        @NotNull private final Duration redeliverPublishDeadline;
 
         public Inbox(@DefaultValue("true") boolean enabled,
                 @DefaultValue("5") int maxAttempts,
@@ -101,7 +103,8 @@ public class AdapterProperties {
                 @DefaultValue("0 * * * * ?") String redeliverCron,
                 @DefaultValue("200") int redeliverBatchSize,
                 @DefaultValue("true") boolean redeliverEnabled,
-                @DefaultValue("7") int redeliverHistoryDays) {
+                @DefaultValue("7") int redeliverHistoryDays,
+                @DefaultValue("PT30S") Duration redeliverPublishDeadline) {
             this.enabled = enabled;
             this.maxAttempts = maxAttempts;
             this.retryDelay = retryDelay;
@@ -111,6 +114,7 @@ public class AdapterProperties {
             this.redeliverBatchSize = redeliverBatchSize;
             this.redeliverEnabled = redeliverEnabled;
             this.redeliverHistoryDays = redeliverHistoryDays;
+            this.redeliverPublishDeadline = redeliverPublishDeadline;
         }
 
         public boolean isEnabled() { return enabled; }
@@ -122,6 +126,7 @@ public class AdapterProperties {
         public int getRedeliverBatchSize() { return redeliverBatchSize; }
         public boolean isRedeliverEnabled() { return redeliverEnabled; }
         public int getRedeliverHistoryDays() { return redeliverHistoryDays; }
+        public Duration getRedeliverPublishDeadline() { return redeliverPublishDeadline; }
     }
 
     public static class Kafka {

@@ -56,6 +56,12 @@ public class InboxStore implements DisposableBean {
             RETURNING id
             """;
 
+    static final String FIND_BY_IDEMPOTENCY_KEY_JDBC = """
+            SELECT id, srvy_drawup_no, msg_type
+              FROM inbox_message
+             WHERE idempotency_key = ?
+            """;
+
     static final String FIND_BY_IDEMPOTENCY_KEY = """
             SELECT id, srvy_drawup_no, msg_type
               FROM inbox_message
@@ -157,15 +163,17 @@ public class InboxStore implements DisposableBean {
     /**
      * Several rows in one transaction: ids are taken from the identity sequence first (ascending, in
      * arrival order), so each row's id is known even when an idempotency-key conflict skips it; then one
-     * multi-row INSERT and one commit.
+     * multi-row INSERT, the earlier rows of replayed idempotency keys looked up in the same transaction,
+     * and one commit. Nothing touches the database after the commit: once it succeeded, the group's
+     * answers are settled and no later failure may turn a committed row into a 503 or a second insert.
      */
     List<Acceptance> acceptGroup(List<ReceivedMessage> messages) {
         // a plain JDBC transaction on one connection: no JPA session for a statement pair
-        Set<Long> inserted = new HashSet<>();
-        List<Long> ids = new ArrayList<>(messages.size());
-        jdbc.getJdbcOperations().execute((ConnectionCallback<Void>) con -> {
+        return jdbc.getJdbcOperations().execute((ConnectionCallback<List<Acceptance>>) con -> {
+            boolean committed = false;
             con.setAutoCommit(false);
             try {
+                List<Long> ids = new ArrayList<>(messages.size());
                 try (PreparedStatement next = con.prepareStatement(NEXT_IDS)) {
                     next.setInt(1, messages.size());
                     try (ResultSet rs = next.executeQuery()) {
@@ -175,6 +183,7 @@ public class InboxStore implements DisposableBean {
                     }
                 }
                 Collections.sort(ids);
+                Set<Long> inserted = new HashSet<>();
                 StringBuilder sql = new StringBuilder(INSERT_GROUP_HEAD);
                 for (int i = 0; i < messages.size(); i++) {
                     sql.append(i == 0 ? "(?, ?, ?, ?, ?, ?)" : ", (?, ?, ?, ?, ?, ?)");
@@ -198,23 +207,45 @@ public class InboxStore implements DisposableBean {
                         }
                     }
                 }
+                List<Acceptance> result = new ArrayList<>(messages.size());
+                for (int i = 0; i < messages.size(); i++) {
+                    ReceivedMessage m = messages.get(i);
+                    result.add(inserted.contains(ids.get(i))
+                            ? new Acceptance(ids.get(i), m.srvyDrawupNo(), m.msgType(), true)
+                            : earlierRow(con, m.idempotencyKey()));
+                }
                 con.commit();
-                return null;
+                committed = true;
+                return result;
             } catch (SQLException | RuntimeException e) {
                 con.rollback();
                 throw e;
             } finally {
-                con.setAutoCommit(true);
+                try {
+                    con.setAutoCommit(true);
+                } catch (SQLException e) {
+                    if (!committed) {
+                        throw e;
+                    }
+                    // the group is committed and answered; the pool discards a connection it cannot reset
+                    org.slf4j.LoggerFactory.getLogger(InboxStore.class)
+                            .warn("Connection not reset after a committed group: {}", e.getClass().getSimpleName());
+                }
             }
         });
-        List<Acceptance> result = new ArrayList<>(messages.size());
-        for (int i = 0; i < messages.size(); i++) {
-            ReceivedMessage m = messages.get(i);
-            result.add(inserted.contains(ids.get(i))
-                    ? new Acceptance(ids.get(i), m.srvyDrawupNo(), m.msgType(), true)
-                    : earlierRow(m.idempotencyKey()));
+    }
+
+    /** The row an idempotency key already names, read in the group's own transaction. */
+    private static Acceptance earlierRow(java.sql.Connection con, String idempotencyKey) throws SQLException {
+        try (PreparedStatement find = con.prepareStatement(FIND_BY_IDEMPOTENCY_KEY_JDBC)) {
+            find.setString(1, idempotencyKey);
+            try (ResultSet rs = find.executeQuery()) {
+                if (!rs.next()) {
+                    throw new IllegalStateException("idempotency key conflict without a row");
+                }
+                return new Acceptance(rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getString("msg_type"), false);
+            }
         }
-        return result;
     }
 
     private Acceptance earlierRow(String idempotencyKey) {

@@ -80,6 +80,25 @@ public class RedeliverySweep {
         return events;
     }
 
+    /** This tick's publishing budget: until {@code adapter.inbox.redeliver-publish-deadline}, and while Kafka takes events. */
+    public PublishBudget budget() {
+        return new PublishBudget(java.time.Clock.systemUTC(), properties.getInbox().getRedeliverPublishDeadline());
+    }
+
+    /** One publish's outcome against the budget (the publish route's {@code inboxPublished}). */
+    public void budgetOutcome(PublishBudget budget, Boolean published) {
+        budget.published(Boolean.TRUE.equals(published));
+    }
+
+    /** Logs what a closed budget left for the next tick. */
+    public void budgetSpent(PublishBudget budget) {
+        if (budget.skipped() > 0) {
+            meters.counter("adapter.redelivery.deferred").increment(budget.skipped());
+            log.warn("Redelivery: {} events left for a later tick ({})", budget.skipped(),
+                    budget.kafkaFailed() ? "Kafka did not take an event" : "publish deadline reached");
+        }
+    }
+
     /** Named parameters of {@code sql/record-redelivery-run.sql}: which instance ran which fire time, and what it did. */
     public Map<String, Object> runRecord(Date scheduledFireTime, int stuck, int lost, int retries, int replies) {
         meters.counter("adapter.redelivery.republished", "kind", "reply").increment(replies);

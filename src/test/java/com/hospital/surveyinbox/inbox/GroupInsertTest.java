@@ -208,6 +208,61 @@ class GroupInsertTest extends IntegrationTest {
         assertThat(rowCountLike(run)).isEqualTo(3);
     }
 
+    /**
+     * A connection on which everything fails once a commit has gone through: what a network fault right
+     * after the commit looks like to the code that runs next.
+     */
+    private static javax.sql.DataSource failingAfterCommit(javax.sql.DataSource real, java.util.concurrent.atomic.AtomicBoolean committed) {
+        return (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(GroupInsertTest.class.getClassLoader(),
+                new Class<?>[] {javax.sql.DataSource.class}, (proxy, method, args) -> {
+                    Object result = invoke(real, method, args);
+                    if (!(result instanceof java.sql.Connection connection)) {
+                        return result;
+                    }
+                    return java.lang.reflect.Proxy.newProxyInstance(GroupInsertTest.class.getClassLoader(),
+                            new Class<?>[] {java.sql.Connection.class}, (p2, m2, a2) -> {
+                                if (committed.get() && (m2.getName().startsWith("prepare") || m2.getName().equals("setAutoCommit"))) {
+                                    throw new java.sql.SQLException("injected fault after commit", "XX000");
+                                }
+                                Object r = invoke(connection, m2, a2);
+                                if (m2.getName().equals("commit")) {
+                                    committed.set(true);
+                                }
+                                return r;
+                            });
+                });
+    }
+
+    private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args) throws Throwable {
+        try {
+            return method.invoke(target, args);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+
+    @Test
+    void aFailureAfterTheGroupsCommitNeitherFailsNorStoresItAgain() {
+        String run = uniqueSubject("GRPAFTER");
+        String key = "key-" + run;
+        Acceptance earlier = store.acceptOne(message(run + "-old", key));
+        java.util.concurrent.atomic.AtomicBoolean committed = new java.util.concurrent.atomic.AtomicBoolean();
+        com.hospital.surveyinbox.config.AdapterProperties properties = com.hospital.surveyinbox.support.TestProperties.bind(
+                Map.of("adapter.reception.group-insert.enabled", "false"));
+        InboxStore faulty = new InboxStore(new org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate(
+                failingAfterCommit(services().dataSource(), committed)), tx, new PayloadCipher(properties),
+                new SimpleMeterRegistry(), properties);
+
+        // a new row and a replay of a key already stored: the replay is resolved before the commit
+        List<Acceptance> group = faulty.acceptGroup(List.of(message(run + "-new", null), message(run + "-again", key)));
+
+        assertThat(committed).isTrue();
+        assertThat(group.get(0).fresh()).isTrue();
+        assertThat(group.get(1).fresh()).isFalse();
+        assertThat(group.get(1).inboxId()).isEqualTo(earlier.inboxId());
+        assertThat(rowCountLike(run)).isEqualTo(2); // the old row and the new one: nothing stored twice
+    }
+
     @Test
     void onlyAnUnreachableDatabaseCountsAsUnavailable() {
         assertThat(DatabaseFailures.unavailable(new org.springframework.jdbc.CannotGetJdbcConnectionException("pool",

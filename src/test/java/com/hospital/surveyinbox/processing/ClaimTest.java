@@ -129,6 +129,24 @@ class ClaimTest extends IntegrationTest {
     }
 
     @Test
+    void releasesTheNextReceivedRowEvenWhenItsHoldWasNeverRecorded() {
+        // claim and hold are two statements: a successor refused just before its predecessor finished may
+        // not carry held_reason yet; the release must still find it (else it waits for lost-event-after)
+        String subject = uniqueSubject("NOHOLD");
+        long first = insert(subject);
+        long second = insert(subject);
+        ClaimedRow claimed = claims.claim(first).orElseThrow();
+        assertThat(outcomes().complete(claimed)).isTrue();
+        assertThat(jdbc.queryForObject("SELECT held_reason FROM inbox_message WHERE id = ?", String.class, second)).isNull();
+
+        Map<?, ?> successor = producer.requestBody("sql:classpath:sql/find-successor.sql?outputType=SelectOne&parametersCount=2",
+                Map.of("id", first, "srvyDrawupNo", subject), Map.class);
+
+        assertThat(successor.get("inboxId")).isEqualTo(second);
+        assertThat(outcomes().complete(claims.claim(second).orElseThrow())).isTrue();
+    }
+
+    @Test
     void holdsALaterRowOfTheSameSubjectUntilTheEarlierOneFinishes() {
         String subject = uniqueSubject("HOLD");
         long first = insert(subject);

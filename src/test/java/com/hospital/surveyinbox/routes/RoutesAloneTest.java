@@ -312,6 +312,32 @@ class RoutesAloneTest extends IntegrationTest {
                 .isPositive();
     }
 
+    @Test
+    void redeliverDuringAKafkaOutageSendsTheRepliesAndStopsPublishingAtTheFirstFailure() throws Exception {
+        String run = uniqueSubject("ALONE-KDOWN");
+        for (int i = 0; i < 3; i++) {
+            long lost = stored(run + "-lost-" + i);
+            jdbc.update("UPDATE inbox_message SET created_at = now() - INTERVAL '1 hour' WHERE id = ?", lost);
+        }
+        long owed = stored(run + "-reply");
+        jdbc.update("UPDATE inbox_message SET status = 'DEAD', reply_status = 'PENDING', reply_reason_code = 'DEAD', "
+                + "reply_reason = 'x', reply_updated_at = now() - INTERVAL '1 hour' WHERE id = ?", owed);
+        mock("mock:kafka").whenAnyExchangeReceived(e -> {
+            throw new org.apache.kafka.common.errors.TimeoutException("broker unavailable"); // what a delivery timeout looks like
+        });
+        NotifyBuilder tick = new NotifyBuilder(camel).fromRoute("inbox-redeliver").whenDone(1).create();
+
+        template.sendBody("direct:redeliver-tick", null);
+
+        assertThat(tick.matches(30, TimeUnit.SECONDS)).isTrue();
+        // one publish tried and failed: the rest of the tick's events wait for a later tick instead of each
+        // waiting out a delivery timeout; the owed reply, which needs no Kafka, went out all the same
+        assertThat(mock("mock:kafka").getReceivedCounter()).isOne();
+        assertThat(rows.row(Long.toString(owed))).containsEntry("reply_status", "SENT");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'RECEIVED'",
+                Long.class, run + "-lost-%")).isEqualTo(3);
+    }
+
     // ---- inbox-retention -------------------------------------------------------------------------
 
     @Test

@@ -1,0 +1,49 @@
+package com.hospital.surveyinbox.redelivery;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * How much publishing one redelivery tick may do ({@code routes/inbox-redeliver.camel.yaml}, property
+ * {@code budget}): until its deadline, and only while Kafka takes the events. During a broker outage every
+ * publish waits up to the producer's delivery timeout, so without this one tick of a few hundred rows would
+ * run for hours; with it the first failed publish ends the tick's publishing. A row not published now keeps
+ * its state and is taken again by a later tick.
+ */
+public final class PublishBudget {
+
+    private final Clock clock;
+    private final Instant deadline;
+    private volatile boolean kafkaFailed;
+    private volatile int skipped;
+
+    PublishBudget(Clock clock, Duration limit) {
+        this.clock = clock;
+        this.deadline = clock.instant().plus(limit);
+    }
+
+    /** Whether the next event may still be published in this tick. */
+    public boolean open() {
+        boolean open = !kafkaFailed && clock.instant().isBefore(deadline);
+        if (!open) {
+            skipped++;
+        }
+        return open;
+    }
+
+    /** The outcome of one publish; a failure closes the budget for the rest of the tick. */
+    public void published(boolean ok) {
+        if (!ok) {
+            kafkaFailed = true;
+        }
+    }
+
+    public boolean kafkaFailed() {
+        return kafkaFailed;
+    }
+
+    public int skipped() {
+        return skipped;
+    }
+}
