@@ -153,6 +153,53 @@ class FaultToleranceTest extends IntegrationTest {
     }
 
     @Test
+    void poisonInputMixedIntoALoadOfValidMessagesTouchesNoValidOne() throws Exception {
+        String prefix = uniqueSubject("POISON") + "-";
+        List<String> bodies = new ArrayList<>();
+        Set<String> valid = new HashSet<>();
+        for (int i = 0; i < 1000; i++) {
+            String subject = prefix + i;
+            switch (i % 10) {
+                case 3 -> bodies.add(ServiceClient.message(subject + "-" + "x".repeat(3_000), "P-" + i, ""));
+                case 5 -> bodies.add(ServiceClient.message(subject + "/x", "P-" + i, ""));
+                case 7 -> bodies.add(ServiceClient.message(subject + "\\u0000", "P-" + i, ""));
+                case 9 -> bodies.add(ServiceClient.message(subject, "..", ""));
+                default -> {
+                    bodies.add(ServiceClient.message(subject, "P-" + i, ""));
+                    valid.add(subject);
+                }
+            }
+        }
+        Map<String, Integer> statusByBody = new ConcurrentHashMap<>();
+        Map<String, String> acknowledged = new ConcurrentHashMap<>();
+        ExecutorService pool = Executors.newFixedThreadPool(16);
+        List<Future<?>> futures = new ArrayList<>();
+        for (String body : bodies) {
+            futures.add(pool.submit(() -> {
+                ServiceClient.Reply reply = client.receive(body);
+                statusByBody.put(body, reply.status());
+                if (reply.status() == 200) {
+                    acknowledged.put(reply.json().get("inboxId").asText(), body);
+                }
+            }));
+        }
+        for (Future<?> f : futures) {
+            f.get(2, TimeUnit.MINUTES);
+        }
+        pool.shutdown();
+
+        // every valid message acknowledged, every malformed one refused with 400, none of them answered 5xx
+        assertThat(statusByBody).hasSize(1000);
+        assertThat(statusByBody.values().stream().filter(st -> st == 200).count()).isEqualTo(valid.size());
+        assertThat(statusByBody.values().stream().filter(st -> st == 400).count()).isEqualTo(1000 - valid.size());
+        assertThat(rows.ids(prefix)).containsExactlyInAnyOrderElementsOf(acknowledged.keySet());
+        rows.awaitAllClosed(prefix, valid.size(), Duration.ofMinutes(3));
+        assertThat(rows.count(prefix, "COMPLETED")).isEqualTo(valid.size());
+        assertNoBundleTwice(valid);
+        assertThat(valid).allSatisfy(subject -> assertThat(simulator().bundleCreates(subject)).as(subject).isOne());
+    }
+
+    @Test
     void postgresStoppedAndRestartedDuringLoadLosesNothingAcknowledged() throws Exception {
         String prefix = uniqueSubject("PGDOWN") + "-";
         LoadSender load = new LoadSender(client, prefix, 4);
