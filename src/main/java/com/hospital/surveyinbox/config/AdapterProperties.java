@@ -384,15 +384,52 @@ public class AdapterProperties {
         @Valid private final Credentials legacy;
         /** Operators. */
         @Valid private final Credentials ops;
+        /** Limit on failed Basic authentications per client address. */
+        @Valid private final AuthFailures authFailures;
 
         public Security(@DefaultValue Credentials legacy,
-                @DefaultValue Credentials ops) {
+                @DefaultValue Credentials ops,
+                @DefaultValue AuthFailures authFailures) {
             this.legacy = legacy;
             this.ops = ops;
+            this.authFailures = authFailures;
         }
 
         public Credentials getLegacy() { return legacy; }
         public Credentials getOps() { return ops; }
+        public AuthFailures getAuthFailures() { return authFailures; }
+    }
+
+    /**
+     * Failed Basic authentications (401) per client address: {@code burst} at once, then {@code perMinute};
+     * beyond that every request from the address gets 429 without its credentials being checked (no
+     * password oracle). Addresses in {@code exemptAddresses} — the legacy system's, when it shares an
+     * address with others — are never limited, so nobody can lock the sender out.
+     */
+    public static class AuthFailures {
+        /** false: no limit. */
+        private final boolean enabled;
+        /** Failures (count) an address may have at once. */
+        @Min(1) private final int burst;
+        /** Failures per minute an address earns back. */
+        @Min(1) private final int perMinute;
+        /** Client addresses never limited (exact IP strings, e.g. the legacy system's egress address). */
+        @NotNull private final java.util.List<String> exemptAddresses;
+
+        public AuthFailures(@DefaultValue("true") boolean enabled,
+                @DefaultValue("10") int burst,
+                @DefaultValue("10") int perMinute,
+                @DefaultValue java.util.List<String> exemptAddresses) {
+            this.enabled = enabled;
+            this.burst = burst;
+            this.perMinute = perMinute;
+            this.exemptAddresses = exemptAddresses == null ? java.util.List.of() : java.util.List.copyOf(exemptAddresses);
+        }
+
+        public boolean isEnabled() { return enabled; }
+        public int getBurst() { return burst; }
+        public int getPerMinute() { return perMinute; }
+        public java.util.List<String> getExemptAddresses() { return exemptAddresses; }
     }
 
     public static class Credentials {

@@ -129,6 +129,16 @@ public class SecurityConfig {
     }
 
     @Bean
+    FilterRegistrationBean<AuthFailureLimitFilter> authFailureLimit(AdapterProperties properties, ReceptionReplyWriter writer,
+                                                                    io.micrometer.core.instrument.MeterRegistry meters) {
+        FilterRegistrationBean<AuthFailureLimitFilter> registration = new FilterRegistrationBean<>(
+                new AuthFailureLimitFilter(properties.getSecurity().getAuthFailures(), writer, meters));
+        registration.addUrlPatterns("/*");
+        registration.setOrder(-110); // before Spring Security (-100): a limited address's credentials are not even checked
+        return registration;
+    }
+
+    @Bean
     FilterRegistrationBean<InternalHeaderFilter> internalHeaders() {
         FilterRegistrationBean<InternalHeaderFilter> registration = new FilterRegistrationBean<>(new InternalHeaderFilter());
         registration.addUrlPatterns("/*");
