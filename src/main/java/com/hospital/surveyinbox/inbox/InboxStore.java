@@ -144,9 +144,15 @@ public class InboxStore implements DisposableBean {
         }
     }
 
-    /** One row, one statement, autocommit. */
+    /**
+     * One row: one autocommit statement; with encryption on, the group path with a group of one, because
+     * the ciphertext is bound to the row id, which must be taken before the row is written.
+     */
     Acceptance acceptOne(ReceivedMessage message) {
-        PayloadCipher.Sealed sealed = cipher.seal(message.srvyDrawupNo(), message.payload());
+        if (cipher.enabled()) {
+            return acceptGroup(List.of(message)).get(0);
+        }
+        PayloadCipher.Sealed sealed = cipher.seal(0, message.srvyDrawupNo(), message.payload());
         MapSqlParameterSource params = new MapSqlParameterSource()
                 .addValue("srvyDrawupNo", message.srvyDrawupNo())
                 .addValue("msgType", message.msgType())
@@ -193,7 +199,7 @@ public class InboxStore implements DisposableBean {
                     int p = 1;
                     for (int i = 0; i < messages.size(); i++) {
                         ReceivedMessage m = messages.get(i);
-                        PayloadCipher.Sealed sealed = cipher.seal(m.srvyDrawupNo(), m.payload());
+                        PayloadCipher.Sealed sealed = cipher.seal(ids.get(i), m.srvyDrawupNo(), m.payload());
                         insert.setLong(p++, ids.get(i));
                         insert.setString(p++, m.srvyDrawupNo());
                         insert.setString(p++, m.msgType());

@@ -16,8 +16,9 @@ import org.springframework.stereotype.Component;
 
 /**
  * Encryption at rest of the stored payload (it holds patient data in clear): AES-256-GCM, a random
- * 96-bit nonce per row, the subject as associated data (a ciphertext cannot be moved to another row's
- * subject undetected). The row stores the key id, so rotating keys is "add a key, make it active": old
+ * 96-bit nonce per row, the row's id and srvyDrawupNo as associated data (a ciphertext cannot be moved to
+ * another row undetected, not even one of the same srvyDrawupNo). Rows sealed before the id was bound
+ * (associated data = srvyDrawupNo only) still open; they leave the table with retention. The row stores the key id, so rotating keys is "add a key, make it active": old
  * rows still name the key that opens them. Keys come from {@code adapter.crypto.keys.<id>} (base64 of
  * 32 bytes) — a Kubernetes Secret, never a file in the repository.
  */
@@ -57,7 +58,8 @@ public class PayloadCipher {
         return enabled;
     }
 
-    public Sealed seal(String srvyDrawupNo, byte[] plain) {
+    /** Seals the payload of row {@code inboxId}: the row's id must be known before it is written. */
+    public Sealed seal(long inboxId, String srvyDrawupNo, byte[] plain) {
         if (!enabled) {
             return new Sealed(plain, null);
         }
@@ -66,7 +68,7 @@ public class PayloadCipher {
             random.nextBytes(nonce);
             Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
             cipher.init(Cipher.ENCRYPT_MODE, keys.get(activeKey), new GCMParameterSpec(TAG_BITS, nonce));
-            cipher.updateAAD(aad(srvyDrawupNo));
+            cipher.updateAAD(aad(inboxId, srvyDrawupNo));
             byte[] sealed = cipher.doFinal(plain);
             return new Sealed(ByteBuffer.allocate(NONCE_BYTES + sealed.length).put(nonce).put(sealed).array(), activeKey);
         } catch (GeneralSecurityException e) {
@@ -74,8 +76,11 @@ public class PayloadCipher {
         }
     }
 
-    /** Opens a stored payload; clear text when {@code keyId} is null, null when the payload was redacted. */
-    public byte[] open(String srvyDrawupNo, byte[] stored, String keyId) {
+    /**
+     * Opens the stored payload of row {@code inboxId}; clear text when {@code keyId} is null, null when the
+     * payload was redacted. Fails when the ciphertext was not sealed for this row.
+     */
+    public byte[] open(long inboxId, String srvyDrawupNo, byte[] stored, String keyId) {
         if (stored == null || keyId == null) {
             return stored;
         }
@@ -84,16 +89,28 @@ public class PayloadCipher {
             throw new IllegalStateException("payload encrypted with key '" + keyId + "', which is not configured");
         }
         try {
-            Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
-            cipher.init(Cipher.DECRYPT_MODE, key, new GCMParameterSpec(TAG_BITS, stored, 0, NONCE_BYTES));
-            cipher.updateAAD(aad(srvyDrawupNo));
-            return cipher.doFinal(stored, NONCE_BYTES, stored.length - NONCE_BYTES);
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("payload could not be decrypted with key '" + keyId + "'", e);
+            return open(key, stored, aad(inboxId, srvyDrawupNo));
+        } catch (GeneralSecurityException bound) {
+            try { // a row sealed before the row id was bound into the associated data
+                return open(key, stored, legacyAad(srvyDrawupNo));
+            } catch (GeneralSecurityException e) {
+                throw new IllegalStateException("payload of inbox " + inboxId + " could not be decrypted with key '" + keyId + "'", e);
+            }
         }
     }
 
-    private static byte[] aad(String srvyDrawupNo) {
+    private static byte[] open(SecretKey key, byte[] stored, byte[] aad) throws GeneralSecurityException {
+        Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
+        cipher.init(Cipher.DECRYPT_MODE, key, new GCMParameterSpec(TAG_BITS, stored, 0, NONCE_BYTES));
+        cipher.updateAAD(aad);
+        return cipher.doFinal(stored, NONCE_BYTES, stored.length - NONCE_BYTES);
+    }
+
+    private static byte[] aad(long inboxId, String srvyDrawupNo) {
+        return ("survey-inbox:v2:" + inboxId + ":" + srvyDrawupNo).getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static byte[] legacyAad(String srvyDrawupNo) {
         return ("survey-inbox:" + srvyDrawupNo).getBytes(StandardCharsets.UTF_8);
     }
 }

@@ -107,7 +107,7 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
      */
     private byte[] openPayload(long id, String srvyDrawupNo, byte[] stored, String keyId) {
         try {
-            return cipher.open(srvyDrawupNo, stored, keyId);
+            return cipher.open(id, srvyDrawupNo, stored, keyId);
         } catch (IllegalStateException e) {
             log.error("Inbox {}: {}", id, e.getMessage());
             return null;

@@ -84,15 +84,53 @@ class PayloadEncryptionTest extends IntegrationTest {
     }
 
     @Test
-    void refusesACiphertextMovedToAnotherSubject() {
+    void refusesACiphertextMovedToAnotherSubjectOrAnotherRowOfTheSameSubject() {
         PayloadCipher cipher = new PayloadCipher(properties(Map.of("k1", K1), "k1"));
-        PayloadCipher.Sealed sealed = cipher.seal("SUBJECT-A", "{}".getBytes(StandardCharsets.UTF_8));
+        PayloadCipher.Sealed sealed = cipher.seal(41, "SUBJECT-A", "{}".getBytes(StandardCharsets.UTF_8));
 
-        assertThat(cipher.open("SUBJECT-A", sealed.bytes(), sealed.keyId())).isEqualTo("{}".getBytes(StandardCharsets.UTF_8));
-        assertThatThrownBy(() -> cipher.open("SUBJECT-B", sealed.bytes(), sealed.keyId())).isInstanceOf(IllegalStateException.class);
+        assertThat(cipher.open(41, "SUBJECT-A", sealed.bytes(), sealed.keyId())).isEqualTo("{}".getBytes(StandardCharsets.UTF_8));
+        assertThatThrownBy(() -> cipher.open(41, "SUBJECT-B", sealed.bytes(), sealed.keyId())).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> cipher.open(42, "SUBJECT-A", sealed.bytes(), sealed.keyId())).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> new PayloadCipher(properties(Map.of("k1", Base64.getEncoder().encodeToString(new byte[16])), "k1")))
                 .hasMessageContaining("32 bytes");
         assertThatThrownBy(() -> new PayloadCipher(properties(Map.of("k1", K1), "k9"))).hasMessageContaining("active-key");
+    }
+
+    @Test
+    void aPayloadSwappedBetweenTwoRowsOfOneSubjectNoLongerOpens() {
+        InboxStore encrypting = store(Map.of("k1", K1), "k1");
+        String subject = uniqueSubject("SWAP");
+        long first = encrypting.accept(new ReceivedMessage(subject, "SEND", "{\"n\":1}".getBytes(StandardCharsets.UTF_8), null)).inboxId();
+        long second = encrypting.accept(new ReceivedMessage(subject, "SEND", "{\"n\":2}".getBytes(StandardCharsets.UTF_8), null)).inboxId();
+        ClaimRepository claims = new ClaimRepository(named, new PayloadCipher(properties(Map.of("k1", K1), "k1")),
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+        // someone with write access to the table swaps the two ciphertexts (same subject, same key)
+        jdbc.update("""
+                UPDATE inbox_message m
+                   SET payload = o.payload
+                  FROM inbox_message o
+                 WHERE (m.id, o.id) IN ((?, ?), (?, ?))""", first, second, second, first);
+
+        ClaimedRow claimed = claims.claim(first).orElseThrow();
+        assertThat(claimed.payload()).as("a moved ciphertext is refused, not opened as the other row's").isNull();
+        jdbc.update("UPDATE inbox_message SET status = 'COMPLETED', claim_token = NULL WHERE id IN (?, ?)", first, second);
+    }
+
+    @Test
+    void aRowSealedBeforeTheRowIdWasBoundStillOpens() throws Exception {
+        // the earlier format: associated data = "survey-inbox:" + srvyDrawupNo, nonce first
+        byte[] nonce = new byte[12];
+        new java.security.SecureRandom().nextBytes(nonce);
+        javax.crypto.Cipher aes = javax.crypto.Cipher.getInstance("AES/GCM/NoPadding");
+        aes.init(javax.crypto.Cipher.ENCRYPT_MODE, new javax.crypto.spec.SecretKeySpec(Base64.getDecoder().decode(K1), "AES"),
+                new javax.crypto.spec.GCMParameterSpec(128, nonce));
+        aes.updateAAD("survey-inbox:OLD-SUBJECT".getBytes(StandardCharsets.UTF_8));
+        byte[] sealed = aes.doFinal("{\"old\":true}".getBytes(StandardCharsets.UTF_8));
+        byte[] stored = java.nio.ByteBuffer.allocate(12 + sealed.length).put(nonce).put(sealed).array();
+
+        PayloadCipher cipher = new PayloadCipher(properties(Map.of("k1", K1), "k1"));
+        assertThat(new String(cipher.open(7, "OLD-SUBJECT", stored, "k1"), StandardCharsets.UTF_8)).isEqualTo("{\"old\":true}");
+        assertThatThrownBy(() -> cipher.open(7, "OTHER-SUBJECT", stored, "k1")).isInstanceOf(IllegalStateException.class);
     }
 
     private InboxStore store(Map<String, String> keys, String active) {
