@@ -37,7 +37,12 @@ final class GroupInsert implements AutoCloseable {
     private record Pending(ReceivedMessage message, CompletableFuture<Acceptance> result) {
     }
 
-    private final BlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
+    /**
+     * One queue per writer; a srvyDrawupNo always goes to the same one, so rows of one subject are written
+     * one after the other in arrival order and take their ids in that order (the ordering guard relies on
+     * ids: with one shared queue, two writers could give a later row of a subject the smaller id).
+     */
+    private final List<BlockingQueue<Pending>> queues = new ArrayList<>();
     private final Function<List<ReceivedMessage>, List<Acceptance>> insertAll;
     private final Function<ReceivedMessage, Acceptance> insertOne;
     private final int maxRows;
@@ -61,7 +66,9 @@ final class GroupInsert implements AutoCloseable {
                 .description("receptions committed together in one transaction").baseUnit("rows")
                 .publishPercentiles(0.5, 0.99).register(meters);
         for (int i = 0; i < writers; i++) {
-            Thread writer = new Thread(this::run, "inbox-writer-" + i);
+            BlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
+            queues.add(queue);
+            Thread writer = new Thread(() -> run(queue), "inbox-writer-" + i);
             writer.setDaemon(true);
             writer.start();
             this.writers.add(writer);
@@ -74,6 +81,7 @@ final class GroupInsert implements AutoCloseable {
             return insertOne.apply(message);
         }
         Pending pending = new Pending(message, new CompletableFuture<>());
+        BlockingQueue<Pending> queue = queues.get(Math.floorMod(message.srvyDrawupNo().hashCode(), queues.size()));
         queue.add(pending);
         if (closed && queue.remove(pending)) { // closed while queuing: no writer may take it any more
             return insertOne.apply(message);
@@ -106,10 +114,10 @@ final class GroupInsert implements AutoCloseable {
 
     /** Receptions waiting for a writer. */
     int queued() {
-        return queue.size();
+        return queues.stream().mapToInt(BlockingQueue::size).sum();
     }
 
-    private void run() {
+    private void run(BlockingQueue<Pending> queue) {
         List<Pending> group = new ArrayList<>(maxRows);
         while (!closed || !queue.isEmpty()) {
             Pending first;

@@ -264,6 +264,40 @@ class GroupInsertTest extends IntegrationTest {
     }
 
     @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void rowsOfOneSubjectGoToOneWriterAndTakeTheirIdsInArrivalOrder() throws Exception {
+        String subject = uniqueSubject("GRPORDER");
+        CountDownLatch gate = new CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean first = new java.util.concurrent.atomic.AtomicBoolean(true);
+        Function<ReceivedMessage, Acceptance> one = m -> {
+            if (m.srvyDrawupNo().equals(subject) && first.getAndSet(false)) {
+                try {
+                    gate.await(); // the subject's first row is held before it has taken an id
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return store.acceptOne(m);
+        };
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (GroupInsert group = new GroupInsert(2, 64, store::acceptGroup, one, new SimpleMeterRegistry())) {
+            Future<Acceptance> earlier = pool.submit(() -> group.accept(message(subject, null)));
+            await().until(() -> group.queued() == 0 && !first.get());
+            Future<Acceptance> later = pool.submit(() -> group.accept(message(subject, null)));
+            // the other writer is idle, yet the later row waits behind the earlier one of its subject
+            await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2)).until(() -> group.queued() == 1);
+            gate.countDown();
+
+            long earlierId = earlier.get(30, TimeUnit.SECONDS).inboxId();
+            long laterId = later.get(30, TimeUnit.SECONDS).inboxId();
+            assertThat(earlierId).as("arrival order = id order within a subject").isLessThan(laterId);
+        } finally {
+            gate.countDown();
+            pool.shutdown();
+        }
+    }
+
+    @Test
     void onlyAnUnreachableDatabaseCountsAsUnavailable() {
         assertThat(DatabaseFailures.unavailable(new org.springframework.jdbc.CannotGetJdbcConnectionException("pool",
                 new java.sql.SQLTransientConnectionException("timeout")))).isTrue();
