@@ -56,16 +56,11 @@ public class InboxStore implements DisposableBean {
             RETURNING id
             """;
 
-    static final String FIND_BY_IDEMPOTENCY_KEY_JDBC = """
-            SELECT id, srvy_drawup_no, msg_type
-              FROM inbox_message
-             WHERE idempotency_key = ?
-            """;
-
+    /** The row an Idempotency-Key already names (a replay): run inside the group's transaction, or alone. */
     static final String FIND_BY_IDEMPOTENCY_KEY = """
             SELECT id, srvy_drawup_no, msg_type
               FROM inbox_message
-             WHERE idempotency_key = :idempotencyKey
+             WHERE idempotency_key = ?
             """;
 
     static final String LOCK_STATUS = """
@@ -243,7 +238,7 @@ public class InboxStore implements DisposableBean {
 
     /** The row an idempotency key already names, read in the group's own transaction. */
     private static Acceptance earlierRow(java.sql.Connection con, String idempotencyKey) throws SQLException {
-        try (PreparedStatement find = con.prepareStatement(FIND_BY_IDEMPOTENCY_KEY_JDBC)) {
+        try (PreparedStatement find = con.prepareStatement(FIND_BY_IDEMPOTENCY_KEY)) {
             find.setString(1, idempotencyKey);
             try (ResultSet rs = find.executeQuery()) {
                 if (!rs.next()) {
@@ -254,11 +249,9 @@ public class InboxStore implements DisposableBean {
         }
     }
 
+    /** The same lookup for the single-row insert, on a connection of its own (nothing of ours was committed). */
     private Acceptance earlierRow(String idempotencyKey) {
-        return jdbc.query(FIND_BY_IDEMPOTENCY_KEY, new MapSqlParameterSource("idempotencyKey", idempotencyKey),
-                        (rs, n) -> new Acceptance(rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getString("msg_type"), false))
-                .stream().findFirst()
-                .orElseThrow(() -> new IllegalStateException("idempotency key conflict without a row"));
+        return jdbc.getJdbcOperations().execute((ConnectionCallback<Acceptance>) con -> earlierRow(con, idempotencyKey));
     }
 
     /** Ends the group insert's writers once the rows they hold are committed (after the web server stopped). */
