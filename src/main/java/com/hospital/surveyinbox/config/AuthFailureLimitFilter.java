@@ -24,7 +24,7 @@ public class AuthFailureLimitFilter extends OncePerRequestFilter {
     private final AdapterProperties.AuthFailures limit;
     private final ReceptionReplyWriter writer;
     private final MeterRegistry meters;
-    private final ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, TokenBucket> buckets = new ConcurrentHashMap<>();
 
     public AuthFailureLimitFilter(AdapterProperties.AuthFailures limit, ReceptionReplyWriter writer, MeterRegistry meters) {
         this.limit = limit;
@@ -40,10 +40,10 @@ public class AuthFailureLimitFilter extends OncePerRequestFilter {
             chain.doFilter(request, response);
             return;
         }
-        Bucket bucket = buckets.get(address);
-        if (bucket != null && !bucket.hasToken(limit)) {
+        TokenBucket bucket = buckets.get(address);
+        if (bucket != null && !bucket.hasToken()) {
             meters.counter("adapter.security.auth-limited").increment();
-            response.setHeader("Retry-After", Long.toString(bucket.secondsToNextToken(limit)));
+            response.setHeader("Retry-After", Long.toString(bucket.secondsToNextToken()));
             writer.write(response, 429, "too many failed authentications from this address; retry later");
             return;
         }
@@ -52,37 +52,7 @@ public class AuthFailureLimitFilter extends OncePerRequestFilter {
             if (buckets.size() >= MAX_ADDRESSES) {
                 buckets.clear();
             }
-            buckets.computeIfAbsent(address, a -> new Bucket(limit.getBurst())).take(limit);
-        }
-    }
-
-    /** Failure tokens: {@code burst} at most, one earned back every 60 / perMinute seconds. */
-    static final class Bucket {
-        private double tokens;
-        private long last = System.nanoTime();
-
-        Bucket(int burst) {
-            this.tokens = burst;
-        }
-
-        private void refill(AdapterProperties.AuthFailures limit) {
-            long now = System.nanoTime();
-            tokens = Math.min(limit.getBurst(), tokens + (now - last) / 60e9 * limit.getPerMinute());
-            last = now;
-        }
-
-        synchronized boolean hasToken(AdapterProperties.AuthFailures limit) {
-            refill(limit);
-            return tokens >= 1;
-        }
-
-        synchronized void take(AdapterProperties.AuthFailures limit) {
-            refill(limit);
-            tokens = Math.max(0, tokens - 1);
-        }
-
-        synchronized long secondsToNextToken(AdapterProperties.AuthFailures limit) {
-            return Math.max(1, (long) Math.ceil((1 - tokens) * 60.0 / limit.getPerMinute()));
+            buckets.computeIfAbsent(address, a -> new TokenBucket(limit.getBurst(), limit.getPerMinute() / 60.0)).take();
         }
     }
 }

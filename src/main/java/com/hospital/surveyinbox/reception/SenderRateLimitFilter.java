@@ -1,5 +1,6 @@
 package com.hospital.surveyinbox.reception;
 
+import com.hospital.surveyinbox.config.TokenBucket;
 import com.hospital.surveyinbox.config.AdapterProperties;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.FilterChain;
@@ -22,7 +23,7 @@ public class SenderRateLimitFilter extends OncePerRequestFilter {
     private final AdapterProperties properties;
     private final ReceptionReplyWriter writer;
     private final MeterRegistry meters;
-    private final ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, TokenBucket> buckets = new ConcurrentHashMap<>();
 
     public SenderRateLimitFilter(AdapterProperties properties, ReceptionReplyWriter writer, MeterRegistry meters) {
         this.properties = properties;
@@ -39,34 +40,13 @@ public class SenderRateLimitFilter extends OncePerRequestFilter {
             chain.doFilter(request, response);
             return;
         }
-        Bucket bucket = buckets.computeIfAbsent(auth.getName(), k -> new Bucket(limit.getBurst()));
-        if (!bucket.take(limit.getPerSecond(), limit.getBurst())) {
+        TokenBucket bucket = buckets.computeIfAbsent(auth.getName(), k -> new TokenBucket(limit.getBurst(), limit.getPerSecond()));
+        if (!bucket.tryTake()) {
             meters.counter("adapter.reception.rate-limited").increment();
             response.setHeader("Retry-After", "1");
             writer.write(response, 429, "too many requests from this sender; retry shortly");
             return;
         }
         chain.doFilter(request, response);
-    }
-
-    /** Refills continuously at {@code perSecond}, holds at most {@code burst}. */
-    static final class Bucket {
-        private double tokens;
-        private long last = System.nanoTime();
-
-        Bucket(int burst) {
-            this.tokens = burst;
-        }
-
-        synchronized boolean take(int perSecond, int burst) {
-            long now = System.nanoTime();
-            tokens = Math.min(burst, tokens + (now - last) / 1e9 * perSecond);
-            last = now;
-            if (tokens >= 1) {
-                tokens -= 1;
-                return true;
-            }
-            return false;
-        }
     }
 }
