@@ -17,12 +17,16 @@ public final class LocalRun {
     static final String LEGACY_PASSWORD = "legacy-dev-secret";
     static final String OPS_USER = "ops";
     static final String OPS_PASSWORD = "ops-dev-secret";
-    static final int SIMULATOR_PORT = 8089;
+    /** The simulator's port; {@code -Dlocal.simulator.port=0} picks a free one (the shutdown test). */
+    static final int SIMULATOR_PORT = Integer.getInteger("local.simulator.port", 8089);
 
     private LocalRun() {
     }
 
     public static void main(String[] args) {
+        if (System.getProperty(EmbeddedServices.KAFKA_OWN_PROCESS) == null) {
+            System.setProperty(EmbeddedServices.KAFKA_OWN_PROCESS, "true"); // as in production; stops after the service
+        }
         boolean external = System.getenv("ADAPTER_LEGACY_BASE_URL") != null || argsName(args, "adapter.legacy.base-url");
         EmbeddedServices services = EmbeddedServices.startForLocalRun(!external, SIMULATOR_PORT);
         if (services.simulator() != null) {

@@ -142,6 +142,8 @@ public class AdapterProperties {
         @Min(1) private final int consumers;
         /** Records fetched per poll; small because each record makes several downstream calls. */
         @Min(1) private final int maxPollRecords;
+        /** Milliseconds a consumer's poll waits for records; also how long a stop (shutdown, rebalance) waits for a poll to return. */
+        @Min(100) private final int pollTimeoutMs;
         /** Threads that publish reception events after commit (the wire tap's pool). */
         @Min(1) private final int publishThreads;
         /** Events waiting for a publish thread; beyond it an event is dropped (its row stays RECEIVED and the redelivery job republishes it), so a reception never waits on Kafka. */
@@ -153,6 +155,7 @@ public class AdapterProperties {
                 @DefaultValue("1") short replicationFactor,
                 @DefaultValue("16") int consumers,
                 @DefaultValue("10") int maxPollRecords,
+                @DefaultValue("1000") int pollTimeoutMs,
                 @DefaultValue("4") int publishThreads,
                 @DefaultValue("5000") int publishQueue) {
             this.topic = topic;
@@ -161,6 +164,7 @@ public class AdapterProperties {
             this.replicationFactor = replicationFactor;
             this.consumers = consumers;
             this.maxPollRecords = maxPollRecords;
+            this.pollTimeoutMs = pollTimeoutMs;
             this.publishThreads = publishThreads;
             this.publishQueue = publishQueue;
         }
@@ -171,6 +175,7 @@ public class AdapterProperties {
         public short getReplicationFactor() { return replicationFactor; }
         public int getConsumers() { return consumers; }
         public int getMaxPollRecords() { return maxPollRecords; }
+        public int getPollTimeoutMs() { return pollTimeoutMs; }
         public int getPublishThreads() { return publishThreads; }
         public int getPublishQueue() { return publishQueue; }
     }

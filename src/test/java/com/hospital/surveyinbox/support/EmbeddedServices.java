@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,17 +16,26 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import javax.sql.DataSource;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
+import org.springframework.util.FileSystemUtils;
 import redis.embedded.RedisServer;
 
 /**
  * Real PostgreSQL 17, a real KRaft Kafka broker, a real redis-server and the downstream simulator, started
  * once per JVM and shared by every Spring context of the run. Stopped by one shutdown hook that first
- * closes the tracked contexts, so no consumer logs errors against a vanished broker.
+ * closes the tracked contexts, so no consumer logs errors against a vanished broker: PostgreSQL's own
+ * shutdown hook is switched off, and with {@link #KAFKA_OWN_PROCESS} the broker runs in a JVM of its own
+ * (as in production, and because the in-process test kit deletes its log directory from a shutdown hook
+ * of its own, racing the service's last commits). Children that Ctrl-C must not reach are started in a
+ * session of their own ({@code setsid}), so the terminal's SIGINT goes to the service and the service
+ * alone decides the order.
  */
 public final class EmbeddedServices {
 
     public static final String DB_NAME = "inbox";
     public static final String DB_USER = "postgres";
+
+    /** System property: run the Kafka broker in its own JVM (the local run and the benchmark). */
+    public static final String KAFKA_OWN_PROCESS = "embedded.kafka.own-process";
 
     private static EmbeddedServices instance;
 
@@ -33,6 +43,7 @@ public final class EmbeddedServices {
     private final int pgPort;
     private volatile EmbeddedPostgres postgres;
     private final EmbeddedKafkaKraftBroker kafka;
+    private final KafkaProcess kafkaProcess;
     private final int redisPort;
     private volatile RedisServer redis;
     private final DownstreamSimulator simulator;
@@ -46,10 +57,16 @@ public final class EmbeddedServices {
             try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
                 s.execute("CREATE DATABASE " + DB_NAME);
             }
-            kafka = new EmbeddedKafkaKraftBroker(1, 1);
-            kafka.brokerProperties(Map.of("auto.create.topics.enable", "true", "log.dir",
-                    Files.createTempDirectory("survey-inbox-kafka").toString()));
-            kafka.afterPropertiesSet();
+            if (Boolean.getBoolean(KAFKA_OWN_PROCESS)) {
+                kafka = null;
+                kafkaProcess = KafkaProcess.start();
+            } else {
+                kafka = new EmbeddedKafkaKraftBroker(1, 1);
+                kafka.brokerProperties(Map.of("auto.create.topics.enable", "true", "log.dir",
+                        Files.createTempDirectory("survey-inbox-kafka").toString()));
+                kafka.afterPropertiesSet();
+                kafkaProcess = null;
+            }
             redisPort = freePort();
             redis = startRedis(redisPort);
             simulator = withSimulator ? new DownstreamSimulator(simulatorPort) : null;
@@ -81,8 +98,8 @@ public final class EmbeddedServices {
         p.put("spring.datasource.url", jdbcUrl());
         p.put("spring.datasource.username", DB_USER);
         p.put("spring.datasource.password", "");
-        p.put("spring.kafka.bootstrap-servers", kafka.getBrokersAsString());
-        p.put("camel.component.kafka.brokers", kafka.getBrokersAsString());
+        p.put("spring.kafka.bootstrap-servers", kafkaBrokers());
+        p.put("camel.component.kafka.brokers", kafkaBrokers());
         p.put("spring.data.redis.host", "localhost");
         p.put("spring.data.redis.port", redisPort);
         if (simulator != null) {
@@ -102,7 +119,22 @@ public final class EmbeddedServices {
     }
 
     public String kafkaBrokers() {
-        return kafka.getBrokersAsString();
+        return kafka != null ? kafka.getBrokersAsString() : kafkaProcess.bootstrapServers();
+    }
+
+    /** The broker's JVM when it runs in its own process (for CPU accounting), else empty. */
+    public java.util.Optional<ProcessHandle> kafkaProcessHandle() {
+        return kafkaProcess == null ? java.util.Optional.empty() : kafkaProcess.handle();
+    }
+
+    /** The PostgreSQL postmaster's process (for CPU accounting: its children are the backends). */
+    public java.util.Optional<ProcessHandle> postgresProcessHandle() {
+        try {
+            String pid = Files.readAllLines(pgData.resolve("postmaster.pid")).get(0).trim();
+            return ProcessHandle.of(Long.parseLong(pid));
+        } catch (IOException | RuntimeException e) {
+            return java.util.Optional.empty();
+        }
     }
 
     public DownstreamSimulator simulator() {
@@ -156,6 +188,7 @@ public final class EmbeddedServices {
     }
 
     private void shutdown() {
+        long started = System.nanoTime();
         for (ConfigurableApplicationContext context : contexts) {
             try {
                 context.close();
@@ -163,23 +196,60 @@ public final class EmbeddedServices {
                 // closing anyway
             }
         }
-        if (simulator != null) {
-            simulator.stop();
+        long contextsClosed = System.nanoTime();
+        // the services do not depend on one another: stop them side by side
+        List<Thread> stops = List.of(
+                start("stop-simulator", () -> {
+                    if (simulator != null) {
+                        simulator.stop();
+                    }
+                }),
+                start("stop-kafka", this::stopKafka),
+                start("stop-redis", () -> {
+                    try {
+                        redis.stop();
+                    } catch (IOException | RuntimeException ignored) {
+                        // best effort at JVM exit
+                    }
+                }),
+                start("stop-postgres", () -> {
+                    try {
+                        postgres.close();
+                        FileSystemUtils.deleteRecursively(pgData);
+                    } catch (IOException | RuntimeException ignored) {
+                        // best effort at JVM exit
+                    }
+                }));
+        for (Thread stop : stops) {
+            try {
+                stop.join(15_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
         }
+        System.err.printf("embedded services: contexts closed in %d ms, services stopped in %d ms%n",
+                (contextsClosed - started) / 1_000_000, (System.nanoTime() - contextsClosed) / 1_000_000);
+    }
+
+    private static Thread start(String name, Runnable task) {
+        Thread thread = new Thread(task, name);
+        thread.start();
+        return thread;
+    }
+
+    private void stopKafka() {
         try {
-            kafka.destroy();
-        } catch (RuntimeException ignored) {
+            if (kafka != null) {
+                kafka.destroy();
+            } else {
+                kafkaProcess.stopBroker(Duration.ofSeconds(3)); // a throw-away broker: no long controlled shutdown
+                kafkaProcess.deleteDirectory();
+            }
+        } catch (RuntimeException | IOException ignored) {
             // best effort at JVM exit
-        }
-        try {
-            redis.stop();
-        } catch (IOException | RuntimeException ignored) {
-            // best effort at JVM exit
-        }
-        try {
-            postgres.close();
-        } catch (IOException | RuntimeException ignored) {
-            // best effort at JVM exit
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -188,6 +258,7 @@ public final class EmbeddedServices {
                 .setDataDirectory(data)
                 .setCleanDataDirectory(false)
                 .setPort(port)
+                .setRegisterShutdownHook(false) // ours stops it, after the contexts (pg_ctl already detaches it)
                 .setServerConfig("max_connections", "300")
                 .setServerConfig("fsync", "on")
                 .setServerConfig("synchronous_commit", "on")

@@ -88,10 +88,24 @@ public final class KafkaProcess implements AutoCloseable {
 
     /** Stops the broker as {@code kafka-server-stop} does (SIGTERM, controlled shutdown) and waits for its exit. */
     public synchronized void stopBroker() throws InterruptedException {
+        stopBroker(Duration.ofSeconds(60));
+    }
+
+    /** As {@link #stopBroker()}, killing the broker if its controlled shutdown takes longer than {@code grace}. */
+    public synchronized void stopBroker(Duration grace) throws InterruptedException {
         process.destroy();
-        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+        if (!process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
             process.destroyForcibly().waitFor();
         }
+    }
+
+    public java.util.Optional<ProcessHandle> handle() {
+        return process == null || !process.isAlive() ? java.util.Optional.empty() : java.util.Optional.of(process.toHandle());
+    }
+
+    /** Removes the log directory (after {@link #stopBroker()} or {@link #close()}). */
+    public void deleteDirectory() throws IOException {
+        org.springframework.util.FileSystemUtils.deleteRecursively(dir);
     }
 
     public String log() throws IOException {
@@ -107,7 +121,12 @@ public final class KafkaProcess implements AutoCloseable {
 
     private ProcessBuilder java(String mainClass, String... args) {
         String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        List<String> command = new ArrayList<>();
+        if (Files.isExecutable(Path.of("/usr/bin/setsid"))) {
+            // a session of its own: a Ctrl-C in the terminal reaches the service, which stops the broker last
+            command.add("/usr/bin/setsid");
+        }
+        command.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx384m", "-Dlogback.configurationFile=" + quietLogging(), "-cp", classpath, mainClass));
         command.addAll(List.of(args));
         return new ProcessBuilder(command).directory(new File(".")).redirectErrorStream(true);

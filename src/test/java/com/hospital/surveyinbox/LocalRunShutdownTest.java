@@ -1,0 +1,114 @@
+package com.hospital.surveyinbox;
+
+import com.hospital.surveyinbox.support.EmbeddedServices;
+import com.hospital.surveyinbox.support.ServiceClient;
+import java.io.File;
+import java.io.IOException;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Ctrl-C on the local run ({@code mvn spring-boot:test-run}): the terminal sends SIGINT to its whole
+ * foreground process group — the service JVM and every child that shares the group. The local run is
+ * started here as a terminal would (a process group of its own, {@code setsid}), and interrupted the same
+ * way ({@code kill -INT -pgid}) while messages are being registered. It must stop the service before PostgreSQL, Kafka and Redis, so nothing
+ * logs a warning or a stack trace on the way out, exit by itself, and leave no service process behind.
+ */
+class LocalRunShutdownTest {
+
+    private static final Pattern PORT = Pattern.compile("localhost:(\\d+)");
+
+    @Test
+    void ctrlCStopsTheServiceFirstAndLeavesNothingRunning() throws Exception {
+        Path log = Files.createTempFile("local-run", ".log");
+        String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+        List<String> command = new ArrayList<>(List.of("/usr/bin/setsid",
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx512m", "-Dlocal.simulator.port=0", "-cp", classpath, LocalRun.class.getName(),
+                "--server.port=0", "--management.server.port=0"));
+        Process run = new ProcessBuilder(command).directory(new File(".")).redirectErrorStream(true)
+                .redirectOutput(log.toFile()).start();
+        try {
+            await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(500)).until(() -> {
+                assertThat(run.isAlive()).as("local run exited early:%n%s", Files.readString(log)).isTrue();
+                return Files.readString(log).contains("(local run) ====");
+            });
+            String banner = Files.readString(log);
+            int postgres = port(banner, "postgres");
+            int kafka = port(banner, "kafka");
+            int redis = port(banner, "redis");
+            int http = port(banner, "reception");
+            int bannerEnd = banner.length();
+
+            // Ctrl-C while messages are being registered (the realistic latency model: ~1.5 s each)
+            ServiceClient client = new ServiceClient("http://localhost:" + http, "http://localhost:" + http);
+            String auth = ServiceClient.basic(LocalRun.LEGACY_USER, LocalRun.LEGACY_PASSWORD);
+            for (int i = 0; i < 8; i++) {
+                var reply = client.post("/legacy/survey-send-info", ServiceClient.message("LOCALRUN-" + i, null)
+                        .getBytes(StandardCharsets.UTF_8), "application/json", auth, Map.of());
+                assertThat(reply.status()).as(reply.body()).isEqualTo(200);
+            }
+            String jdbc = "jdbc:postgresql://localhost:" + postgres + "/" + EmbeddedServices.DB_NAME;
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> {
+                try (Connection c = DriverManager.getConnection(jdbc, EmbeddedServices.DB_USER, "");
+                        ResultSet rs = c.createStatement().executeQuery(
+                                "SELECT count(*) FROM inbox_message WHERE status = 'PROCESSING'")) {
+                    return rs.next() && rs.getInt(1) > 0;
+                }
+            });
+
+            long signalled = System.nanoTime();
+            Process interrupt = new ProcessBuilder("kill", "-INT", "--", "-" + run.pid()).inheritIO().start();
+            assertThat(interrupt.waitFor()).isZero();
+            assertThat(run.waitFor(60, TimeUnit.SECONDS)).as("the local run exits by itself after Ctrl-C").isTrue();
+            long exitMillis = (System.nanoTime() - signalled) / 1_000_000;
+
+            String shutdown = Files.readString(log).substring(bannerEnd);
+            System.out.printf("local run: exited %d ms after SIGINT; shutdown log:%n%s%n", exitMillis, shutdown);
+            assertThat(shutdown.lines().filter(line -> line.contains(" WARN ") || line.contains(" ERROR ")
+                    || line.contains("Exception") || line.startsWith("\tat ")))
+                    .as("nothing warns or fails on the way out").isEmpty();
+            assertThat(shutdown).contains("Apache Camel").contains("shutdown in")
+                    .contains("embedded services: contexts closed");
+            for (int port : List.of(postgres, kafka, redis)) {
+                assertThat(listening(port)).as("nothing listens on %d after exit", port).isFalse();
+            }
+        } finally {
+            if (run.isAlive()) {
+                new ProcessBuilder("kill", "-KILL", "--", "-" + run.pid()).start().waitFor();
+            }
+        }
+    }
+
+    private static int port(String banner, String service) {
+        String line = banner.lines().filter(l -> l.trim().startsWith(service + " ")).findFirst()
+                .orElseThrow(() -> new AssertionError("no " + service + " line in the banner:\n" + banner));
+        Matcher m = PORT.matcher(line);
+        assertThat(m.find()).as(line).isTrue();
+        return Integer.parseInt(m.group(1));
+    }
+
+    private static boolean listening(int port) {
+        try (Socket ignored = new Socket("localhost", port)) {
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}
