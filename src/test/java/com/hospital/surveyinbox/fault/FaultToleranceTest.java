@@ -229,8 +229,8 @@ class FaultToleranceTest extends IntegrationTest {
         assertNoBundleTwice(load.attempted);
     }
 
-    @Test
-    void aSecondServiceJvmKilledWithSigkillMidProcessingLeavesNothingBehind() throws Exception {
+    /** The settings of a second service JVM in this class's consumer group. */
+    private Map<String, String> childProperties(String clientId) throws IOException {
         Properties test = new Properties();
         try (InputStream in = getClass().getResourceAsStream("/test.properties")) {
             test.load(in);
@@ -245,7 +245,13 @@ class FaultToleranceTest extends IntegrationTest {
         props.put("adapter.inbox.max-attempts", "8");
         props.put("adapter.reception.rate-limit.enabled", "false");
         props.put("logging.level.com.hospital.surveyinbox", "INFO");
-        props.put("camel.component.kafka.client-id", "fault-child");
+        props.put("camel.component.kafka.client-id", clientId);
+        return props;
+    }
+
+    @Test
+    void aSecondServiceJvmKilledWithSigkillMidProcessingLeavesNothingBehind() throws Exception {
+        Map<String, String> props = childProperties("fault-child");
         // slow registration, so the second JVM is mid-flow when it dies
         simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 0, 2, 300, 400));
         String prefix = uniqueSubject("KILL") + "-";
@@ -253,7 +259,7 @@ class FaultToleranceTest extends IntegrationTest {
             await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500))
                     .until(() -> second.log().contains("Started SurveyInboxAdapterApplication") || !second.alive());
             assertThat(second.alive()).as("second JVM started").isTrue();
-            awaitPartitionsOfTheSecondJvm();
+            awaitPartitionsOf("fault-child");
             List<String> subjects = new ArrayList<>();
             for (int i = 0; i < 60; i++) {
                 subjects.add(prefix + i);
@@ -288,14 +294,105 @@ class FaultToleranceTest extends IntegrationTest {
         }
     }
 
+    /**
+     * A consumer rebalance storm: 2,000 messages keep arriving while two more service JVMs join the
+     * group, then one leaves gracefully (SIGTERM, as a rolling update does) and the other dies (SIGKILL, as
+     * an OOM kill does) — each change moving partitions between instances mid-registration. Every
+     * acknowledged message is stored and ends COMPLETED, and no bundle is created twice, whatever instance
+     * held its partition when.
+     */
+    @Test
+    void aConsumerRebalanceStormWhile2000MessagesFlowLosesAndDuplicatesNothing() throws Exception {
+        simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 5, 15, 10, 30));
+        String prefix = uniqueSubject("STORM") + "-";
+        List<String> subjects = new ArrayList<>();
+        for (int i = 0; i < 2000; i++) {
+            subjects.add(prefix + i);
+        }
+        List<String> membershipChanges = new ArrayList<>();
+        Map<String, String> acknowledged = new ConcurrentHashMap<>();
+        long flowStart = System.nanoTime();
+        java.util.function.Consumer<String> note = change -> membershipChanges.add(String.format("%s at %d s (%d acknowledged)",
+                change, (System.nanoTime() - flowStart) / 1_000_000_000L, acknowledged.size()));
+
+        // 16 senders pace the messages (each sends one a second) until the storm is over, then send the rest
+        // at full speed: the flow outlasts the storm however slowly the JVMs start
+        java.util.concurrent.atomic.AtomicBoolean stormOver = new java.util.concurrent.atomic.AtomicBoolean();
+        ExecutorService senders = Executors.newFixedThreadPool(16);
+        List<Future<?>> sent = new ArrayList<>();
+        for (int t = 0; t < 16; t++) {
+            int first = t;
+            sent.add(senders.submit(() -> {
+                for (int i = first; i < subjects.size(); i += 16) {
+                    long next = System.nanoTime() + 1_000_000_000L;
+                    ServiceClient.Reply reply = client.receive(ServiceClient.message(subjects.get(i), ""));
+                    if (reply.status() == 200) {
+                        acknowledged.put(subjects.get(i), reply.json().get("inboxId").asText());
+                    }
+                    while (!stormOver.get() && System.nanoTime() < next) {
+                        java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L);
+                    }
+                }
+                return null;
+            }));
+        }
+        senders.shutdown();
+
+        Map<String, String> stormChild = childProperties("storm-a");
+        // the killed JVM's partitions move after its session times out: 10 s instead of Kafka's 45 s keeps
+        // the test short; the scenario is the same
+        stormChild.put("camel.component.kafka.session-timeout-ms", "10000");
+        ServiceProcess a = ServiceProcess.start(stormChild);
+        stormChild.put("camel.component.kafka.client-id", "storm-b");
+        ServiceProcess b = ServiceProcess.start(stormChild);
+        try {
+            awaitStarted(a);
+            awaitStarted(b);
+            awaitPartitionsOf("storm-a");
+            awaitPartitionsOf("storm-b");
+            note.accept("A and B joined");
+            assertThat(a.terminate(Duration.ofSeconds(40))).as("A stops gracefully on SIGTERM").isTrue();
+            note.accept("A left (SIGTERM)");
+            b.kill();
+            note.accept("B killed (SIGKILL)");
+            boolean stormDuringFlow = !senders.isTerminated();
+            stormOver.set(true);
+
+            for (Future<?> f : sent) {
+                f.get(3, TimeUnit.MINUTES);
+            }
+            System.out.println("rebalance storm: " + membershipChanges);
+            assertThat(stormDuringFlow).as("every membership change happened while messages were still arriving: %s",
+                    membershipChanges).isTrue();
+            assertThat(acknowledged).hasSize(2000);
+            assertThat(rows.ids(prefix)).containsExactlyInAnyOrderElementsOf(acknowledged.values());
+            rows.awaitAllClosed(prefix, 2000, Duration.ofMinutes(4));
+            assertThat(rows.count(prefix, "COMPLETED")).isEqualTo(2000);
+            for (String subject : subjects) {
+                assertThat(simulator().bundleCreates(subject)).as(subject).isEqualTo(1);
+            }
+            assertThat(a.log()).as("A processed messages before it left").containsPattern("Inbox \\d+ COMPLETED");
+            assertThat(b.log()).as("B processed messages before it died").containsPattern("Inbox \\d+ COMPLETED");
+        } finally {
+            a.close();
+            b.close();
+        }
+    }
+
+    private static void awaitStarted(ServiceProcess process) {
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500))
+                .until(() -> process.log().contains("Started SurveyInboxAdapterApplication") || !process.alive());
+        assertThat(process.alive()).as("service JVM started").isTrue();
+    }
+
     /** Its consumers have joined the group and hold partitions; else the first JVM could take every event. */
-    private void awaitPartitionsOfTheSecondJvm() {
+    private void awaitPartitionsOf(String clientIdPrefix) {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, services().kafkaBrokers()))) {
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).ignoreExceptions().until(() -> {
                 ConsumerGroupDescription group = admin.describeConsumerGroups(List.of("fault-tests"))
                         .describedGroups().get("fault-tests").get();
                 return group.state() == ConsumerGroupState.STABLE && group.members().stream().anyMatch(member ->
-                        member.clientId().startsWith("fault-child") && !member.assignment().topicPartitions().isEmpty());
+                        member.clientId().startsWith(clientIdPrefix) && !member.assignment().topicPartitions().isEmpty());
             });
         }
     }

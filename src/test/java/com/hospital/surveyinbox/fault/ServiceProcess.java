@@ -45,6 +45,16 @@ final class ServiceProcess implements AutoCloseable {
         return process.isAlive();
     }
 
+    /** SIGTERM, as Kubernetes stops a pod: the service shuts down gracefully (consumers leave the group). */
+    boolean terminate(java.time.Duration grace) throws InterruptedException {
+        process.destroy();
+        if (process.waitFor(grace.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+            return true;
+        }
+        kill();
+        return false;
+    }
+
     /** SIGKILL: no shutdown hook, no graceful anything. */
     void kill() throws InterruptedException {
         process.destroyForcibly();
