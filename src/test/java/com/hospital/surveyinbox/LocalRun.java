@@ -38,7 +38,9 @@ public final class LocalRun {
                         "adapter.security.legacy.username=" + LEGACY_USER,
                         "adapter.security.legacy.password=" + LEGACY_PASSWORD,
                         "adapter.security.ops.username=" + OPS_USER,
-                        "adapter.security.ops.password=" + OPS_PASSWORD)
+                        "adapter.security.ops.password=" + OPS_PASSWORD,
+                        // on the test classpath for the benchmark's peer only; absent from the production jar
+                        "spring.autoconfigure.exclude=org.springframework.boot.autoconfigure.kafka.KafkaAutoConfiguration")
                 .run(args);
         Environment env = context.getEnvironment();
         String port = env.getProperty("local.server.port", env.getProperty("server.port"));

@@ -57,8 +57,13 @@ public final class DownstreamSimulator {
 
     private final ObjectMapper mapper = new ObjectMapper();
     private final HttpServer server;
-    private final ExecutorService executor = Executors.newFixedThreadPool(200);
+    /** Threads named {@link #THREAD_PREFIX}: the benchmark counts their CPU apart from the service's. */
+    public static final String THREAD_PREFIX = "downstream-sim-";
+    private final java.util.concurrent.atomic.AtomicInteger threadSeq = new java.util.concurrent.atomic.AtomicInteger();
+    private final ExecutorService executor = Executors.newFixedThreadPool(200,
+            r -> new Thread(r, THREAD_PREFIX + threadSeq.incrementAndGet()));
     private volatile Latency latency = Latency.FAST;
+    private final java.util.concurrent.atomic.LongAdder simulatedMillis = new java.util.concurrent.atomic.LongAdder();
     private final List<Fault> faults = new CopyOnWriteArrayList<>();
 
     private final Map<String, String> guests = new ConcurrentHashMap<>();
@@ -365,8 +370,15 @@ public final class DownstreamSimulator {
         calls.computeIfAbsent(kind, k -> new AtomicInteger()).incrementAndGet();
     }
 
-    private static void delay(int min, int max) {
-        sleep(max <= min ? min : ThreadLocalRandom.current().nextInt(min, max + 1));
+    private void delay(int min, int max) {
+        int millis = max <= min ? min : ThreadLocalRandom.current().nextInt(min, max + 1);
+        simulatedMillis.add(millis);
+        sleep(millis);
+    }
+
+    /** Milliseconds of latency the model has imposed so far, summed over every call (the benchmark's lower bound). */
+    public long simulatedMillis() {
+        return simulatedMillis.sum();
     }
 
     private static void sleep(long millis) {

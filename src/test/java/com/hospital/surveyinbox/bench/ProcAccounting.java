@@ -1,0 +1,175 @@
+package com.hospital.surveyinbox.bench;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.LongSupplier;
+import java.util.stream.Stream;
+
+/**
+ * CPU time of the benchmark's processes, read from {@code /proc/<pid>/stat} (utime + stime, in clock ticks),
+ * and the service's memory. Each source is a function returning its ticks so far; a {@link Window} takes the
+ * difference over the measured interval.
+ * <ul>
+ *   <li>service: this JVM (the service, plus the idle simulator and the benchmark's own threads);</li>
+ *   <li>postgres: the postmaster, its live backends, and backends that ended (their time is in the
+ *   postmaster's cutime/cstime once reaped);</li>
+ *   <li>broker: the Kafka JVM (its own process in the benchmark);</li>
+ *   <li>load generator: {@code wrk}, a child of this JVM: its time lands in this JVM's cutime/cstime when it
+ *   is reaped, and nothing else of this JVM's children ends during a window.</li>
+ * </ul>
+ */
+final class ProcAccounting {
+
+    /** Clock ticks per second ({@code getconf CLK_TCK}; 100 on Linux). */
+    static final long HZ = clockTicks();
+
+    private final Map<String, LongSupplier> sources = new LinkedHashMap<>();
+
+    ProcAccounting add(String name, LongSupplier ticks) {
+        sources.put(name, ticks);
+        return this;
+    }
+
+    Window start() {
+        return new Window(read(), System.nanoTime());
+    }
+
+    private Map<String, Long> read() {
+        Map<String, Long> now = new LinkedHashMap<>();
+        sources.forEach((name, source) -> now.put(name, source.getAsLong()));
+        return now;
+    }
+
+    final class Window {
+        private final Map<String, Long> before;
+        private final long startNanos;
+
+        private Window(Map<String, Long> before, long startNanos) {
+            this.before = before;
+            this.startNanos = startNanos;
+        }
+
+        /** CPU-µs per unit of work (e.g. per accepted request) and cores used, per process, since {@link #start()}. */
+        Map<String, Object> stop(long units) {
+            Map<String, Long> after = read();
+            double seconds = (System.nanoTime() - startNanos) / 1e9;
+            Map<String, Double> perUnit = new LinkedHashMap<>();
+            Map<String, Double> cores = new LinkedHashMap<>();
+            double total = 0;
+            for (var e : after.entrySet()) {
+                long ticks = e.getValue() - before.get(e.getKey());
+                double micros = ticks * 1_000_000.0 / HZ;
+                total += micros;
+                perUnit.put(e.getKey(), units == 0 ? Double.NaN : round(micros / units));
+                cores.put(e.getKey(), Math.round(micros / 1e6 / seconds * 100) / 100.0);
+            }
+            perUnit.put("total", units == 0 ? Double.NaN : round(total / units));
+            Map<String, Object> result = new LinkedHashMap<>();
+            result.put("cpu_us_per_unit", perUnit);
+            result.put("cores_used", cores);
+            result.put("window_s", Math.round(seconds * 100) / 100.0);
+            return result;
+        }
+    }
+
+    /** utime + stime of one process (+ cutime + cstime: children it has reaped). */
+    static long ticks(long pid, boolean withReapedChildren) {
+        String[] f = statFields(pid);
+        if (f == null) {
+            return 0;
+        }
+        long t = Long.parseLong(f[11]) + Long.parseLong(f[12]);
+        return withReapedChildren ? t + Long.parseLong(f[13]) + Long.parseLong(f[14]) : t;
+    }
+
+    /** CPU of this JVM's live threads whose name passes the test (e.g. the in-JVM downstream simulator), in ticks. */
+    static long threadTicks(java.util.function.Predicate<String> name) {
+        var threads = ManagementFactory.getThreadMXBean();
+        long nanos = 0;
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (name.test(t.getName())) {
+                long cpu = threads.getThreadCpuTime(t.getId());
+                nanos += Math.max(0, cpu);
+            }
+        }
+        return nanos * HZ / 1_000_000_000L;
+    }
+
+    /** Ticks of this JVM's reaped children (the load generator): cutime + cstime. */
+    static long reapedChildrenOfSelf() {
+        String[] f = statFields(ProcessHandle.current().pid());
+        return Long.parseLong(f[13]) + Long.parseLong(f[14]);
+    }
+
+    /** The postmaster, its reaped backends, and its live children. */
+    static long postgresTicks(long postmaster) {
+        long total = ticks(postmaster, true);
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            for (Path p : (Iterable<Path>) procs::iterator) {
+                String name = p.getFileName().toString();
+                if (!name.chars().allMatch(Character::isDigit)) {
+                    continue;
+                }
+                String[] f = statFields(Long.parseLong(name));
+                if (f != null && Long.parseLong(f[1]) == postmaster) { // f[1] = ppid
+                    total += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                }
+            }
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return total;
+    }
+
+    /** Resident set size of a process, in MiB. */
+    static double rssMiB(long pid) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return round(Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024.0);
+                }
+            }
+        } catch (IOException e) {
+            return Double.NaN;
+        }
+        return Double.NaN;
+    }
+
+    /** This JVM's heap in use and committed, in MiB. */
+    static Map<String, Double> heapMiB() {
+        var heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage();
+        Map<String, Double> m = new LinkedHashMap<>();
+        m.put("heap_used_mib", round(heap.getUsed() / 1048576.0));
+        m.put("heap_committed_mib", round(heap.getCommitted() / 1048576.0));
+        return m;
+    }
+
+    /** Fields of /proc/pid/stat after the command name: [0] = state, [1] = ppid, [11] = utime, [12] = stime, [13] = cutime, [14] = cstime. */
+    private static String[] statFields(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+            return stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        } catch (IOException | RuntimeException e) {
+            return null; // the process ended
+        }
+    }
+
+    private static long clockTicks() {
+        try {
+            Process p = new ProcessBuilder("getconf", "CLK_TCK").start();
+            String out = new String(p.getInputStream().readAllBytes()).trim();
+            p.waitFor();
+            return Long.parseLong(out);
+        } catch (Exception e) {
+            return 100;
+        }
+    }
+
+    static double round(double v) {
+        return Math.round(v * 10) / 10.0;
+    }
+}
