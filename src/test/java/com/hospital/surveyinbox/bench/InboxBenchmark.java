@@ -70,7 +70,8 @@ class InboxBenchmark extends IntegrationTest {
     static final int REPS = 3;
     /** {@code -Dbench.phases=accept,drain} runs a subset (for investigating one figure); the default runs all. */
     static final String ALL_PHASES = "accept,peer,synchronous,capacity,drain,recovery";
-    static final Duration WARM_UP = Duration.ofSeconds(15);
+    /** Unrecorded load before each HTTP phase: at 15 s the C2 compiler still took a third of a core in the windows. */
+    static final Duration WARM_UP = Duration.ofSeconds(30);
     static final Duration WINDOW = Duration.ofSeconds(5);
     static final Path OUT = Path.of("bench/results");
 
@@ -328,7 +329,8 @@ class InboxBenchmark extends IntegrationTest {
         String line = out.lines().filter(l -> l.startsWith("BENCH ")).findFirst()
                 .orElseThrow(() -> new IllegalStateException("wrk said: " + out));
         var figures = json.readTree(line.substring(6));
-        if (figures.get("non2xx").asLong() > 0 || figures.get("errors").asLong() > 0) {
+        boolean warmUp = run.contains("WARM");
+        if (!warmUp && (figures.get("non2xx").asLong() > 0 || figures.get("errors").asLong() > 0)) {
             throw new IllegalStateException("accept phase had failures: " + line);
         }
         return figures;
@@ -356,6 +358,14 @@ class InboxBenchmark extends IntegrationTest {
         Map<String, Stat> ceiling = (Map<String, Stat>) summary.get("ceiling");
         jdbc.execute("DROP TABLE IF EXISTS bench_peer");
         jdbc.execute("CREATE TABLE bench_peer (LIKE inbox_message INCLUDING ALL)");
+        // the topic exists before the peer's first send, as the service's does (KafkaTopicProvisioner): a first
+        // send to a missing topic blocks on metadata while the broker creates it
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, services().kafkaBrokers()))) {
+            if (!admin.listTopics().names().get().contains("bench-peer")) {
+                admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic("bench-peer",
+                        properties.getKafka().getPartitions(), (short) 1))).all().get();
+            }
+        }
         int peerPort = com.hospital.surveyinbox.support.EmbeddedServices.freePort();
         Path log = Files.createTempFile("bench-peer", ".log");
         String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
@@ -537,6 +547,10 @@ class InboxBenchmark extends IntegrationTest {
                 medians.put(key, Stat.of(values).median());
             }
             out.put(part, medians);
+        }
+        Object byThread = reps.get(reps.size() / 2).get("service_cpu_us_per_unit_by_thread");
+        if (byThread != null) {
+            out.put("service_cpu_us_per_unit_by_thread_middle_rep", byThread);
         }
         return out;
     }

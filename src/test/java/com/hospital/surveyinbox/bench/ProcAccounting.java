@@ -5,6 +5,7 @@ import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
 import java.util.stream.Stream;
@@ -35,7 +36,7 @@ final class ProcAccounting {
     }
 
     Window start() {
-        return new Window(read(), System.nanoTime());
+        return new Window(read(), System.nanoTime(), threadCpuByGroup(), ticks(ProcessHandle.current().pid(), false));
     }
 
     private Map<String, Long> read() {
@@ -47,10 +48,14 @@ final class ProcAccounting {
     final class Window {
         private final Map<String, Long> before;
         private final long startNanos;
+        private final Map<String, Long> threadsBefore;
+        private final long selfBefore;
 
-        private Window(Map<String, Long> before, long startNanos) {
+        private Window(Map<String, Long> before, long startNanos, Map<String, Long> threadsBefore, long selfBefore) {
             this.before = before;
             this.startNanos = startNanos;
+            this.threadsBefore = threadsBefore;
+            this.selfBefore = selfBefore;
         }
 
         /** CPU-µs per unit of work (e.g. per accepted request) and cores used, per process, since {@link #start()}. */
@@ -72,6 +77,30 @@ final class ProcAccounting {
             result.put("cpu_us_per_unit", perUnit);
             result.put("cores_used", cores);
             result.put("window_s", Math.round(seconds * 100) / 100.0);
+            if (!after.containsKey("service")) {
+                return result; // the service is not in this JVM (the peer's windows)
+            }
+            // where this JVM's CPU went: its Java threads by name (digits folded), the rest (GC, JIT) apart
+            Map<String, Long> threadsAfter = threadCpuByGroup();
+            Map<String, Double> byThread = new LinkedHashMap<>();
+            long javaThreads = 0;
+            List<Map.Entry<String, Long>> deltas = new java.util.ArrayList<>();
+            for (var e : threadsAfter.entrySet()) {
+                long d = e.getValue() - threadsBefore.getOrDefault(e.getKey(), 0L);
+                if (d > 0) {
+                    deltas.add(Map.entry(e.getKey(), d));
+                    javaThreads += d;
+                }
+            }
+            deltas.sort(Map.Entry.<String, Long>comparingByValue().reversed());
+            for (var e : deltas.subList(0, Math.min(8, deltas.size()))) {
+                byThread.put(e.getKey(), units == 0 ? Double.NaN : round(e.getValue() / 1000.0 / units));
+            }
+            if (units > 0) {
+                double jvmMicros = (ticks(ProcessHandle.current().pid(), false) - selfBefore) * 1_000_000.0 / HZ;
+                byThread.put("(not Java threads: GC, JIT compilers, VM)", round(Math.max(0, jvmMicros - javaThreads / 1000.0) / units));
+            }
+            result.put("service_cpu_us_per_unit_by_thread", byThread);
             return result;
         }
     }
@@ -84,6 +113,19 @@ final class ProcAccounting {
         }
         long t = Long.parseLong(f[11]) + Long.parseLong(f[12]);
         return withReapedChildren ? t + Long.parseLong(f[13]) + Long.parseLong(f[14]) : t;
+    }
+
+    /** CPU-ns of this JVM's live Java threads, by name with digits folded ("http-nio-#-exec-#"). */
+    static Map<String, Long> threadCpuByGroup() {
+        var threads = ManagementFactory.getThreadMXBean();
+        Map<String, Long> byName = new java.util.HashMap<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            long cpu = threads.getThreadCpuTime(t.getId());
+            if (cpu > 0) {
+                byName.merge(t.getName().replaceAll("\\d+", "#"), cpu, Long::sum);
+            }
+        }
+        return byName;
     }
 
     /** CPU of this JVM's live threads whose name passes the test (e.g. the in-JVM downstream simulator), in ticks. */
