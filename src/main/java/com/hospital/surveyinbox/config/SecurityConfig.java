@@ -20,6 +20,9 @@ import org.springframework.security.core.userdetails.UserDetailsService;
 import org.springframework.security.crypto.password.PasswordEncoder;
 import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.security.web.authentication.session.NullAuthenticatedSessionStrategy;
+import org.springframework.security.web.csrf.CookieCsrfTokenRepository;
+import org.springframework.security.web.csrf.CsrfTokenRequestAttributeHandler;
 import org.springframework.security.web.servlet.util.matcher.PathPatternRequestMatcher;
 
 /**
@@ -35,18 +38,34 @@ public class SecurityConfig {
 
     @Bean
     SecurityFilterChain securityFilterChain(HttpSecurity http, ReceptionReplyWriter writer) throws Exception {
-        http.csrf(csrf -> csrf.disable())
+        CookieCsrfTokenRepository csrfTokens = CookieCsrfTokenRepository.withHttpOnlyFalse();
+        csrfTokens.setCookiePath("/ops");
+        csrfTokens.setCookieCustomizer(cookie -> cookie.sameSite("Strict"));
+        http.csrf(csrf -> csrf
+                        // the console (a browser holding Basic credentials) sends the cookie's token back as
+                        // X-XSRF-TOKEN; curl and other API clients send no Origin, Sec-Fetch-* or Cookie header
+                        // and need none: a forged cross-site request always carries Origin or Sec-Fetch-Site
+                        .csrfTokenRepository(csrfTokens)
+                        .csrfTokenRequestHandler(new CsrfTokenRequestAttributeHandler())
+                        .requireCsrfProtectionMatcher(SecurityConfig::browserWriteToOps)
+                        // Basic authenticates every request: the default strategy would clear the token on each
+                        // one (the console's own API reads deleted its cookie). A cross-site page can neither
+                        // read the cookie nor send the header without a CORS preflight, which nothing allows.
+                        .sessionAuthenticationStrategy(new NullAuthenticatedSessionStrategy()))
+                .headers(headers -> headers
+                        .frameOptions(frame -> frame.deny())
+                        .contentSecurityPolicy(csp -> csp.policyDirectives(CONTENT_SECURITY_POLICY)))
                 .sessionManagement(s -> s.sessionCreationPolicy(SessionCreationPolicy.STATELESS))
                 .requestCache(cache -> cache.disable())
                 .formLogin(form -> form.disable())
                 .logout(logout -> logout.disable())
-                .httpBasic(basic -> basic.authenticationEntryPoint((request, response, e) ->
-                        writer.write(response, 401, "authentication required")))
+                .httpBasic(basic -> basic.authenticationEntryPoint((request, response, e) -> challenge(writer, response)))
                 .exceptionHandling(ex -> ex
-                        .authenticationEntryPoint((request, response, e) ->
-                                writer.write(response, 401, "authentication required"))
-                        .accessDeniedHandler((request, response, e) ->
-                                writer.write(response, 403, "not allowed for this credential")))
+                        .authenticationEntryPoint((request, response, e) -> challenge(writer, response))
+                        .accessDeniedHandler((request, response, e) -> writer.write(response, 403,
+                                e instanceof org.springframework.security.web.csrf.CsrfException
+                                        ? "CSRF token missing or not matching: reload the console"
+                                        : "not allowed for this credential")))
                 .authorizeHttpRequests(auth -> auth
                         .requestMatchers(EndpointRequest.toAnyEndpoint()).permitAll()
                         // Spring's own error dispatch (e.g. 405) must not turn into a 403
@@ -56,6 +75,28 @@ public class SecurityConfig {
                         .requestMatchers("/ops/**").hasRole(OPS)
                         .anyRequest().denyAll());
         return http.build();
+    }
+
+    /** Only the service's own files: no inline script or style, no framing, no other origin. */
+    static final String CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; "
+            + "img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; "
+            + "frame-ancestors 'none'";
+
+    private static final java.util.Set<String> SAFE_METHODS = java.util.Set.of("GET", "HEAD", "OPTIONS", "TRACE");
+
+    /** A state-changing request to the operator API from a browser (CSRF applies); API clients are exempt. */
+    static boolean browserWriteToOps(jakarta.servlet.http.HttpServletRequest request) {
+        return !SAFE_METHODS.contains(request.getMethod())
+                && request.getRequestURI().startsWith("/ops/")
+                && (request.getHeader("Origin") != null || request.getHeader("Sec-Fetch-Site") != null
+                || request.getHeader("Cookie") != null);
+    }
+
+    /** 401 with the Basic challenge, so a browser opening the console asks for the operator's credentials. */
+    private static void challenge(ReceptionReplyWriter writer, jakarta.servlet.http.HttpServletResponse response)
+            throws java.io.IOException {
+        response.setHeader("WWW-Authenticate", "Basic realm=\"survey-inbox-adapter\", charset=\"UTF-8\"");
+        writer.write(response, 401, "authentication required");
     }
 
     /**

@@ -18,6 +18,12 @@ public class InboxHistory {
     public record AuditView(OffsetDateTime at, String actor, String action, String fromStatus, String toStatus) {
     }
 
+    /** One minute of the console's chart: rows received, attempts ended COMPLETED / FAILED / DEAD. */
+    public record MinuteView(OffsetDateTime minute, long received, long completed, long failed, long dead) {
+    }
+
+    private static final String PER_MINUTE = com.hospital.surveyinbox.inbox.SqlFiles.read("history-per-minute");
+
     private final JdbcTemplate jdbc;
 
     public InboxHistory(JdbcTemplate jdbc) {
@@ -33,6 +39,12 @@ public class InboxHistory {
                 """, (rs, n) -> new AttemptView(rs.getInt("attempt_no"),
                 rs.getObject("started_at", OffsetDateTime.class), rs.getObject("finished_at", OffsetDateTime.class),
                 rs.getString("outcome"), rs.getString("reason")), inboxId);
+    }
+
+    /** The last {@code minutes} minutes, oldest first, the current (partial) minute last. */
+    public List<MinuteView> perMinute(int minutes) {
+        return jdbc.query(PER_MINUTE, (rs, n) -> new MinuteView(rs.getObject("minute", OffsetDateTime.class),
+                rs.getLong("received"), rs.getLong("completed"), rs.getLong("failed"), rs.getLong("dead")), minutes);
     }
 
     public List<AuditView> audit(long inboxId) {

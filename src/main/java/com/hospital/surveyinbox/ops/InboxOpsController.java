@@ -60,6 +60,18 @@ public class InboxOpsController {
         return body;
     }
 
+    static final int MAX_HISTORY_MINUTES = 1440;
+
+    /** Per minute, the rows received and the attempts ended COMPLETED / FAILED / DEAD (the console's chart). */
+    @GetMapping("/history")
+    public ResponseEntity<?> history(@RequestParam(required = false) Integer minutes) {
+        int span = minutes == null ? 60 : minutes;
+        if (span < 1 || span > MAX_HISTORY_MINUTES) {
+            return ResponseEntity.badRequest().body(Map.of("error", "minutes must be 1.." + MAX_HISTORY_MINUTES));
+        }
+        return ResponseEntity.ok(Map.of("minutes", history.perMinute(span)));
+    }
+
     @GetMapping
     public ResponseEntity<?> list(@RequestParam(required = false) String status,
                                   @RequestParam(required = false) String srvyDrawupNo,

@@ -1,0 +1,188 @@
+// The operator console: reads /ops/inbox (stats, history, DEAD and FAILED rows, a row's detail) and posts a
+// requeue. No framework, no build step. Every value is written with textContent, never as HTML.
+'use strict';
+
+(function () {
+  // location.origin: a page opened as http://user:pass@host/ must not resolve URLs carrying the credentials
+  const api = (path) => location.origin + '/ops/inbox' + path;
+  const SERIES = [['received', '--received'], ['completed', '--completed'], ['failed', '--failed'], ['dead', '--dead']];
+  const REFRESH_MS = 10000;
+  let subject = '';
+
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    Object.entries(attrs || {}).forEach(([k, v]) => {
+      if (k === 'class') e.className = v; else if (k.startsWith('data-')) e.setAttribute(k, v); else e[k] = v;
+    });
+    children.forEach((c) => e.append(c instanceof Node ? c : document.createTextNode(c == null ? '' : String(c))));
+    return e;
+  }
+
+  async function getJson(path) {
+    const r = await fetch(api(path), { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+    if (!r.ok) throw new Error(path + ' answered ' + r.status);
+    return r.json();
+  }
+
+  function csrfToken() {
+    const m = document.cookie.match(/(?:^|;\s*)XSRF-TOKEN=([^;]+)/);
+    return m ? decodeURIComponent(m[1]) : '';
+  }
+
+  function age(seconds) {
+    if (seconds < 60) return seconds + ' s';
+    if (seconds < 3600) return Math.floor(seconds / 60) + ' min';
+    return (seconds / 3600).toFixed(1) + ' h';
+  }
+
+  function time(iso) {
+    return iso ? new Date(iso).toLocaleString() : '';
+  }
+
+  function showMessage(text, ok) {
+    const m = document.getElementById('message');
+    m.textContent = text;
+    m.classList.toggle('ok', !!ok);
+    m.hidden = !text;
+  }
+
+  async function loadStats() {
+    const stats = await getJson('/stats');
+    document.querySelectorAll('#counts .count[data-status]').forEach((box) => {
+      box.querySelector('.value').textContent = stats.counts[box.dataset.status] ?? 0;
+    });
+    document.querySelector('#oldest .value').textContent = age(stats.oldestPendingAgeSeconds);
+    document.getElementById('oldest').dataset.seconds = stats.oldestPendingAgeSeconds;
+  }
+
+  async function loadChart() {
+    const data = (await getJson('/history?minutes=60')).minutes;
+    const canvas = document.getElementById('chart');
+    const ratio = window.devicePixelRatio || 1;
+    const width = canvas.clientWidth || 600;
+    const height = canvas.clientHeight || 220;
+    canvas.width = width * ratio;
+    canvas.height = height * ratio;
+    const g = canvas.getContext('2d');
+    g.scale(ratio, ratio);
+    g.clearRect(0, 0, width, height);
+    const css = getComputedStyle(document.documentElement);
+    const left = 40, bottom = 20, top = 8, right = 8;
+    const max = Math.max(1, ...data.flatMap((m) => SERIES.map(([k]) => m[k])));
+    const x = (i) => left + (i * (width - left - right)) / Math.max(1, data.length - 1);
+    const y = (v) => top + (1 - v / max) * (height - top - bottom);
+    g.strokeStyle = css.getPropertyValue('--line');
+    g.fillStyle = css.getPropertyValue('--muted');
+    g.font = '11px system-ui, sans-serif';
+    [0, 0.5, 1].forEach((f) => {
+      const v = Math.round(max * f);
+      g.beginPath(); g.moveTo(left, y(v)); g.lineTo(width - right, y(v)); g.stroke();
+      g.fillText(String(v), 4, y(v) + 4);
+    });
+    if (data.length) {
+      g.fillText(new Date(data[0].minute).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }), left, height - 4);
+      const last = new Date(data[data.length - 1].minute).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+      g.fillText(last, width - right - g.measureText(last).width, height - 4);
+    }
+    SERIES.forEach(([key, color]) => {
+      g.strokeStyle = css.getPropertyValue(color);
+      g.lineWidth = 2;
+      g.beginPath();
+      data.forEach((m, i) => (i ? g.lineTo(x(i), y(m[key])) : g.moveTo(x(i), y(m[key]))));
+      g.stroke();
+    });
+    canvas.dataset.minutes = data.length;
+  }
+
+  async function loadRows() {
+    const q = subject ? '&srvyDrawupNo=' + encodeURIComponent(subject) : '';
+    const [dead, failed] = await Promise.all([getJson('?status=DEAD&limit=100' + q), getJson('?status=FAILED&limit=100' + q)]);
+    const rows = dead.concat(failed);
+    const body = document.querySelector('#rows tbody');
+    const open = new Set([...body.querySelectorAll('tr.detail')].map((tr) => tr.dataset.for));
+    body.replaceChildren();
+    rows.forEach((row) => {
+      body.append(rowLine(row));
+      if (open.has(row.inboxId)) toggleDetail(row.inboxId, body.querySelector('tr[data-inbox-id="' + row.inboxId + '"]'));
+    });
+    document.getElementById('empty').hidden = rows.length > 0;
+  }
+
+  function rowLine(row) {
+    const history = el('button', { type: 'button', 'data-action': 'history' }, 'history');
+    history.addEventListener('click', () => toggleDetail(row.inboxId, tr));
+    const requeue = el('button', { type: 'button', class: 'danger', 'data-action': 'requeue' }, 'requeue');
+    requeue.addEventListener('click', () => confirmRequeue(row, actions));
+    const actions = el('td', { class: 'actions' }, history, ' ', requeue);
+    const tr = el('tr', { 'data-inbox-id': row.inboxId, 'data-status': row.status },
+      el('td', {}, row.inboxId), el('td', {}, row.srvyDrawupNo), el('td', {}, row.msgType),
+      el('td', { class: 'status-' + row.status }, row.status), el('td', {}, row.attempts),
+      el('td', { class: 'error' }, row.lastError || ''), el('td', {}, row.heldReason || ''),
+      el('td', {}, row.replyStatus + (row.replyReasonCode ? ' (' + row.replyReasonCode + ')' : '')),
+      el('td', {}, time(row.updatedAt)), actions);
+    return tr;
+  }
+
+  function confirmRequeue(row, cell) {
+    const yes = el('button', { type: 'button', class: 'danger', 'data-action': 'confirm' }, 'yes, requeue ' + row.inboxId);
+    const no = el('button', { type: 'button', 'data-action': 'cancel' }, 'cancel');
+    const saved = [...cell.childNodes];
+    no.addEventListener('click', () => cell.replaceChildren(...saved));
+    yes.addEventListener('click', () => requeue(row.inboxId));
+    cell.replaceChildren('Requeue? ', yes, ' ', no);
+  }
+
+  async function requeue(inboxId) {
+    const r = await fetch(api('/' + encodeURIComponent(inboxId) + '/requeue'), {
+      method: 'POST', credentials: 'same-origin',
+      headers: { Accept: 'application/json', 'X-XSRF-TOKEN': csrfToken() },
+    });
+    let body = {};
+    try { body = await r.json(); } catch (e) { /* no body */ }
+    if (r.ok) {
+      const change = (body.audit || []).slice(-1)[0];
+      showMessage('Inbox ' + inboxId + ' requeued' + (change ? ' (' + change.fromStatus + ' → ' + change.toStatus + ')' : '')
+        + '; now ' + body.status + '.', true);
+    } else if (r.status === 409) {
+      showMessage('Inbox ' + inboxId + ' not requeued (409): ' + body.error + ' — it is ' + body.status + ' now.', false);
+    } else {
+      showMessage('Inbox ' + inboxId + ' not requeued: ' + r.status + ' ' + (body.resultMessage || body.error || ''), false);
+    }
+    await refresh();
+  }
+
+  async function toggleDetail(inboxId, tr) {
+    const next = tr.nextElementSibling;
+    if (next && next.classList.contains('detail')) { next.remove(); return; }
+    const row = await getJson('/' + encodeURIComponent(inboxId));
+    const attempts = el('table', {}, el('thead', {}, el('tr', {}, ...['#', 'started', 'finished', 'outcome', 'reason'].map((h) => el('th', {}, h)))),
+      el('tbody', {}, ...(row.attemptHistory || []).map((a) => el('tr', {}, el('td', {}, a.attempt), el('td', {}, time(a.startedAt)),
+        el('td', {}, time(a.finishedAt)), el('td', {}, a.outcome || ''), el('td', { class: 'error' }, a.reason || '')))));
+    const audit = el('table', {}, el('thead', {}, el('tr', {}, ...['at', 'operator', 'action', 'from', 'to'].map((h) => el('th', {}, h)))),
+      el('tbody', {}, ...(row.audit || []).map((a) => el('tr', {}, el('td', {}, time(a.at)), el('td', {}, a.actor),
+        el('td', {}, a.action), el('td', {}, a.fromStatus), el('td', {}, a.toStatus)))));
+    const cell = el('td', { colSpan: 10 }, el('strong', {}, 'Attempts'), attempts, el('strong', {}, 'Operator audit'),
+      (row.audit || []).length ? audit : el('p', { class: 'muted' }, 'none'));
+    tr.after(el('tr', { class: 'detail', 'data-for': inboxId }, cell));
+  }
+
+  async function refresh() {
+    try {
+      await Promise.all([loadStats(), loadChart(), loadRows()]);
+      document.getElementById('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
+      document.body.dataset.loaded = 'true';
+    } catch (e) {
+      document.getElementById('updated').textContent = 'could not refresh: ' + e.message;
+    }
+  }
+
+  document.getElementById('filter').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    subject = document.getElementById('subject').value.trim();
+    showMessage('');
+    refresh();
+  });
+  window.addEventListener('resize', () => loadChart().catch(() => {}));
+  refresh();
+  setInterval(refresh, REFRESH_MS);
+}());

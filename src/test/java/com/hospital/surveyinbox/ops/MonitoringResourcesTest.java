@@ -1,0 +1,115 @@
+package com.hospital.surveyinbox.ops;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.hospital.surveyinbox.support.DownstreamSimulator;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.ServiceClient;
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.springframework.test.context.TestPropertySource;
+import org.yaml.snakeyaml.Yaml;
+
+/**
+ * Monitoring as resources ({@code k8s/monitoring}): the PrometheusRule's rules pass {@code promtool check
+ * rules} (Debian's prometheus package, installed when missing), each alert carries a runbook line, and every
+ * metric a rule or a dashboard panel names is exported by the running service after some traffic.
+ */
+@TestPropertySource(properties = OpsConsoleBrowserTest.PROPERTIES)
+class MonitoringResourcesTest extends IntegrationTest {
+
+    static final Path RULE = Path.of("k8s/monitoring/prometheusrule.yaml");
+    static final Path DASHBOARD = Path.of("k8s/monitoring/grafana-dashboard.json");
+    static final Pattern METRIC = Pattern.compile("\\b((?:adapter|camel|http_server|jvm|hikaricp)_[a-z0-9_]+)\\b");
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void theAlertRulesPassPromtoolAndEachHasARunbook() throws Exception {
+        Map<String, Object> rule = new Yaml().load(Files.readString(RULE));
+        assertThat(rule.get("kind")).isEqualTo("PrometheusRule");
+        Path rules = Files.createTempFile("rules", ".yaml");
+        Files.writeString(rules, new Yaml().dump(rule.get("spec")));
+        Process check = new ProcessBuilder(promtool(), "check", "rules", rules.toString()).redirectErrorStream(true).start();
+        String out = new String(check.getInputStream().readAllBytes());
+        assertThat(check.waitFor()).as(out).isZero();
+        assertThat(out).contains("SUCCESS: 6 rules found");
+        for (Map<String, Object> group : (Iterable<Map<String, Object>>) ((Map<String, Object>) rule.get("spec")).get("groups")) {
+            for (Map<String, Object> alert : (Iterable<Map<String, Object>>) group.get("rules")) {
+                Map<String, Object> annotations = (Map<String, Object>) alert.get("annotations");
+                assertThat((String) annotations.get("runbook")).as(alert.get("alert") + " runbook").isNotBlank();
+                assertThat((String) annotations.get("summary")).as(alert.get("alert") + " summary").isNotBlank();
+            }
+        }
+        // the prod overlay deploys them; the dashboard ConfigMap is labelled for the Grafana sidecar
+        assertThat(Files.readString(Path.of("k8s/overlays/prod/kustomization.yaml"))).contains("../../monitoring");
+        assertThat(Files.readString(Path.of("k8s/monitoring/kustomization.yaml"))).contains("grafana_dashboard: \"1\"");
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void everyMetricARuleOrAPanelNamesIsExportedByTheService() throws Exception {
+        Set<String> named = new TreeSet<>();
+        Map<String, Object> rule = new Yaml().load(Files.readString(RULE));
+        for (Map<String, Object> group : (Iterable<Map<String, Object>>) ((Map<String, Object>) rule.get("spec")).get("groups")) {
+            for (Map<String, Object> alert : (Iterable<Map<String, Object>>) group.get("rules")) {
+                named.addAll(metricsIn((String) alert.get("expr")));
+            }
+        }
+        JsonNode dashboard = new ObjectMapper().readTree(DASHBOARD.toFile());
+        dashboard.path("panels").forEach(panel -> panel.path("targets").forEach(t -> named.addAll(metricsIn(t.path("expr").asText()))));
+        assertThat(named).contains("adapter_inbox_oldest_pending_age_seconds", "adapter_circuit_state", "adapter_replies_total");
+
+        // traffic: a row that completes, one that goes DEAD (and is replied to)
+        String completed = client.accept(ServiceClient.message(uniqueSubject("MON"), ""));
+        String patno = "PMON" + System.nanoTime();
+        simulator().add(new DownstreamSimulator.Fault(s -> s.equals("GET /legacy/patients/" + patno), 404,
+                "{\"code\":\"PATIENT_NOT_FOUND\",\"message\":\"patient not found\"}", 0));
+        String dead = client.accept(ServiceClient.message(uniqueSubject("MON"), patno, ""));
+        rows.awaitStatus(completed, "COMPLETED");
+        rows.awaitStatus(dead, "DEAD");
+
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+            String scrape = client.management("/actuator/prometheus").body();
+            Set<String> exported = new TreeSet<>();
+            scrape.lines().filter(l -> !l.startsWith("#")).forEach(l -> exported.add(l.split("[{ ]", 2)[0]));
+            assertThat(exported).as("metrics named in k8s/monitoring").containsAll(named);
+        });
+    }
+
+    private static Set<String> metricsIn(String text) {
+        Set<String> names = new TreeSet<>();
+        Matcher m = METRIC.matcher(text);
+        while (m.find()) {
+            names.add(m.group(1));
+        }
+        return names;
+    }
+
+    /** promtool from Debian's prometheus package, installed on first use; a clear failure when impossible. */
+    private static synchronized String promtool() throws Exception {
+        Path promtool = Path.of("/usr/bin/promtool");
+        if (!Files.isExecutable(promtool)) {
+            System.out.println("[monitoring] installing promtool (apt-get install prometheus)");
+            Process install = new ProcessBuilder("sh", "-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
+                    + "apt-get install -y -qq --no-install-recommends prometheus")
+                    .redirectErrorStream(true).redirectOutput(new File("target/promtool-install.log")).start();
+            install.waitFor();
+            if (!Files.isExecutable(promtool)) {
+                throw new IllegalStateException("The monitoring check needs promtool from Debian's prometheus package; "
+                        + "installing it failed (see target/promtool-install.log). Install it: apt-get install prometheus");
+            }
+        }
+        return promtool.toString();
+    }
+}

@@ -1,0 +1,180 @@
+package com.hospital.surveyinbox.ops;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.hospital.surveyinbox.support.Chromium;
+import com.hospital.surveyinbox.support.DownstreamSimulator;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.ServiceClient;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.logging.Level;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.Dimension;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.logging.LogEntry;
+import org.openqa.selenium.logging.LogType;
+import org.springframework.test.context.TestPropertySource;
+
+/**
+ * The operator console in a real browser (Debian's headless Chromium through chromium-driver): it loads
+ * without console errors, shows the same counts as {@code /ops/inbox/stats}, requeues a DEAD row (which then
+ * completes), shows a 409's reason, never shows patient data, and leaves screenshots under {@code target/}.
+ */
+@TestPropertySource(properties = OpsConsoleBrowserTest.PROPERTIES)
+class OpsConsoleBrowserTest extends IntegrationTest {
+
+    /** Shared with MonitoringResourcesTest: one context for both. */
+    static final String PROPERTIES = """
+            adapter.kafka.topic=ops-console
+            adapter.kafka.group-id=ops-console
+            spring.quartz.scheduler-name=ops-console
+            adapter.inbox.redeliver-enabled=true
+            adapter.inbox.redeliver-cron=0/1 * * * * ?
+            adapter.inbox.retry-delay=PT1S
+            adapter.inbox.max-attempts=1
+            """;
+
+    private static ChromeDriver browser;
+
+    @BeforeAll
+    static void openBrowser() throws Exception {
+        browser = Chromium.start();
+    }
+
+    @AfterAll
+    static void closeBrowser() {
+        if (browser != null) {
+            browser.quit();
+        }
+    }
+
+    /** A row that goes DEAD on its first attempt: the patient lookup answers 404, quoting the patient number. */
+    private String deadRow(String marker) {
+        String subject = uniqueSubject("CONSOLE");
+        String patno = "PMARK" + marker;
+        simulator().add(new DownstreamSimulator.Fault(s -> s.equals("GET /legacy/patients/" + patno), 404,
+                "{\"code\":\"PATIENT_NOT_FOUND\",\"message\":\"patient " + patno + " not found\"}", 0));
+        String id = client.accept(ServiceClient.message(subject, patno, ""));
+        rows.awaitStatus(id, "DEAD");
+        return id;
+    }
+
+    /** Drops the console messages of earlier tests (the browser is shared). */
+    private void clearConsole() {
+        browser.manage().logs().get(LogType.BROWSER);
+    }
+
+    private void open() {
+        // the operator's Basic credentials on every request, as a browser sends them once the user has entered
+        // them at the prompt (Chrome keeps no cookies for a page opened as http://user:pass@host/)
+        browser.executeCdpCommand("Network.enable", Map.of());
+        browser.executeCdpCommand("Network.setExtraHTTPHeaders", Map.of("headers",
+                Map.of("Authorization", ServiceClient.OPS_AUTH)));
+        browser.get("http://localhost:" + port + "/ops/console");
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100))
+                .until(() -> "true".equals(browser.findElement(By.tagName("body")).getAttribute("data-loaded")));
+    }
+
+    private WebElement rowOnPage(String inboxId) {
+        return browser.findElement(By.cssSelector("tr[data-inbox-id='" + inboxId + "']"));
+    }
+
+    @Test
+    void thePageLoadsWithoutConsoleErrorsAndShowsTheSameCountsAsTheApi() {
+        String marker = Long.toString(System.nanoTime());
+        String dead = deadRow(marker);
+        clearConsole();
+        open();
+        assertThat(rowOnPage(dead).getText()).contains("DEAD");
+        // the counts move while other rows finish: compare one page refresh with the API right after it
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+            open();
+            JsonNode stats = client.ops("/ops/inbox/stats").json();
+            for (String status : List.of("RECEIVED", "PROCESSING", "FAILED", "DEAD", "COMPLETED")) {
+                String shown = browser.findElement(By.cssSelector(".count[data-status='" + status + "'] .value")).getText();
+                assertThat(shown).as(status).isEqualTo(stats.path("counts").path(status).asText());
+            }
+        });
+        assertThat(browser.findElement(By.id("chart")).getAttribute("data-minutes")).isEqualTo("60");
+        List<LogEntry> errors = browser.manage().logs().get(LogType.BROWSER).getAll().stream()
+                .filter(e -> e.getLevel().intValue() >= Level.WARNING.intValue()).toList();
+        assertThat(errors).as("browser console errors").isEmpty();
+    }
+
+    @Test
+    void aDeadRowRequeuedFromThePageIsReceivedAgainAndCompletes() {
+        String marker = Long.toString(System.nanoTime());
+        String dead = deadRow(marker);
+        simulator().clearFaults(); // the cause is fixed: the patient exists now
+        open();
+        rowOnPage(dead).findElement(By.cssSelector("button[data-action='requeue']")).click();
+        rowOnPage(dead).findElement(By.cssSelector("button[data-action='confirm']")).click();
+        await().atMost(Duration.ofSeconds(10)).until(() -> browser.findElement(By.id("message")).isDisplayed());
+        assertThat(browser.findElement(By.id("message")).getText()).contains("Inbox " + dead + " requeued (DEAD → RECEIVED)");
+        rows.awaitStatus(dead, "COMPLETED");
+        assertThat(jdbc.queryForMap("SELECT actor, from_status, to_status FROM operator_audit WHERE inbox_id = ? ORDER BY id LIMIT 1",
+                Long.parseLong(dead))).containsEntry("actor", "ops").containsEntry("from_status", "DEAD")
+                .containsEntry("to_status", "RECEIVED");
+    }
+
+    @Test
+    void aRequeueAnswered409ShowsTheReason() {
+        String dead = deadRow(Long.toString(System.nanoTime()));
+        simulator().clearFaults();
+        open();
+        // someone else requeues it meanwhile (curl): the page's row is stale
+        assertThat(client.opsPost("/ops/inbox/" + dead + "/requeue").status()).isEqualTo(200);
+        rows.awaitStatus(dead, "COMPLETED");
+        rowOnPage(dead).findElement(By.cssSelector("button[data-action='requeue']")).click();
+        rowOnPage(dead).findElement(By.cssSelector("button[data-action='confirm']")).click();
+        await().atMost(Duration.ofSeconds(10)).until(() -> browser.findElement(By.id("message")).isDisplayed());
+        assertThat(browser.findElement(By.id("message")).getText())
+                .contains("Inbox " + dead + " not requeued (409)")
+                .contains("only DEAD or FAILED rows")
+                .contains("COMPLETED");
+    }
+
+    @Test
+    void noPatientDataReachesThePageAndScreenshotsAreSaved() throws Exception {
+        String marker = Long.toString(System.nanoTime());
+        String dead = deadRow(marker);
+        open();
+        rowOnPage(dead).findElement(By.cssSelector("button[data-action='history']")).click();
+        await().atMost(Duration.ofSeconds(10)).until(() ->
+                !browser.findElements(By.cssSelector("tr.detail[data-for='" + dead + "']")).isEmpty());
+        String detail = browser.findElement(By.cssSelector("tr.detail[data-for='" + dead + "']")).getText();
+        assertThat(detail).contains("DEAD");
+        assertThat(browser.getPageSource()).doesNotContain("PMARK" + marker).doesNotContain(marker);
+        assertThat(rowOnPage(dead).getText()).contains("patient *** not found");
+
+        Path target = Path.of("target");
+        Files.copy(browser.getScreenshotAs(OutputType.FILE).toPath(), target.resolve("ops-console.png"),
+                StandardCopyOption.REPLACE_EXISTING);
+        // a phone's width: nothing wider than the screen but the rows' own scroller
+        browser.manage().window().setSize(new Dimension(390, 844));
+        try {
+            open();
+            Long overflow = (Long) ((JavascriptExecutor) browser).executeScript(
+                    "return document.documentElement.scrollWidth - window.innerWidth;");
+            assertThat(overflow).as("horizontal overflow at 390 px").isLessThanOrEqualTo(0L);
+            Files.copy(browser.getScreenshotAs(OutputType.FILE).toPath(), target.resolve("ops-console-phone.png"),
+                    StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            browser.manage().window().setSize(new Dimension(1280, 800));
+        }
+        assertThat(target.resolve("ops-console.png")).isNotEmptyFile();
+    }
+}
