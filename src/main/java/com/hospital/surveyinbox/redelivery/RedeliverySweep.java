@@ -35,6 +35,11 @@ public class RedeliverySweep {
         this.properties = properties;
         this.meters = meters;
         this.scheduler = scheduler;
+        // registered at zero: the series exist for the dashboard and alerts (k8s/monitoring) before the
+        // first tick, and on an instance that opted out of the job
+        for (String kind : new String[] {"stuck", "lost-event", "retry", "reply"}) {
+            meters.counter("adapter.redelivery.republished", "kind", kind);
+        }
     }
 
     /** Named parameters of every statement of one tick, from {@code adapter.inbox.*}. */

@@ -36,14 +36,14 @@ import org.springframework.test.context.TestPropertySource;
 @TestPropertySource(properties = OpsConsoleBrowserTest.PROPERTIES)
 class OpsConsoleBrowserTest extends IntegrationTest {
 
-    /** Shared with MonitoringResourcesTest: one context for both. */
+    /**
+     * Shared with the other console and monitoring tests: one context. No redelivery job here: it sweeps the
+     * whole inbox table, and with one attempt allowed it would send other test classes' rows to DEAD.
+     */
     static final String PROPERTIES = """
             adapter.kafka.topic=ops-console
             adapter.kafka.group-id=ops-console
             spring.quartz.scheduler-name=ops-console
-            adapter.inbox.redeliver-enabled=true
-            adapter.inbox.redeliver-cron=0/1 * * * * ?
-            adapter.inbox.retry-delay=PT1S
             adapter.inbox.max-attempts=1
             """;
 
