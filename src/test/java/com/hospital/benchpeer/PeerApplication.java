@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 import org.springframework.beans.factory.annotation.Value;
-import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.autoconfigure.context.PropertyPlaceholderAutoConfiguration;
@@ -48,7 +47,9 @@ import org.springframework.web.bind.annotation.RestController;
  * Spring MVC controller behind the same Basic authentication (same constant-time SHA-256 check, stateless),
  * the same required-field and identifier rules (CONTRACT §1), one {@code INSERT} and its commit per request
  * (autocommit) into a table shaped like the inbox, and a {@code KafkaTemplate} send after the commit.
- * Test sources only: it never reaches the production jar. Started in a JVM of its own by the benchmark; outside the service's package, so no service context scans it.
+ * Test sources only: it never reaches the production jar. No main method (a second one in the test classes
+ * would leave {@code mvn spring-boot:test-run} unable to pick LocalRun): started as
+ * {@code java org.springframework.boot.SpringApplication --spring.main.sources=com.hospital.benchpeer.PeerApplication}. Started in a JVM of its own by the benchmark; outside the service's package, so no service context scans it.
  */
 @SpringBootConfiguration
 @ImportAutoConfiguration({PropertyPlaceholderAutoConfiguration.class, ServletWebServerFactoryAutoConfiguration.class,
@@ -57,10 +58,6 @@ import org.springframework.web.bind.annotation.RestController;
         DataSourceTransactionManagerAutoConfiguration.class, KafkaAutoConfiguration.class, SecurityAutoConfiguration.class,
         SecurityFilterAutoConfiguration.class})
 public class PeerApplication {
-
-    public static void main(String[] args) {
-        SpringApplication.run(PeerApplication.class, args);
-    }
 
     @Bean
     SecurityFilterChain security(HttpSecurity http) throws Exception {

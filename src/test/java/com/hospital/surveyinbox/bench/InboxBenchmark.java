@@ -371,7 +371,8 @@ class InboxBenchmark extends IntegrationTest {
         String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx1g", "-Dembedded.services.off=true", "-cp", classpath,
-                com.hospital.benchpeer.PeerApplication.class.getName(),
+                "org.springframework.boot.SpringApplication", // its main runs --spring.main.sources
+                "--spring.main.sources=" + com.hospital.benchpeer.PeerApplication.class.getName(),
                 "--spring.config.location=classpath:/bench/peer.properties",
                 "--server.port=" + peerPort,
                 "--spring.datasource.url=" + services().jdbcUrl(),
@@ -383,7 +384,11 @@ class InboxBenchmark extends IntegrationTest {
                 if (!peer.isAlive()) {
                     throw new IllegalStateException("peer exited: " + Files.readString(log));
                 }
-                return Files.readString(log).contains("Started PeerApplication");
+                try (java.net.Socket ignored = new java.net.Socket("127.0.0.1", peerPort)) {
+                    return true;
+                } catch (IOException e) {
+                    return false;
+                }
             });
             Path script = Files.createTempFile("bench-post", ".lua");
             try (java.io.InputStream in = getClass().getResourceAsStream("/bench/post.lua")) {
