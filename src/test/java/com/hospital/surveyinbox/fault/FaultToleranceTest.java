@@ -221,11 +221,16 @@ class FaultToleranceTest extends IntegrationTest {
         // nothing sent and answered entirely inside the outage was acknowledged
         List<LoadSender.Answer> duringOutage = load.answers().stream().filter(a -> a.sentAt() > stopped && a.answeredAt() < started).toList();
         assertThat(duringOutage).isNotEmpty().allSatisfy(a -> assertThat(a.status()).isEqualTo(503));
-        // every acknowledged row is there; nothing else is
+        // every acknowledged row is there. A row may exist whose sender was told 503: the database committed
+        // it as the fast shutdown cut the connection, before the commit's answer came back (the sender's retry
+        // with its Idempotency-Key gets that row) — never the reverse, and never more than the 503s given
         await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> rows.ids(prefix).size() >= acknowledged.size());
-        assertThat(rows.ids(prefix)).containsExactlyInAnyOrderElementsOf(acknowledged.values());
-        rows.awaitAllClosed(prefix, acknowledged.size(), Duration.ofMinutes(3));
-        assertThat(rows.count(prefix, "COMPLETED")).isEqualTo(acknowledged.size());
+        Set<String> stored = rows.ids(prefix);
+        assertThat(stored).containsAll(acknowledged.values());
+        long answered503 = load.answers().stream().filter(a -> a.status() == 503).count();
+        assertThat((long) stored.size() - acknowledged.size()).isBetween(0L, answered503);
+        rows.awaitAllClosed(prefix, stored.size(), Duration.ofMinutes(3));
+        assertThat(rows.count(prefix, "COMPLETED")).isEqualTo(stored.size());
         assertNoBundleTwice(load.attempted);
     }
 
