@@ -33,6 +33,9 @@ public final class LocalRun {
             services.simulator().setLatency(DownstreamSimulator.Latency.REALISTIC);
         }
         ConfigurableApplicationContext context = new SpringApplicationBuilder(SurveyInboxAdapterApplication.class)
+                // EmbeddedServices' one hook closes the context, then the services; Boot's own hook would race
+                // it and stop Logback while Camel still logs its shutdown
+                .registerShutdownHook(false)
                 .profiles("dev")
                 .properties(
                         "adapter.security.legacy.username=" + LEGACY_USER,
