@@ -356,6 +356,11 @@ class FaultToleranceTest extends IntegrationTest {
             awaitPartitionsOf("storm-a");
             awaitPartitionsOf("storm-b");
             note.accept("A and B joined");
+            // both are working when the leaves come: each has completed messages of the flow
+            Pattern completedByChild = Pattern.compile("Inbox \\d+ COMPLETED");
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() ->
+                    completedByChild.matcher(a.log()).find() && completedByChild.matcher(b.log()).find());
+            note.accept("A and B completed messages");
             assertThat(a.terminate(Duration.ofSeconds(40))).as("A stops gracefully on SIGTERM").isTrue();
             note.accept("A left (SIGTERM)");
             b.kill();
