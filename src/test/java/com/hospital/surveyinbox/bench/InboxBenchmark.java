@@ -397,10 +397,12 @@ class InboxBenchmark extends IntegrationTest {
             String url = "http://127.0.0.1:" + peerPort + "/legacy/survey-send-info";
             progress("peer: warm-up " + WARM_UP.toSeconds() + " s of 16 connections");
             runWrk(wrk, script, 16, WARM_UP, "PWARM", url);
+            long postmaster = services().postgresProcessHandle().orElseThrow().pid();
+            var broker = services().kafkaProcessHandle();
             ProcAccounting peerAccounting = new ProcAccounting()
                     .add("peer", () -> ProcAccounting.ticks(peer.pid(), false))
-                    .add("postgres", () -> ProcAccounting.postgresTicks(services().postgresProcessHandle().orElseThrow().pid()))
-                    .add("broker", () -> services().kafkaProcessHandle().map(h -> ProcAccounting.ticks(h.pid(), false)).orElse(0L))
+                    .add("postgres", () -> ProcAccounting.postgresTicks(postmaster))
+                    .add("broker", () -> broker.map(h -> ProcAccounting.ticks(h.pid(), false)).orElse(0L))
                     .add("load_generator", ProcAccounting::reapedChildrenOfSelf);
             @SuppressWarnings("unchecked")
             Map<String, Object> accept = (Map<String, Object>) summary.get("accept");
@@ -520,12 +522,8 @@ class InboxBenchmark extends IntegrationTest {
     }
 
     /** A second instance on the same services: its own topic, group and consumer count, redelivery off. */
-    private static org.springframework.context.ConfigurableApplicationContext capacityInstance(int consumers) throws IOException {
-        java.util.Properties test = new java.util.Properties();
-        try (java.io.InputStream in = InboxBenchmark.class.getResourceAsStream("/test.properties")) {
-            test.load(in);
-        }
-        test.putAll(Map.of(
+    private static org.springframework.context.ConfigurableApplicationContext capacityInstance(int consumers) {
+        return com.hospital.surveyinbox.support.SecondInstance.start(Map.of(
                 "adapter.kafka.topic", "bench-cap-" + consumers,
                 "adapter.kafka.group-id", "bench-cap-" + consumers,
                 "adapter.kafka.consumers", Integer.toString(consumers),
@@ -535,9 +533,6 @@ class InboxBenchmark extends IntegrationTest {
                 "spring.datasource.hikari.maximum-pool-size", "40",
                 "logging.level.com.hospital.surveyinbox", "WARN",
                 "logging.level.org.apache.hc", "WARN"));
-        String[] args = test.stringPropertyNames().stream().map(k -> "--" + k + "=" + test.getProperty(k)).toArray(String[]::new);
-        return new org.springframework.boot.builder.SpringApplicationBuilder(
-                com.hospital.surveyinbox.SurveyInboxAdapterApplication.class).profiles("test").run(args);
     }
 
     /** Per process, the median over repetitions of CPU-µs per unit and of cores used. */
@@ -843,12 +838,8 @@ class InboxBenchmark extends IntegrationTest {
     }
 
     /** The service on the same embedded services with adapter.inbox.enabled=false. */
-    private static org.springframework.context.ConfigurableApplicationContext synchronousInstance() throws IOException {
-        java.util.Properties test = new java.util.Properties();
-        try (java.io.InputStream in = InboxBenchmark.class.getResourceAsStream("/test.properties")) {
-            test.load(in);
-        }
-        test.putAll(Map.of(
+    private static org.springframework.context.ConfigurableApplicationContext synchronousInstance() {
+        return com.hospital.surveyinbox.support.SecondInstance.start(Map.of(
                 "adapter.inbox.enabled", "false",
                 "adapter.kafka.topic", "bench-sync",
                 "adapter.kafka.group-id", "bench-sync",
@@ -856,10 +847,6 @@ class InboxBenchmark extends IntegrationTest {
                 "adapter.reception.rate-limit.enabled", "false",
                 "adapter.http.response-timeout", "PT5S",
                 "logging.level.com.hospital.surveyinbox", "WARN"));
-        // as arguments: builder "properties" are defaults, which ./config/application.yaml would override
-        String[] args = test.stringPropertyNames().stream().map(k -> "--" + k + "=" + test.getProperty(k)).toArray(String[]::new);
-        return new org.springframework.boot.builder.SpringApplicationBuilder(
-                com.hospital.surveyinbox.SurveyInboxAdapterApplication.class).profiles("test").run(args);
     }
 
     private HttpRequest post(String body) {

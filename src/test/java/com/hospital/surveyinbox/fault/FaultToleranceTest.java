@@ -9,16 +9,12 @@ import com.hospital.surveyinbox.support.DownstreamSimulator;
 import com.hospital.surveyinbox.support.IntegrationTest;
 import com.hospital.surveyinbox.support.LoadSender;
 import com.hospital.surveyinbox.support.ServiceClient;
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -235,13 +231,8 @@ class FaultToleranceTest extends IntegrationTest {
     }
 
     /** The settings of a second service JVM in this class's consumer group. */
-    private Map<String, String> childProperties(String clientId) throws IOException {
-        Properties test = new Properties();
-        try (InputStream in = getClass().getResourceAsStream("/test.properties")) {
-            test.load(in);
-        }
-        Map<String, String> props = new LinkedHashMap<>();
-        test.stringPropertyNames().forEach(k -> props.put(k, test.getProperty(k)));
+    private Map<String, String> childProperties(String clientId) {
+        Map<String, String> props = com.hospital.surveyinbox.support.SecondInstance.testProfile();
         props.put("spring.profiles.active", "test");
         props.put("adapter.kafka.topic", "fault-tests");
         props.put("adapter.kafka.group-id", "fault-tests");

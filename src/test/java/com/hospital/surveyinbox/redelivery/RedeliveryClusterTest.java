@@ -1,18 +1,15 @@
 package com.hospital.surveyinbox.redelivery;
 
+import com.hospital.surveyinbox.support.SecondInstance;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.hospital.surveyinbox.SurveyInboxAdapterApplication;
 import com.hospital.surveyinbox.support.EmbeddedServices;
 import java.io.IOException;
-import java.io.InputStream;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -23,20 +20,13 @@ class RedeliveryClusterTest {
         return instance("cluster-tests", true);
     }
 
-    private static ConfigurableApplicationContext instance(String cluster, boolean redeliver) throws IOException {
-        Properties test = new Properties();
-        try (InputStream in = RedeliveryClusterTest.class.getResourceAsStream("/test.properties")) {
-            test.load(in);
-        }
-        test.putAll(Map.of(
+    private static ConfigurableApplicationContext instance(String cluster, boolean redeliver) {
+        return SecondInstance.start(Map.of(
                 "adapter.kafka.topic", cluster,
                 "adapter.kafka.group-id", cluster,
                 "spring.quartz.scheduler-name", cluster,
                 "adapter.inbox.redeliver-enabled", Boolean.toString(redeliver),
                 "adapter.inbox.redeliver-cron", "0/1 * * * * ?"));
-        // as arguments: builder "properties" are defaults, which ./config/application.yaml would override
-        String[] args = test.stringPropertyNames().stream().map(k -> "--" + k + "=" + test.getProperty(k)).toArray(String[]::new);
-        return new SpringApplicationBuilder(SurveyInboxAdapterApplication.class).profiles("test").run(args);
     }
 
     @Test
