@@ -9,6 +9,7 @@ final class ExpectedRoutes {
             "inbox-receive",
             "inbox-publish",
             "inbox-process",
+            "inbox-process-row",
             "inbox-register",
             "inbox-register-send",
             "inbox-register-resend",

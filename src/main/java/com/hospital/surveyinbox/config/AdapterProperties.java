@@ -148,6 +148,11 @@ public class AdapterProperties {
         @Min(1) private final int publishThreads;
         /** Events waiting for a publish thread; beyond it an event is dropped (its row stays RECEIVED and the redelivery job republishes it), so a reception never waits on Kafka. */
         @Min(1) private final int publishQueue;
+        /**
+         * Rows registered at once by this instance: the workers every consumer hands its records to. A consumer
+         * waits for a free worker, so the busiest partitions no longer bound a drain (any worker takes any record).
+         */
+        @Min(1) private final int workers;
 
         public Kafka(@DefaultValue("survey-send-info-received") String topic,
                 @DefaultValue("survey-inbox-adapter") String groupId,
@@ -157,7 +162,8 @@ public class AdapterProperties {
                 @DefaultValue("10") int maxPollRecords,
                 @DefaultValue("1000") int pollTimeoutMs,
                 @DefaultValue("4") int publishThreads,
-                @DefaultValue("5000") int publishQueue) {
+                @DefaultValue("5000") int publishQueue,
+                @DefaultValue("16") int workers) {
             this.topic = topic;
             this.groupId = groupId;
             this.partitions = partitions;
@@ -167,6 +173,7 @@ public class AdapterProperties {
             this.pollTimeoutMs = pollTimeoutMs;
             this.publishThreads = publishThreads;
             this.publishQueue = publishQueue;
+            this.workers = workers;
         }
 
         public String getTopic() { return topic; }
@@ -178,6 +185,7 @@ public class AdapterProperties {
         public int getPollTimeoutMs() { return pollTimeoutMs; }
         public int getPublishThreads() { return publishThreads; }
         public int getPublishQueue() { return publishQueue; }
+        public int getWorkers() { return workers; }
     }
 
     public static class Http {
