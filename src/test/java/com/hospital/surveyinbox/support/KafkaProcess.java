@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 import static org.awaitility.Awaitility.await;
@@ -154,10 +153,11 @@ public final class KafkaProcess implements AutoCloseable {
     }
 
     /** A KRaft cluster id: 16 random bytes, URL-safe base64 without padding. */
+    /**
+     * Kafka's own id: never starts with '-', which the storage tool's argument parser would take for an
+     * option (a URL-safe Base64 UUID does so once in 64 runs: "argument --cluster-id: expected one argument").
+     */
     private static String randomClusterId() {
-        UUID uuid = UUID.randomUUID();
-        java.nio.ByteBuffer bytes = java.nio.ByteBuffer.allocate(16);
-        bytes.putLong(uuid.getMostSignificantBits()).putLong(uuid.getLeastSignificantBits());
-        return java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(bytes.array());
+        return org.apache.kafka.common.Uuid.randomUuid().toString();
     }
 }
