@@ -273,7 +273,7 @@ public class AdapterProperties {
     public static class GroupInsert {
         /** false: one autocommit INSERT per reception. */
         private final boolean enabled;
-        /** Writer threads (connections) committing groups concurrently. */
+        /** Groups committed concurrently (lanes, each one connection while it commits); a subject always uses the same lane. */
         @Min(1) private final int writers;
         /** Most rows in one group. */
         @Min(2) private final int maxRows;

@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -18,11 +18,16 @@ import org.springframework.dao.TransientDataAccessException;
 import org.springframework.transaction.TransactionException;
 
 /**
- * Micro-batched group insert for receptions: concurrent receptions' rows are written by a few writer
- * threads, each taking whatever is waiting (up to {@code maxRows}) into one transaction with one commit.
- * A reception still answers only after its own row is committed; under load one commit (one WAL flush,
- * one round of transaction work) serves many receptions instead of one each, which is what the database
- * spends most of a single-row insert on.
+ * Micro-batched group insert for receptions: concurrent receptions' rows are committed together, up to
+ * {@code maxRows} in one transaction with one commit. A reception still answers only after its own row is
+ * committed; under load one commit (one WAL flush, one round of transaction work) serves many receptions
+ * instead of one each, which is what the database spends most of a single-row insert on.
+ *
+ * <p>Leader and followers, no writer threads: a reception queues its row in its lane; if nobody is
+ * writing that lane, it writes what is waiting itself (its own row and any others) on its own thread, else
+ * it waits until its row was written or the lane is free again. An idle service thus writes a lone row with
+ * no hand-off at all (measured: two thread wake-ups per reception with dedicated writers), and under load
+ * the rows that queued during one commit form the next group.
  *
  * <p>Failure isolation: a group is one transaction, so a row the database refuses (a constraint, a
  * trigger at commit, a value the index cannot hold) would take the others down with it; such a group is
@@ -34,29 +39,36 @@ final class GroupInsert implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(GroupInsert.class);
 
-    private record Pending(ReceivedMessage message, CompletableFuture<Acceptance> result) {
+    /** Longest a waiting reception sleeps between looks at its lane (a safety net; a finished writer wakes the next). */
+    private static final long WAIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+
+    private record Pending(ReceivedMessage message, CompletableFuture<Acceptance> result, Thread waiter) {
     }
 
     /**
-     * One queue per writer; a srvyDrawupNo always goes to the same one, so rows of one subject are written
-     * one after the other in arrival order and take their ids in that order (the ordering guard relies on
-     * ids: with one shared queue, two writers could give a later row of a subject the smaller id).
+     * A lane: its queue and who writes it. A srvyDrawupNo always goes to the same lane, and a lane has one
+     * writer at a time, so rows of one subject are written one after the other in arrival order and take
+     * their ids in that order (the ordering guard relies on ids). Lanes write in parallel.
      */
-    private final List<BlockingQueue<Pending>> queues = new ArrayList<>();
+    private static final class Lane {
+        final BlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
+        final ReentrantLock writing = new ReentrantLock();
+    }
+
+    private final List<Lane> lanes = new ArrayList<>();
     private final Function<List<ReceivedMessage>, List<Acceptance>> insertAll;
     private final Function<ReceivedMessage, Acceptance> insertOne;
     private final int maxRows;
-    private final List<Thread> writers = new ArrayList<>();
     private final DistributionSummary groupRows;
     private final java.time.Duration storeTimeout;
     private volatile boolean closed;
 
-    GroupInsert(int writers, int maxRows, Function<List<ReceivedMessage>, List<Acceptance>> insertAll,
+    GroupInsert(int lanes, int maxRows, Function<List<ReceivedMessage>, List<Acceptance>> insertAll,
                 Function<ReceivedMessage, Acceptance> insertOne, MeterRegistry meters) {
-        this(writers, maxRows, insertAll, insertOne, meters, java.time.Duration.ofMinutes(1));
+        this(lanes, maxRows, insertAll, insertOne, meters, java.time.Duration.ofMinutes(1));
     }
 
-    GroupInsert(int writers, int maxRows, Function<List<ReceivedMessage>, List<Acceptance>> insertAll,
+    GroupInsert(int lanes, int maxRows, Function<List<ReceivedMessage>, List<Acceptance>> insertAll,
                 Function<ReceivedMessage, Acceptance> insertOne, MeterRegistry meters, java.time.Duration storeTimeout) {
         this.storeTimeout = storeTimeout;
         this.insertAll = insertAll;
@@ -65,13 +77,8 @@ final class GroupInsert implements AutoCloseable {
         this.groupRows = DistributionSummary.builder("adapter.inbox.insert.group")
                 .description("receptions committed together in one transaction").baseUnit("rows")
                 .publishPercentiles(0.5, 0.99).register(meters);
-        for (int i = 0; i < writers; i++) {
-            BlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
-            queues.add(queue);
-            Thread writer = new Thread(() -> run(queue), "inbox-writer-" + i);
-            writer.setDaemon(true);
-            writer.start();
-            this.writers.add(writer);
+        for (int i = 0; i < lanes; i++) {
+            this.lanes.add(new Lane());
         }
     }
 
@@ -80,31 +87,32 @@ final class GroupInsert implements AutoCloseable {
         if (closed) {
             return insertOne.apply(message);
         }
-        Pending pending = new Pending(message, new CompletableFuture<>());
-        BlockingQueue<Pending> queue = queues.get(Math.floorMod(message.srvyDrawupNo().hashCode(), queues.size()));
-        queue.add(pending);
-        if (closed && queue.remove(pending)) { // closed while queuing: no writer may take it any more
-            return insertOne.apply(message);
+        Pending pending = new Pending(message, new CompletableFuture<>(), Thread.currentThread());
+        Lane lane = lanes.get(Math.floorMod(message.srvyDrawupNo().hashCode(), lanes.size()));
+        lane.queue.add(pending);
+        long deadline = System.nanoTime() + storeTimeout.toNanos();
+        while (!pending.result().isDone()) {
+            if (lane.writing.tryLock()) {
+                try {
+                    writeWaiting(lane);
+                } finally {
+                    lane.writing.unlock();
+                }
+                Pending next = lane.queue.peek();
+                if (next != null) { // rows queued while this group was written: their first becomes the writer
+                    java.util.concurrent.locks.LockSupport.unpark(next.waiter());
+                }
+                continue;
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw storeTimedOut(lane, pending);
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(this, Math.min(left, WAIT_SLICE_NANOS));
         }
         try {
-            return pending.result().get(storeTimeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.TimeoutException e) {
-            // a database that stops answering without closing connections: the sender must not wait with it
-            boolean neverWritten = queue.remove(pending);
-            if (!neverWritten) { // in a group whose commit has not answered: its outcome is unknown
-                pending.result().whenComplete((row, failure) -> {
-                    if (row != null) {
-                        log.warn("Inbox {} committed after its reception was answered 503 (store timeout)", row.inboxId());
-                    }
-                });
-            }
-            throw new org.springframework.dao.QueryTimeoutException("inbox row not committed within "
-                    + storeTimeout.toMillis() + " ms (" + (neverWritten ? "never written" : "commit unanswered") + ")",
-                    new java.sql.SQLTimeoutException("store timeout", "57014"));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while the inbox row was being stored", e);
-        } catch (ExecutionException e) {
+            return pending.result().join();
+        } catch (java.util.concurrent.CompletionException e) {
             if (e.getCause() instanceof RuntimeException runtime) {
                 throw runtime;
             }
@@ -112,32 +120,47 @@ final class GroupInsert implements AutoCloseable {
         }
     }
 
-    /** Receptions waiting for a writer. */
-    int queued() {
-        return queues.stream().mapToInt(BlockingQueue::size).sum();
+    /**
+     * A database that stops answering without closing connections: the sender must not wait with it. A
+     * row still queued is taken out (never written); one in a group whose commit has not answered has an
+     * unknown outcome, logged if it commits after all.
+     */
+    private RuntimeException storeTimedOut(Lane lane, Pending pending) {
+        boolean neverWritten = lane.queue.remove(pending);
+        if (!neverWritten) {
+            pending.result().whenComplete((row, failure) -> {
+                if (row != null) {
+                    log.warn("Inbox {} committed after its reception was answered 503 (store timeout)", row.inboxId());
+                }
+            });
+        }
+        return new org.springframework.dao.QueryTimeoutException("inbox row not committed within "
+                + storeTimeout.toMillis() + " ms (" + (neverWritten ? "never written" : "commit unanswered") + ")",
+                new java.sql.SQLTimeoutException("store timeout", "57014"));
     }
 
-    private void run(BlockingQueue<Pending> queue) {
-        List<Pending> group = new ArrayList<>(maxRows);
-        while (!closed || !queue.isEmpty()) {
-            Pending first;
-            try {
-                first = queue.poll(100, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                continue; // close() interrupts; the loop condition decides
-            }
-            if (first == null) {
-                continue;
-            }
-            group.add(first);
-            queue.drainTo(group, maxRows - 1);
-            try {
-                write(group);
-            } catch (Throwable t) { // never leave a reception waiting on a writer that died, nor lose the writer
-                log.error("Inbox writer failed on a group of {}", group.size(), t);
-                group.forEach(p -> p.result().completeExceptionally(t));
-            } finally {
-                group.clear();
+    /** Receptions waiting for their row to be written. */
+    int queued() {
+        return lanes.stream().mapToInt(l -> l.queue.size()).sum();
+    }
+
+    /** One group: whatever waits in the lane, up to maxRows, oldest first. The caller holds the lane. */
+    private void writeWaiting(Lane lane) {
+        List<Pending> group = new ArrayList<>(Math.min(maxRows, lane.queue.size() + 1));
+        lane.queue.drainTo(group, maxRows);
+        if (group.isEmpty()) {
+            return;
+        }
+        try {
+            write(group);
+        } catch (Throwable t) { // never leave a reception waiting on a group that failed unexpectedly
+            log.error("Inbox group insert failed on a group of {}", group.size(), t);
+            group.forEach(p -> p.result().completeExceptionally(t));
+        } finally {
+            for (Pending p : group) {
+                if (p.waiter() != Thread.currentThread()) {
+                    java.util.concurrent.locks.LockSupport.unpark(p.waiter());
+                }
             }
         }
     }
@@ -178,18 +201,12 @@ final class GroupInsert implements AutoCloseable {
         return DatabaseFailures.unavailable(e);
     }
 
-    /** Stops taking new groups; rows already queued are still written before the writers end. */
+    /**
+     * After this, a reception writes its own row alone. Rows already queued are written by the receptions
+     * waiting for them (each is a live request thread), so nothing queued is left behind.
+     */
     @Override
     public void close() {
         closed = true;
-        writers.forEach(Thread::interrupt);
-        for (Thread writer : writers) {
-            try {
-                writer.join(TimeUnit.SECONDS.toMillis(30));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-        }
     }
 }

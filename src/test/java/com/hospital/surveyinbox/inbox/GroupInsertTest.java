@@ -82,7 +82,7 @@ class GroupInsertTest extends IntegrationTest {
         CountDownLatch othersQueued = new CountDownLatch(1);
         AtomicBoolean first = new AtomicBoolean(true);
         GroupInsert[] holder = new GroupInsert[1];
-        // the writer's first row waits until the 31 others are queued, so they form one group
+        // the first row, written by its own reception, waits until the 31 others are queued, so they form one group
         Function<ReceivedMessage, Acceptance> one = m -> {
             if (first.compareAndSet(true, false)) {
                 await().atMost(Duration.ofSeconds(20)).until(() -> holder[0].queued() == 31);
@@ -150,8 +150,24 @@ class GroupInsertTest extends IntegrationTest {
     }
 
     @Test
-    @org.junit.jupiter.api.Timeout(30) // without the guard the reception would wait forever on a dead writer
-    void aWriterThatHitsAnErrorFailsThatReceptionAndKeepsWriting() {
+    void aLoneReceptionWritesItsOwnRowOnItsOwnThread() {
+        String run = uniqueSubject("GRPLONE");
+        java.util.concurrent.atomic.AtomicReference<Thread> writtenBy = new java.util.concurrent.atomic.AtomicReference<>();
+        Function<ReceivedMessage, Acceptance> one = m -> {
+            writtenBy.set(Thread.currentThread());
+            return store.acceptOne(m);
+        };
+        try (GroupInsert group = new GroupInsert(2, 64, store::acceptGroup, one, new SimpleMeterRegistry())) {
+            Acceptance row = group.accept(message(run, null));
+            assertThat(row.fresh()).isTrue();
+        }
+        // no hand-off to a writer thread and back: the idle path costs no thread wake-up
+        assertThat(writtenBy.get()).isSameAs(Thread.currentThread());
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(30) // without the guard the reception would wait forever on a group that failed
+    void aGroupThatHitsAnErrorFailsThatReceptionAndReleasesItsLane() {
         String run = uniqueSubject("GRPERR");
         Function<ReceivedMessage, Acceptance> one = m -> {
             if (m.srvyDrawupNo().endsWith("-boom")) {
@@ -161,7 +177,7 @@ class GroupInsertTest extends IntegrationTest {
         };
         try (GroupInsert group = new GroupInsert(1, 64, store::acceptGroup, one, new SimpleMeterRegistry())) {
             assertThatThrownBy(() -> group.accept(message(run + "-boom", null))).hasRootCauseInstanceOf(StackOverflowError.class);
-            // the single writer survived: the next reception is stored and answered
+            // the lane was released: the next reception is stored and answered
             Acceptance next = group.accept(message(run + "-next", null));
             assertThat(next.fresh()).isTrue();
             assertThat(jdbc.queryForObject("SELECT srvy_drawup_no FROM inbox_message WHERE id = ?", String.class, next.inboxId()))
@@ -177,7 +193,7 @@ class GroupInsertTest extends IntegrationTest {
         Function<ReceivedMessage, Acceptance> one = m -> {
             if (m.srvyDrawupNo().endsWith("-gate")) {
                 try {
-                    gate.await(); // holds the only writer while the next three receptions queue up behind it
+                    gate.await(); // holds the only lane while the next three receptions queue up behind it
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
@@ -265,7 +281,7 @@ class GroupInsertTest extends IntegrationTest {
 
     @Test
     @org.junit.jupiter.api.Timeout(60)
-    void rowsOfOneSubjectGoToOneWriterAndTakeTheirIdsInArrivalOrder() throws Exception {
+    void rowsOfOneSubjectGoToOneLaneAndTakeTheirIdsInArrivalOrder() throws Exception {
         String subject = uniqueSubject("GRPORDER");
         CountDownLatch gate = new CountDownLatch(1);
         java.util.concurrent.atomic.AtomicBoolean first = new java.util.concurrent.atomic.AtomicBoolean(true);
@@ -284,7 +300,7 @@ class GroupInsertTest extends IntegrationTest {
             Future<Acceptance> earlier = pool.submit(() -> group.accept(message(subject, null)));
             await().until(() -> group.queued() == 0 && !first.get());
             Future<Acceptance> later = pool.submit(() -> group.accept(message(subject, null)));
-            // the other writer is idle, yet the later row waits behind the earlier one of its subject
+            // the other lane is idle, yet the later row waits behind the earlier one of its subject
             await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2)).until(() -> group.queued() == 1);
             gate.countDown();
 
