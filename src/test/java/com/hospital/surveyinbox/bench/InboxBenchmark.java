@@ -72,7 +72,12 @@ class InboxBenchmark extends IntegrationTest {
     /** {@code -Dbench.phases=accept,drain} runs a subset (for investigating one figure); the default runs all. */
     static final String ALL_PHASES = "accept,peer,synchronous,capacity,drain,recovery";
     /** Unrecorded load before each HTTP phase: at 15 s the C2 compiler still took a third of a core in the windows. */
+    /** Warm-up: at least this long, then in slices until the JIT has settled (see {@link #warmUp}). */
     static final Duration WARM_UP = Duration.ofSeconds(30);
+    static final Duration WARM_UP_SLICE = Duration.ofSeconds(10);
+    static final Duration WARM_UP_MAX = Duration.ofSeconds(120);
+    /** JIT settled: its compiler threads used less than this share of one core during the last slice. */
+    static final double JIT_SETTLED = 0.03;
     static final Duration WINDOW = Duration.ofSeconds(5);
     static final Path OUT = Path.of("bench/results");
 
@@ -213,8 +218,7 @@ class InboxBenchmark extends IntegrationTest {
         try (java.io.InputStream in = getClass().getResourceAsStream("/bench/post.lua")) {
             Files.write(script, in.readAllBytes());
         }
-        progress("warm-up: " + WARM_UP.toSeconds() + " s of 16 connections, not recorded (JIT, pools, producer metadata)");
-        runWrk(wrk, script, 16, WARM_UP, "WARM");
+        warmUp("service", ProcessHandle.current().pid(), (window, run) -> runWrk(wrk, script, 16, window, run));
         // reference: the same JVM, Tomcat and Spring MVC answering an empty GET (actuator info: no security,
         // no Camel, no database, no Kafka) over the same 16 connections
         List<Double> floor = new ArrayList<>();
@@ -279,12 +283,24 @@ class InboxBenchmark extends IntegrationTest {
                     + Stat.of(p99).fmt("ms") + " / " + Stat.of(p999).fmt("ms") + " | " + cpuCell(medianCpu(cpu)) + " |");
         }
         // the paused consumer must not replay tens of thousands of benchmark events: skip them
-        jdbc.update("UPDATE inbox_message SET status = 'COMPLETED' WHERE srvy_drawup_no LIKE 'ACC-%' AND status = 'RECEIVED'");
-        jdbc.update("UPDATE inbox_message SET status = 'COMPLETED' WHERE srvy_drawup_no LIKE 'WARM-%' AND status = 'RECEIVED'");
+        // hundreds of thousands of rows: longer than the service's 4 s socketTimeout allows one statement
+        withoutSocketTimeout("UPDATE inbox_message SET status = 'COMPLETED' WHERE srvy_drawup_no LIKE 'ACC-%' AND status = 'RECEIVED'");
+        withoutSocketTimeout("UPDATE inbox_message SET status = 'COMPLETED' WHERE srvy_drawup_no LIKE 'WARM-%' AND status = 'RECEIVED'");
         skipBacklog();
         camel.getRouteController().startRoute("inbox-process");
         summary.put("accept", result);
         write("accept", result);
+    }
+
+    /** One statement on a pool connection whose network timeout is lifted for it (Hikari restores it on return). */
+    private void withoutSocketTimeout(String sql) {
+        jdbc.execute((org.springframework.jdbc.core.ConnectionCallback<Void>) con -> {
+            con.setNetworkTimeout(Runnable::run, (int) Duration.ofMinutes(10).toMillis());
+            try (var statement = con.createStatement()) {
+                statement.executeUpdate(sql);
+            }
+            return null;
+        });
     }
 
     /** count and total ms of the accept path's nested timers: servlet, route, insert+commit. */
@@ -312,6 +328,33 @@ class InboxBenchmark extends IntegrationTest {
     }
 
     /** One wrk run; its figures line (see src/test/resources/bench/post.lua). Any non-2xx answer aborts the benchmark. */
+    interface Load {
+        void run(Duration window, String run) throws Exception;
+    }
+
+    /**
+     * Unrecorded load at 16 connections (JIT, pools, producer metadata): {@link #WARM_UP}, then further slices
+     * until the JVM's JIT compiler threads used under {@link #JIT_SETTLED} of a core in the last slice, at most
+     * {@link #WARM_UP_MAX}. A fixed 30 s left the service's C2 compiling inside the first measured windows (its
+     * CPU per request at 16 connections carried ~160 µs of "GC, JIT" that was gone by the 64-connection
+     * windows); the service has far more code to compile than the peer, so each gets the warm-up it needs.
+     */
+    private void warmUp(String who, long pid, Load load) throws Exception {
+        long start = System.nanoTime();
+        load.run(WARM_UP, "WARM");
+        double jit;
+        int slice = 0;
+        do {
+            long before = ProcAccounting.compilerTicks(pid);
+            load.run(WARM_UP_SLICE, "WARM-" + slice++);
+            jit = (ProcAccounting.compilerTicks(pid) - before) / (double) ProcAccounting.HZ / WARM_UP_SLICE.toSeconds();
+        } while (jit >= JIT_SETTLED && System.nanoTime() - start < WARM_UP_MAX.toNanos());
+        double seconds = (System.nanoTime() - start) / 1e9;
+        progress(String.format("%s: warm-up %.0f s of 16 connections, not recorded; JIT compiler threads in its last %d s: %.1f %% of a core",
+                who, seconds, WARM_UP_SLICE.toSeconds(), jit * 100));
+        summary.put("warm_up_" + who, Map.of("seconds", ProcAccounting.round(seconds), "jit_core_share_last_slice", ProcAccounting.round(jit * 100) / 100));
+    }
+
     private com.fasterxml.jackson.databind.JsonNode runWrk(String wrk, Path script, int clients, Duration window, String run)
             throws Exception {
         return runWrk(wrk, script, clients, window, run, "http://127.0.0.1:" + port + "/legacy/survey-send-info");
@@ -396,8 +439,7 @@ class InboxBenchmark extends IntegrationTest {
                 Files.write(script, in.readAllBytes());
             }
             String url = "http://127.0.0.1:" + peerPort + "/legacy/survey-send-info";
-            progress("peer: warm-up " + WARM_UP.toSeconds() + " s of 16 connections");
-            runWrk(wrk, script, 16, WARM_UP, "PWARM", url);
+            warmUp("peer", peer.pid(), (window, run) -> runWrk(wrk, script, 16, window, "P" + run, url));
             long postmaster = services().postgresProcessHandle().orElseThrow().pid();
             var broker = services().kafkaProcessHandle();
             ProcAccounting peerAccounting = new ProcAccounting()

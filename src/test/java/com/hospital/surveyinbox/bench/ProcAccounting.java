@@ -141,6 +141,28 @@ final class ProcAccounting {
         return nanos * HZ / 1_000_000_000L;
     }
 
+    /** CPU ticks of a JVM's JIT compiler threads ("C1/C2 CompilerThread…" in /proc/pid/task/tid/comm). */
+    static long compilerTicks(long pid) {
+        long ticks = 0;
+        try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+            for (Path task : (Iterable<Path>) tasks::iterator) {
+                try {
+                    String comm = Files.readString(task.resolve("comm")).trim();
+                    if (comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler")) {
+                        String stat = Files.readString(task.resolve("stat"));
+                        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                        ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // the thread ended
+                }
+            }
+        } catch (IOException e) {
+            return 0;
+        }
+        return ticks;
+    }
+
     /** Ticks of this JVM's reaped children (the load generator): cutime + cstime. */
     static long reapedChildrenOfSelf() {
         String[] f = statFields(ProcessHandle.current().pid());
