@@ -1,25 +1,23 @@
 package com.hospital.surveyinbox.reception;
 
-import java.util.ArrayList;
-import java.util.List;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import org.apache.camel.component.platform.http.spi.PlatformHttpEngine;
 import org.apache.camel.component.platform.http.springboot.SpringBootPlatformHttpConsumer;
 import org.apache.camel.component.platform.http.springboot.SpringBootPlatformHttpEngine;
 import org.springframework.beans.factory.annotation.Value;
-import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.core.MethodParameter;
-import org.springframework.web.context.request.NativeWebRequest;
-import org.springframework.web.method.support.HandlerMethodReturnValueHandler;
-import org.springframework.web.method.support.HandlerMethodReturnValueHandlerComposite;
-import org.springframework.web.method.support.ModelAndViewContainer;
-import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
+import org.springframework.core.Ordered;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.HandlerAdapter;
+import org.springframework.web.servlet.ModelAndView;
 
 /**
- * platform-http answers a reception on the container's request thread, in one servlet dispatch.
+ * platform-http answers a reception on the container's request thread, in one servlet dispatch, without
+ * Spring MVC's annotated-controller machinery around a handler that needs none of it.
  *
  * <p>The starter's default engine hands every request to Spring's task executor and returns a
  * {@code CompletableFuture}; Spring MVC then parks the request in servlet async mode and dispatches it a
@@ -27,9 +25,16 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
  * For a reception whose work is a commit of about a millisecond, the hand-off and the second dispatch
  * cost more CPU than the work (measured with async-profiler on the accept path: the second dispatch
  * alone was 13 % of the service's CPU). Here the engine runs the route in the calling thread, so the
- * future is already complete when Spring MVC sees it, and {@link CompletedFutures} finishes such a
- * request at once. Tomcat's pool ({@code server.tomcat.threads.max}) bounds concurrent receptions,
- * including the slow synchronous path of the rollback toggle.
+ * future is already complete when it returns. Tomcat's pool ({@code server.tomcat.threads.max}) bounds
+ * concurrent receptions, including the slow synchronous path of the rollback toggle.
+ *
+ * <p>{@link #platformHttpHandlerAdapter} calls the platform-http consumer's handler method directly. Spring
+ * MVC's {@code RequestMappingHandlerAdapter} would build an invocable handler method, resolve the
+ * (servlet request and response) arguments, create binder and model factories and walk its return-value
+ * handlers for every request — JFR on the accept path found it searching the consumer's class hierarchy for
+ * annotations on each request (2 % of the request threads' CPU for that search alone). The route has
+ * written the response by the time {@code service} returns; nothing else is left to do. Handler mapping,
+ * the filter chain (security, body limit, observation) and the route are unchanged.
  */
 @Configuration(proxyBeanMethods = false)
 public class ReceptionHttpEngine {
@@ -40,55 +45,41 @@ public class ReceptionHttpEngine {
     }
 
     @Bean
-    static BeanPostProcessor completedFuturesFirst() {
-        return new BeanPostProcessor() {
-            @Override
-            public Object postProcessAfterInitialization(Object bean, String name) {
-                if (bean instanceof RequestMappingHandlerAdapter adapter && adapter.getReturnValueHandlers() != null) {
-                    List<HandlerMethodReturnValueHandler> handlers = new ArrayList<>();
-                    HandlerMethodReturnValueHandlerComposite others = new HandlerMethodReturnValueHandlerComposite()
-                            .addHandlers(adapter.getReturnValueHandlers());
-                    handlers.add(new CompletedFutures(others));
-                    handlers.addAll(adapter.getReturnValueHandlers());
-                    adapter.setReturnValueHandlers(handlers);
-                }
-                return bean;
-            }
-        };
+    HandlerAdapter platformHttpHandlerAdapter() {
+        return new PlatformHttpHandlerAdapter();
     }
 
-    /**
-     * A platform-http handler's future that is already complete: the route has written the response, so
-     * the request is handled (or its failure rethrown, as the async path would). Anything else goes to
-     * Spring MVC's own handlers unchanged.
-     */
-    static final class CompletedFutures implements HandlerMethodReturnValueHandler {
+    /** Runs a platform-http route's handler ({@code SpringBootPlatformHttpConsumer.service}) as is. */
+    static final class PlatformHttpHandlerAdapter implements HandlerAdapter, Ordered {
 
-        private final HandlerMethodReturnValueHandler others;
-
-        CompletedFutures(HandlerMethodReturnValueHandler others) {
-            this.others = others;
+        @Override
+        public boolean supports(Object handler) {
+            return handler instanceof HandlerMethod method && method.getBean() instanceof SpringBootPlatformHttpConsumer;
         }
 
         @Override
-        public boolean supportsReturnType(MethodParameter returnType) {
-            return returnType.getContainingClass() == SpringBootPlatformHttpConsumer.class
-                    && CompletableFuture.class.isAssignableFrom(returnType.getParameterType());
-        }
-
-        @Override
-        public void handleReturnValue(Object value, MethodParameter returnType, ModelAndViewContainer mav,
-                                      NativeWebRequest request) throws Exception {
-            if (value instanceof CompletableFuture<?> future && future.isDone()) {
-                try {
-                    future.join();
-                } catch (CompletionException e) {
-                    throw e.getCause() instanceof Exception cause ? cause : e;
-                }
-                mav.setRequestHandled(true);
-                return;
+        public ModelAndView handle(HttpServletRequest request, HttpServletResponse response, Object handler) throws Exception {
+            SpringBootPlatformHttpConsumer consumer = (SpringBootPlatformHttpConsumer) ((HandlerMethod) handler).getBean();
+            CompletableFuture<Void> done = consumer.service(request, response);
+            try {
+                // complete already (the engine runs the route on this thread); a route that continued on another
+                // thread keeps this request thread until it has written the response, as the synchronous path does
+                done.get();
+            } catch (ExecutionException e) {
+                throw e.getCause() instanceof Exception cause ? cause : e;
             }
-            others.handleReturnValue(value, returnType, mav, request);
+            return null; // the response is written
+        }
+
+        @Override
+        @SuppressWarnings("deprecation")
+        public long getLastModified(HttpServletRequest request, Object handler) {
+            return -1;
+        }
+
+        @Override
+        public int getOrder() {
+            return Ordered.HIGHEST_PRECEDENCE; // before RequestMappingHandlerAdapter, which supports every HandlerMethod
         }
     }
 }
