@@ -182,8 +182,11 @@ class InboxBenchmark extends IntegrationTest {
             byte[] payload = ServiceClient.message("CEIL-0000000000000", "\"srvyNo\":\"S-1\"").getBytes();
             for (int clients : new int[] {1, 16, 64}) {
                 List<Double> rates = new ArrayList<>();
+                List<Double> p50 = new ArrayList<>();
+                List<Double> p99 = new ArrayList<>();
                 for (int rep = 0; rep < REPS; rep++) {
                     AtomicLong seq = new AtomicLong();
+                    Histogram latency = new Histogram(60_000_000L, 3); // µs
                     long ops = runClients(clients, () -> {
                         try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
                                 "INSERT INTO bench_ceiling (srvy_drawup_no, msg_type, payload) VALUES (?, 'SEND', ?)")) {
@@ -192,13 +195,19 @@ class InboxBenchmark extends IntegrationTest {
                             ps.executeUpdate();
                         }
                         return null;
-                    }, null);
+                    }, latency);
                     rates.add(ops / (double) WINDOW.toSeconds());
+                    p50.add(latency.getValueAtPercentile(50) / 1000.0);
+                    p99.add(latency.getValueAtPercentile(99) / 1000.0);
                 }
                 Stat stat = Stat.of(rates);
                 result.put("clients_" + clients + "_per_second", stat);
-                progress("ceiling " + clients + " clients: " + stat.fmt("inserts/s"));
-                table.add("| ceiling, " + clients + " JDBC clients | " + stat.fmt("rows/s") + " | raw insert+commit |");
+                result.put("clients_" + clients + "_p50_ms", Stat.of(p50));
+                result.put("clients_" + clients + "_p99_ms", Stat.of(p99));
+                progress("ceiling " + clients + " clients: " + stat.fmt("inserts/s") + ", p50 " + Stat.of(p50).fmt("ms")
+                        + ", p99 " + Stat.of(p99).fmt("ms"));
+                table.add("| ceiling, " + clients + " JDBC clients | " + stat.fmt("rows/s") + " | raw insert+commit; p50 "
+                        + Stat.of(p50).fmt("ms") + ", p99 " + Stat.of(p99).fmt("ms") + " |");
             }
         }
         jdbc.execute("DROP TABLE bench_ceiling");
@@ -421,6 +430,10 @@ class InboxBenchmark extends IntegrationTest {
                 "--server.port=" + peerPort,
                 "--spring.datasource.url=" + services().jdbcUrl(),
                 "--spring.kafka.bootstrap-servers=" + services().kafkaBrokers()));
+        String gc = System.getProperty("bench.gc", "").strip();
+        if (!gc.isEmpty()) { // the same collector options as the service's JVM (pom: bench.gc)
+            command.addAll(1, List.of(gc.split("\\s+")));
+        }
         Process peer = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         Map<String, Object> result = new LinkedHashMap<>();
         try {
