@@ -71,7 +71,6 @@ class InboxBenchmark extends IntegrationTest {
     static final int REPS = 3;
     /** {@code -Dbench.phases=accept,drain} runs a subset (for investigating one figure); the default runs all. */
     static final String ALL_PHASES = "accept,peer,synchronous,capacity,drain,recovery";
-    /** Unrecorded load before each HTTP phase: at 15 s the C2 compiler still took a third of a core in the windows. */
     /** Warm-up: at least this long, then in slices until the JIT has settled (see {@link #warmUp}). */
     static final Duration WARM_UP = Duration.ofSeconds(30);
     static final Duration WARM_UP_SLICE = Duration.ofSeconds(10);
