@@ -230,18 +230,23 @@ class InboxBenchmark extends IntegrationTest {
         // reference: the same JVM, Tomcat and Spring MVC answering an empty GET (actuator info: no security,
         // no Camel, no database, no Kafka) over the same 16 connections
         List<Double> floor = new ArrayList<>();
+        List<Map<String, Object>> floorCpuReps = new ArrayList<>();
         for (int rep = 0; rep < REPS; rep++) {
+            ProcAccounting.Window window = accounting.start();
             var figures = runWrk(wrk, script, 16, WINDOW, "FLOOR-" + rep,
                     "http://127.0.0.1:" + managementPort + "/actuator/info");
+            floorCpuReps.add(window.stop(figures.get("requests").asLong()));
             floor.add(figures.get("requests").asDouble() / (figures.get("duration_us").asDouble() / 1e6));
         }
         Stat floorRate = Stat.of(floor);
+        Map<String, Object> floorCpu = medianCpu(floorCpuReps);
         result.put("empty_get_16_connections_per_second", floorRate);
+        result.put("empty_get_16_connections_cpu", floorCpu);
         summary.put("empty_get_16", floorRate);
         progress("HTTP reference (empty GET, 16 connections): " + floorRate.fmt("req/s"));
         table.add("| reference: empty GET /actuator/info, 16 connections | " + floorRate.fmt("req/s")
-                + String.format(" | %.0f%% of the 16-client ceiling (same server, nothing done) |",
-                floorRate.median() / ceiling.get("clients_16_per_second").median() * 100));
+                + String.format(" | %.0f%% of the 16-client ceiling (same server, nothing done); ",
+                floorRate.median() / ceiling.get("clients_16_per_second").median() * 100) + cpuCell(floorCpu) + " |");
         for (int clients : new int[] {1, 16, 64}) {
             List<Double> rates = new ArrayList<>();
             List<Double> p50 = new ArrayList<>();
@@ -285,7 +290,8 @@ class InboxBenchmark extends IntegrationTest {
             };
             table.add("| accept, " + clients + " HTTP connections (wrk): throughput | " + rate.fmt("req/s") + " | "
                     + String.format("%.0f%% of ceiling", ratio * 100)
-                    + (clients == 16 ? String.format(", %.0f%% of the empty GET", rate.median() / floorRate.median() * 100) : "")
+                    + (clients == 16 ? String.format(", %.0f%% of the empty GET", rate.median() / floorRate.median() * 100)
+                            + cpuBoundAgainstFloor(floorCpu, medianCpu(cpu)) : "")
                     + "; " + target + " |");
             table.add("| accept, " + clients + " connections: p50 / p99 / p99.9 | " + Stat.of(p50).fmt("ms") + " / "
                     + Stat.of(p99).fmt("ms") + " / " + Stat.of(p999).fmt("ms") + " | " + cpuCell(medianCpu(cpu)) + " |");
@@ -609,6 +615,19 @@ class InboxBenchmark extends IntegrationTest {
             out.put("service_cpu_us_per_unit_by_thread_middle_rep", byThread);
         }
         return out;
+    }
+
+    /**
+     * With both cores saturated, requests per second are the cores divided by the machine's CPU per request,
+     * so the empty GET's total CPU per request over the accept path's is what the accept path can reach of the
+     * empty GET's rate.
+     */
+    @SuppressWarnings("unchecked")
+    private static String cpuBoundAgainstFloor(Map<String, Object> floorCpu, Map<String, Object> acceptCpu) {
+        double get = ((Map<String, Double>) floorCpu.get("cpu_us_per_unit")).get("total");
+        double accept = ((Map<String, Double>) acceptCpu.get("cpu_us_per_unit")).get("total");
+        return String.format(" (CPU per request, whole machine: empty GET %.0f µs, accept %.0f µs: %.0f %% on saturated cores)",
+                get, accept, get / accept * 100);
     }
 
     @SuppressWarnings("unchecked")
