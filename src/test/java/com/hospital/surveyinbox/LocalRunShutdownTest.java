@@ -73,6 +73,14 @@ class LocalRunShutdownTest {
                 }
             });
 
+            // the services Ctrl-C must not reach are outside the terminal's process group: the service stops them
+            List<ProcessHandle> redisServers = ProcessHandle.of(run.pid()).orElseThrow().descendants()
+                    .filter(p -> p.info().command().orElse("").contains("redis-server")).toList();
+            assertThat(redisServers).as("redis-server among the local run's processes").isNotEmpty();
+            for (ProcessHandle server : redisServers) {
+                assertThat(processGroup(server.pid())).as("redis-server's process group").isNotEqualTo(run.pid());
+            }
+
             long signalled = System.nanoTime();
             Process interrupt = new ProcessBuilder("kill", "-INT", "--", "-" + run.pid()).inheritIO().start();
             assertThat(interrupt.waitFor()).isZero();
@@ -102,6 +110,12 @@ class LocalRunShutdownTest {
         Matcher m = PORT.matcher(line);
         assertThat(m.find()).as(line).isTrue();
         return Integer.parseInt(m.group(1));
+    }
+
+    /** Field 5 of /proc/pid/stat: the process group id. */
+    private static long processGroup(long pid) throws IOException {
+        String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+        return Long.parseLong(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[2]);
     }
 
     private static boolean listening(int port) {

@@ -18,6 +18,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
 import org.springframework.util.FileSystemUtils;
 import redis.embedded.RedisServer;
+import redis.embedded.core.ExecutableProvider;
 
 /**
  * Real PostgreSQL 17, a real KRaft Kafka broker, a real redis-server and the downstream simulator, started
@@ -266,10 +267,27 @@ public final class EmbeddedServices {
     }
 
     private static RedisServer startRedis(int port) throws IOException {
-        RedisServer server = RedisServer.newRedisServer().port(port).setting("bind 127.0.0.1").setting("save \"\"")
-                .setting("appendonly no").build();
+        RedisServer server = RedisServer.newRedisServer().executableProvider(redisInSessionOfItsOwn())
+                .port(port).setting("bind 127.0.0.1").setting("save \"\"").setting("appendonly no").build();
         server.start();
         return server;
+    }
+
+    /**
+     * The library's redis-server, started through {@code setsid} like the broker: in the terminal's process
+     * group, Ctrl-C stopped it at once while the service was still closing, and Lettuce logged failed
+     * reconnects on the way out. {@code setsid} execs the server in place (same pid), so stopping it is
+     * unchanged.
+     */
+    private static ExecutableProvider redisInSessionOfItsOwn() throws IOException {
+        java.io.File server = ExecutableProvider.newJarResourceProvider().get();
+        Path wrapper = Files.createTempFile("redis-server-setsid", ".sh");
+        Files.writeString(wrapper, "#!/bin/sh\nexec /usr/bin/setsid '" + server.getAbsolutePath() + "' \"$@\"\n");
+        if (!wrapper.toFile().setExecutable(true)) {
+            throw new IOException("cannot make " + wrapper + " executable");
+        }
+        wrapper.toFile().deleteOnExit();
+        return wrapper::toFile;
     }
 
     public static int freePort() {
