@@ -99,7 +99,12 @@ class LocalRunShutdownTest {
             }
         } finally {
             if (run.isAlive()) {
-                new ProcessBuilder("kill", "-KILL", "--", "-" + run.pid()).start().waitFor();
+                // an assertion failed before Ctrl-C: stop it as a user would, so it stops the services it started in
+                // sessions of their own (a SIGKILL of its group alone would leave them running)
+                new ProcessBuilder("kill", "-INT", "--", "-" + run.pid()).start().waitFor();
+                if (!run.waitFor(60, TimeUnit.SECONDS)) {
+                    new ProcessBuilder("kill", "-KILL", "--", "-" + run.pid()).start().waitFor();
+                }
             }
         }
     }

@@ -17,8 +17,6 @@ import javax.sql.DataSource;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
 import org.springframework.util.FileSystemUtils;
-import redis.embedded.RedisServer;
-import redis.embedded.core.ExecutableProvider;
 
 /**
  * Real PostgreSQL 17, a real KRaft Kafka broker, a real redis-server and the downstream simulator, started
@@ -46,7 +44,7 @@ public final class EmbeddedServices {
     private final EmbeddedKafkaKraftBroker kafka;
     private final KafkaProcess kafkaProcess;
     private final int redisPort;
-    private volatile RedisServer redis;
+    private volatile RedisProcess redis;
     private final DownstreamSimulator simulator;
     private final List<ConfigurableApplicationContext> contexts = new CopyOnWriteArrayList<>();
 
@@ -169,11 +167,7 @@ public final class EmbeddedServices {
     }
 
     public synchronized void stopRedis() {
-        try {
-            redis.stop();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        redis.stop();
     }
 
     public synchronized void startRedis() {
@@ -209,7 +203,7 @@ public final class EmbeddedServices {
                 start("stop-redis", () -> {
                     try {
                         redis.stop();
-                    } catch (IOException | RuntimeException ignored) {
+                    } catch (RuntimeException ignored) {
                         // best effort at JVM exit
                     }
                 }),
@@ -266,28 +260,8 @@ public final class EmbeddedServices {
                 .start();
     }
 
-    private static RedisServer startRedis(int port) throws IOException {
-        RedisServer server = RedisServer.newRedisServer().executableProvider(redisInSessionOfItsOwn())
-                .port(port).setting("bind 127.0.0.1").setting("save \"\"").setting("appendonly no").build();
-        server.start();
-        return server;
-    }
-
-    /**
-     * The library's redis-server, started through {@code setsid} like the broker: in the terminal's process
-     * group, Ctrl-C stopped it at once while the service was still closing, and Lettuce logged failed
-     * reconnects on the way out. {@code setsid} execs the server in place (same pid), so stopping it is
-     * unchanged.
-     */
-    private static ExecutableProvider redisInSessionOfItsOwn() throws IOException {
-        java.io.File server = ExecutableProvider.newJarResourceProvider().get();
-        Path wrapper = Files.createTempFile("redis-server-setsid", ".sh");
-        Files.writeString(wrapper, "#!/bin/sh\nexec /usr/bin/setsid '" + server.getAbsolutePath() + "' \"$@\"\n");
-        if (!wrapper.toFile().setExecutable(true)) {
-            throw new IOException("cannot make " + wrapper + " executable");
-        }
-        wrapper.toFile().deleteOnExit();
-        return wrapper::toFile;
+    private static RedisProcess startRedis(int port) throws IOException {
+        return RedisProcess.start(port);
     }
 
     public static int freePort() {
