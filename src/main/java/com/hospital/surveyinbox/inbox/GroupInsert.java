@@ -4,18 +4,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.dao.DataAccessResourceFailureException;
-import org.springframework.dao.RecoverableDataAccessException;
-import org.springframework.dao.TransientDataAccessException;
-import org.springframework.transaction.TransactionException;
 
 /**
  * Micro-batched group insert for receptions: concurrent receptions' rows are committed together, up to
@@ -100,7 +98,7 @@ final class GroupInsert implements AutoCloseable {
                 }
                 Pending next = lane.queue.peek();
                 if (next != null) { // rows queued while this group was written: their first becomes the writer
-                    java.util.concurrent.locks.LockSupport.unpark(next.waiter());
+                    LockSupport.unpark(next.waiter());
                 }
                 continue;
             }
@@ -108,11 +106,11 @@ final class GroupInsert implements AutoCloseable {
             if (left <= 0) {
                 throw storeTimedOut(lane, pending);
             }
-            java.util.concurrent.locks.LockSupport.parkNanos(this, Math.min(left, WAIT_SLICE_NANOS));
+            LockSupport.parkNanos(this, Math.min(left, WAIT_SLICE_NANOS));
         }
         try {
             return pending.result().join();
-        } catch (java.util.concurrent.CompletionException e) {
+        } catch (CompletionException e) {
             if (e.getCause() instanceof RuntimeException runtime) {
                 throw runtime;
             }
@@ -159,7 +157,7 @@ final class GroupInsert implements AutoCloseable {
         } finally {
             for (Pending p : group) {
                 if (p.waiter() != Thread.currentThread()) {
-                    java.util.concurrent.locks.LockSupport.unpark(p.waiter());
+                    LockSupport.unpark(p.waiter());
                 }
             }
         }
@@ -175,7 +173,7 @@ final class GroupInsert implements AutoCloseable {
         try {
             results = insertAll.apply(group.stream().map(Pending::message).toList());
         } catch (RuntimeException e) {
-            if (unreachable(e)) {
+            if (DatabaseFailures.unavailable(e)) { // unreachable: row by row would only wait longer
                 group.forEach(p -> p.result().completeExceptionally(e));
             } else {
                 log.warn("A group of {} inbox rows was refused ({}); storing them one by one", group.size(), e.toString());
@@ -194,11 +192,6 @@ final class GroupInsert implements AutoCloseable {
         } catch (RuntimeException e) {
             pending.result().completeExceptionally(e);
         }
-    }
-
-    /** The database did not answer (or would not take work): retrying row by row would only wait longer. */
-    private static boolean unreachable(RuntimeException e) {
-        return DatabaseFailures.unavailable(e);
     }
 
     /**

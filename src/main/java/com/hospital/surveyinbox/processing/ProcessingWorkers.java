@@ -29,7 +29,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class ProcessingWorkers extends ThreadPoolExecutor {
 
     private final Semaphore free;
-    private final int workers;
 
     public ProcessingWorkers(AdapterProperties properties, MeterRegistry meters) {
         this(properties.getKafka().getWorkers(), meters);
@@ -37,12 +36,11 @@ public final class ProcessingWorkers extends ThreadPoolExecutor {
 
     ProcessingWorkers(int workers, MeterRegistry meters) {
         super(workers, workers, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), threadFactory());
-        this.workers = workers;
         this.free = new Semaphore(workers);
         prestartAllCoreThreads();
         Gauge.builder("adapter.processing.workers.busy", this, ProcessingWorkers::busy)
                 .description("rows being registered now (of adapter.kafka.workers)").register(meters);
-        Gauge.builder("adapter.processing.workers", this, w -> w.workers)
+        Gauge.builder("adapter.processing.workers", this, ThreadPoolExecutor::getMaximumPoolSize)
                 .description("workers that register rows (adapter.kafka.workers)").register(meters);
     }
 
@@ -74,7 +72,7 @@ public final class ProcessingWorkers extends ThreadPoolExecutor {
 
     /** Rows being registered now. */
     public int busy() {
-        return workers - free.availablePermits();
+        return getMaximumPoolSize() - free.availablePermits();
     }
 
     private static java.util.concurrent.ThreadFactory threadFactory() {

@@ -536,30 +536,24 @@ class InboxBenchmark extends IntegrationTest {
                 ProcAccounting.Window window = accounting.start();
                 memory.start();
                 instanceCamel.getRouteController().startRoute("inbox-process");
-                long t10 = 0;
-                long t90 = 0;
-                long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
-                while (System.nanoTime() < deadline) {
-                    int done = jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'COMPLETED'",
-                            Integer.class, run + "-%");
-                    long now = System.nanoTime();
-                    if (t10 == 0 && done >= messages / 10) {
-                        t10 = now;
-                    }
-                    if (t90 == 0 && done >= messages * 9 / 10) {
-                        t90 = now;
-                    }
-                    if (done == messages) {
-                        break;
-                    }
-                    TimeUnit.MILLISECONDS.sleep(20); // polling interval of a wait with a deadline
-                }
+                // when the 10th and the 90th percent of the backlog were COMPLETED, noted while waiting for all of it
+                long[] t10t90 = new long[2];
+                await("capacity run " + run).atMost(Duration.ofMinutes(5))
+                        .pollInterval(Duration.ofMillis(20)).until(() -> {
+                            int done = jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'COMPLETED'",
+                                    Integer.class, run + "-%");
+                            long now = System.nanoTime();
+                            if (t10t90[0] == 0 && done >= messages / 10) {
+                                t10t90[0] = now;
+                            }
+                            if (t10t90[1] == 0 && done >= messages * 9 / 10) {
+                                t10t90[1] = now;
+                            }
+                            return done == messages;
+                        });
                 memory.stop();
                 Map<String, Object> repCpu = window.stop(messages);
-                if (t90 == 0) {
-                    throw new IllegalStateException("capacity run did not complete: " + run);
-                }
-                double repRate = messages * 0.8 / ((t90 - t10) / 1e9);
+                double repRate = messages * 0.8 / ((t10t90[1] - t10t90[0]) / 1e9);
                 progress(String.format("capacity %d consumers rep %d: %.0f msg/s (10 %%–90 %%)%s", consumers, rep, repRate,
                         rep < 0 ? " (warm-up)" : ""));
                 if (rep >= 0) {

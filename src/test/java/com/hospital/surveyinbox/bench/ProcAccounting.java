@@ -148,9 +148,8 @@ final class ProcAccounting {
             for (Path task : (Iterable<Path>) tasks::iterator) {
                 try {
                     String comm = Files.readString(task.resolve("comm")).trim();
-                    if (comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler")) {
-                        String stat = Files.readString(task.resolve("stat"));
-                        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    String[] f = comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler") ? statFields(task) : null;
+                    if (f != null) {
                         ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
                     }
                 } catch (IOException | RuntimeException e) {
@@ -214,8 +213,13 @@ final class ProcAccounting {
 
     /** Fields of /proc/pid/stat after the command name: [0] = state, [1] = ppid, [11] = utime, [12] = stime, [13] = cutime, [14] = cstime. */
     private static String[] statFields(long pid) {
+        return statFields(Path.of("/proc/" + pid));
+    }
+
+    /** The same for a process or thread directory (/proc/pid or /proc/pid/task/tid). */
+    private static String[] statFields(Path proc) {
         try {
-            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+            String stat = Files.readString(proc.resolve("stat"));
             return stat.substring(stat.lastIndexOf(')') + 2).split(" ");
         } catch (IOException | RuntimeException e) {
             return null; // the process ended
