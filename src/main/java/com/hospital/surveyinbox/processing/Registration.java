@@ -41,6 +41,36 @@ public record Registration(long inboxId, String srvyDrawupNo, String msgType, St
         return encode(groupCd);
     }
 
+    /**
+     * The bundle's {@code Idempotency-Key} header (CONTRACT §3): the {@code srvyDrawupNo} as it is when it is
+     * printable ASCII, else percent-encoded as UTF-8 (RFC 3986). An HTTP header carries Latin-1 at most: the
+     * client wrote {@code ?} for every other character, so two Hangul subjects shared one key. The identifier
+     * rules at reception forbid {@code %} in a subject, so an unencoded key never looks encoded.
+     */
+    public String idempotencyKey() {
+        return printableAscii(srvyDrawupNo) ? srvyDrawupNo : percentEncoded(srvyDrawupNo);
+    }
+
+    static boolean printableAscii(String value) {
+        return value.chars().allMatch(c -> c >= 0x20 && c <= 0x7E);
+    }
+
+    /** Every byte of the UTF-8 form except RFC 3986's unreserved characters as {@code %XX}. */
+    static String percentEncoded(String value) {
+        StringBuilder out = new StringBuilder();
+        for (byte b : value.getBytes(StandardCharsets.UTF_8)) {
+            int c = b & 0xFF;
+            if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+                    || c == '-' || c == '.' || c == '_' || c == '~') {
+                out.append((char) c);
+            } else {
+                out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+                        .append(Character.toUpperCase(Character.forDigit(c & 0xF, 16)));
+            }
+        }
+        return out.toString();
+    }
+
     private static String encode(String value) {
         return value == null ? null : URLEncoder.encode(value, StandardCharsets.UTF_8).replace("+", "%20");
     }

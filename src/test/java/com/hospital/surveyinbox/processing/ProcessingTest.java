@@ -66,6 +66,23 @@ class ProcessingTest extends IntegrationTest {
     }
 
     @Test
+    void twoHangulSubjectsEachGetTheirOwnBundleUnderTheirOwnIdempotencyKey() {
+        // an HTTP header carries Latin-1 at most: unencoded, both keys went out as "???-…" and the survey side saw one
+        String tail = java.util.UUID.randomUUID().toString().substring(0, 8);
+        String first = "가나다-" + tail;
+        String second = "라마바-" + tail;
+        String a = client.accept(send(first, "P-HANGUL-1", ""));
+        String b = client.accept(send(second, "P-HANGUL-2", ""));
+
+        rows.awaitStatus(a, "COMPLETED");
+        rows.awaitStatus(b, "COMPLETED");
+
+        assertThat(simulator().bundleCreates(first)).isEqualTo(1);
+        assertThat(simulator().bundleCreates(second)).isEqualTo(1);
+        assertThat(Registration.percentEncoded(first)).startsWith("%EA%B0%80").endsWith("-" + tail);
+    }
+
+    @Test
     void unparsableSendDtMeansTimeOfProcessing() {
         String subject = uniqueSubject("SENDDT");
         String id = client.accept(send(subject, "P-" + subject, "\"sendDt\":\"garbage\""));

@@ -310,7 +310,9 @@ public final class DownstreamSimulator {
             delay(latency.otherMin(), latency.otherMax());
             if (method.equals("POST") && p.length == 3) {
                 count("survey-bundle");
-                String key = http.getRequestHeaders().getFirst("Idempotency-Key");
+                // CONTRACT §3: the key is the srvyDrawupNo, percent-encoded as UTF-8 when it is not printable ASCII
+                String rawKey = http.getRequestHeaders().getFirst("Idempotency-Key");
+                String key = rawKey == null ? null : decode(rawKey.replace("+", "%2B"));
                 JsonNode bundle = mapper.readTree(body);
                 bundleRequests.add(bundle);
                 String formCd = bundle.path("formCd").asText();
@@ -322,6 +324,10 @@ public final class DownstreamSimulator {
                 }
                 if (key == null || key.isBlank()) {
                     return new Response(400, "{\"code\":\"IDEMPOTENCY_KEY_REQUIRED\",\"message\":\"Idempotency-Key required\"}");
+                }
+                if (!key.equals(bundle.path("srvyDrawupNo").asText())) {
+                    count("survey-bundle-key-mismatch");
+                    return new Response(400, "{\"code\":\"IDEMPOTENCY_KEY_MISMATCH\",\"message\":\"Idempotency-Key is not the srvyDrawupNo\"}");
                 }
                 synchronized (bundles) {
                     String existing = bundles.get(key);
