@@ -1,33 +1,213 @@
 package com.hospital.surveyinbox.processing;
 
+import java.text.Normalizer;
+import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
- * Masks a row's own patient values (patno, patNm, mobileNo — from the message and from the legacy
- * patient record) in text a downstream returned, before that text is stored ({@code last_error},
- * reply reasons) or shown to operators (CONTRACT §6: a downstream error message may quote the patient).
- * Logs never get the text at all, only the downstream's {@code code}.
+ * Masks patient data in text a downstream returned, before that text is stored ({@code last_error}, the
+ * attempt history, reply reasons) and so before any operator sees it (CONTRACT §6: a downstream error message
+ * may quote the patient, in whatever wording). Two kinds of masking, both replacing the span with
+ * {@value #MASK}:
+ * <ul>
+ *   <li><b>The row's own values</b> (patno, patNm, mobileNo — from the message and from the legacy patient
+ *       record), however they are written: compared after Unicode compatibility folding (full-width digits and
+ *       letters, half-width kana), in any letter case, katakana as hiragana, ignoring spaces and punctuation
+ *       ({@code 010-1234-5678}, {@code 010 1234 5678} and {@code 01012345678} are one number; {@code 김 구} is
+ *       {@code 김구}). A name is masked whole and by each of its parts of two characters or more (a two-letter
+ *       Hangul name included). Values written in Latin letters or digits are masked only as whole words, so a
+ *       name {@code Li} does not eat {@code FORM_NOT_DISTRIBUTED}; Hangul, kana and kanji are masked wherever
+ *       they occur (a particle follows the name directly: {@code 김구님}).</li>
+ *   <li><b>Shapes of personal data, whoever they belong to:</b> phone numbers (Korean and Japanese domestic
+ *       formats, E.164), resident registration numbers, e-mail addresses and dates (a date of birth cannot be
+ *       told from another date by its shape; a downstream's reason loses nothing an operator needs by it).</li>
+ * </ul>
+ * Codes stay readable: {@code FORM_NOT_REGISTERED}, {@code UNREG-0}, {@code F100}, group codes. Logs never get
+ * the text at all, only the downstream's {@code code}.
  */
 public final class PatientDataMask {
 
     static final String MASK = "***";
-    /** Shorter values would mask ordinary words and digits; real patient numbers, names and phones are longer. */
-    private static final int SHORTEST_MASKED = 3;
+    /** Digits-only values shorter than this are not masked: they would hide codes and counts, not patients. */
+    private static final int SHORTEST_NUMBER = 4;
+    /** A name of two characters ({@code 김구}) is a name. */
+    private static final int SHORTEST_TEXT = 2;
+
+    private static final Pattern EMAIL = Pattern.compile("[\\p{L}\\p{N}._%+-]+@[\\p{L}\\p{N}-]+(?:\\.[\\p{L}\\p{N}-]+)+");
+    /** Korean resident registration number: birth date, then the 7-digit rest (first digit 1-8). */
+    private static final Pattern RRN = Pattern.compile("(?<!\\d)\\d{6}\\s*[-‐–]?\\s*[1-8]\\d{6}(?!\\d)");
+    /** A domestic number (Korea, Japan): trunk 0, area or mobile prefix, then two groups; 9 to 11 digits. */
+    private static final Pattern DOMESTIC_PHONE = Pattern.compile(
+            "(?<![\\d+])\\(?0\\d{1,4}\\)?[\\s.\\-‐–)]*\\d{1,4}[\\s.\\-‐–]*\\d{4}(?!\\d)");
+    /** E.164, with or without separators: +, country code, 8 to 15 digits in all. */
+    private static final Pattern INTERNATIONAL_PHONE = Pattern.compile(
+            "\\+\\s*\\d{1,3}(?:[\\s.\\-‐–]*\\(?\\d{1,5}\\)?){1,5}");
+    private static final Pattern DATE = Pattern.compile(String.join("|",
+            // 1990-01-02, 1990.1.2, 1990/01/02, 1990年1月2日, 1990년 1월 2일
+            "(?<!\\d)(?:19|20)\\d{2}\\s*[-./년年]\\s*(?:0?[1-9]|1[0-2])\\s*[-./월月]\\s*(?:0?[1-9]|[12]\\d|3[01])\\s*[일日]?(?!\\d)",
+            // 19900102
+            "(?<!\\d)(?:19|20)\\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\\d|3[01])(?!\\d)",
+            // 02.01.1990, 02/01/1990
+            "(?<!\\d)(?:0?[1-9]|[12]\\d|3[01])[./-](?:0?[1-9]|1[0-2])[./-](?:19|20)\\d{2}(?!\\d)",
+            // Japanese era: 平成2年1月2日
+            "(?:明治|大正|昭和|平成|令和)\\s*(?:\\d{1,2}|元)\\s*年\\s*\\d{1,2}\\s*月\\s*\\d{1,2}\\s*日",
+            // a birth date after its label, in any short numeric form: 생년월일 900102, DOB: 02/01/90
+            "(?i)(?<=생년월일|생일|dob|birth|birthday|birthdate|生年月日)\\s*[:：]?\\s*[0-9][0-9./\\-\\s]{4,12}[0-9]"));
 
     private PatientDataMask() {
     }
 
+    /** The text with the row's patient values and every shape of personal data masked; null for null. */
     public static String mask(String text, Collection<String> patientValues) {
-        if (text == null) {
-            return null;
+        if (text == null || text.isEmpty()) {
+            return text;
         }
-        String masked = text;
+        Folded folded = Folded.of(text, false);
+        Folded compact = Folded.of(text, true);
+        boolean[] masked = new boolean[text.length()];
+        for (String value : searchTerms(patientValues)) {
+            maskValue(text, compact, value, masked);
+        }
+        for (Pattern shape : List.of(EMAIL, RRN, INTERNATIONAL_PHONE, DOMESTIC_PHONE, DATE)) {
+            Matcher m = shape.matcher(folded.text);
+            while (m.find()) {
+                if (shape == INTERNATIONAL_PHONE || shape == DOMESTIC_PHONE) {
+                    long digits = m.group().chars().filter(Character::isDigit).count();
+                    if (digits < (shape == DOMESTIC_PHONE ? 9 : 8) || digits > 15) {
+                        continue;
+                    }
+                }
+                mark(masked, folded.start[m.start()], folded.end[m.end() - 1]);
+            }
+        }
+        StringBuilder out = new StringBuilder(text.length());
+        for (int i = 0; i < text.length(); ) {
+            if (masked[i]) {
+                out.append(MASK);
+                while (i < text.length() && masked[i]) {
+                    i++;
+                }
+            } else {
+                out.append(text.charAt(i++));
+            }
+        }
+        return out.toString();
+    }
+
+    /** Each value folded and compacted, and each part of a multi-word value; too short ones left out. */
+    private static Set<String> searchTerms(Collection<String> values) {
+        Set<String> terms = new LinkedHashSet<>();
+        for (String value : values) {
+            if (value == null || value.isBlank()) {
+                continue;
+            }
+            List<String> candidates = new ArrayList<>();
+            candidates.add(value);
+            for (String part : value.strip().split("[\\s\\p{Punct}]+")) {
+                candidates.add(part);
+            }
+            for (String candidate : candidates) {
+                String term = Folded.of(candidate, true).text;
+                boolean digitsOnly = term.chars().allMatch(Character::isDigit);
+                if (term.length() >= (digitsOnly ? SHORTEST_NUMBER : SHORTEST_TEXT)) {
+                    terms.add(term);
+                }
+            }
+        }
         // longest first, so a value that contains another is masked whole
-        for (String value : patientValues.stream().filter(v -> v != null && v.strip().length() >= SHORTEST_MASKED)
-                .map(String::strip).sorted(Comparator.comparingInt(String::length).reversed()).toList()) {
-            masked = masked.replace(value, MASK);
+        return terms.stream().sorted((a, b) -> b.length() - a.length())
+                .collect(java.util.stream.Collectors.toCollection(LinkedHashSet::new));
+    }
+
+    private static void maskValue(String original, Folded compact, String term, boolean[] masked) {
+        boolean wordLike = term.codePoints().anyMatch(c -> isLatinOrDigit(c));
+        for (int at = compact.text.indexOf(term); at >= 0; at = compact.text.indexOf(term, at + 1)) {
+            int from = compact.start[at];
+            int to = compact.end[at + term.length() - 1];
+            if (wordLike && (touchesWord(original, from - 1) || touchesWord(original, to))) {
+                continue; // "Li" inside "DISTRIBUTED", "1234" inside "512345": not this value
+            }
+            mark(masked, from, to);
         }
-        return masked;
+    }
+
+    private static boolean touchesWord(String text, int index) {
+        if (index < 0 || index >= text.length()) {
+            return false;
+        }
+        String folded = Normalizer.normalize(String.valueOf(text.charAt(index)), Normalizer.Form.NFKC);
+        return !folded.isEmpty() && isLatinOrDigit(folded.codePointAt(0));
+    }
+
+    private static boolean isLatinOrDigit(int c) {
+        return Character.isDigit(c) || (Character.isLetter(c) && Character.UnicodeScript.of(c) == Character.UnicodeScript.LATIN);
+    }
+
+    private static void mark(boolean[] masked, int from, int to) {
+        for (int i = Math.max(0, from); i < Math.min(masked.length, to); i++) {
+            masked[i] = true;
+        }
+    }
+
+    /**
+     * The text folded for comparison — NFKC per character, lower case, katakana as hiragana — and, when
+     * compact, without spaces and punctuation; each folded character knows the original span it came from.
+     */
+    private record Folded(String text, int[] start, int[] end) {
+
+        static Folded of(String original, boolean compact) {
+            StringBuilder text = new StringBuilder(original.length());
+            int[] start = new int[original.length() * 4 + 4];
+            int[] end = new int[start.length];
+            for (int i = 0; i < original.length(); ) {
+                int cp = original.codePointAt(i);
+                int next = i + Character.charCount(cp);
+                String folded = Normalizer.normalize(new String(Character.toChars(cp)), Normalizer.Form.NFKC)
+                        .toLowerCase(Locale.ROOT);
+                for (int j = 0; j < folded.length(); j++) {
+                    char c = folded.charAt(j);
+                    if (c >= 'ァ' && c <= 'ヶ') {
+                        c = (char) (c - 0x60); // katakana as hiragana: ヤマダ is やまだ
+                    }
+                    if (compact && (Character.isWhitespace(c) || Character.isSpaceChar(c) || isPunctuation(c))) {
+                        continue;
+                    }
+                    if (Character.getType(c) == Character.NON_SPACING_MARK && !text.isEmpty()) {
+                        // half-width ﾀﾞ folds to た + a combining mark: composed again, it is だ
+                        String composed = Normalizer.normalize(text.charAt(text.length() - 1) + String.valueOf(c),
+                                Normalizer.Form.NFC);
+                        if (composed.length() == 1) {
+                            text.setCharAt(text.length() - 1, composed.charAt(0));
+                            end[text.length() - 1] = next;
+                            continue;
+                        }
+                    }
+                    if (text.length() == start.length) {
+                        start = java.util.Arrays.copyOf(start, start.length * 2);
+                        end = java.util.Arrays.copyOf(end, end.length * 2);
+                    }
+                    start[text.length()] = i;
+                    end[text.length()] = next;
+                    text.append(c);
+                }
+                i = next;
+            }
+            return new Folded(text.toString(), start, end);
+        }
+
+        private static boolean isPunctuation(char c) {
+            return switch (Character.getType(c)) {
+                case Character.DASH_PUNCTUATION, Character.CONNECTOR_PUNCTUATION, Character.START_PUNCTUATION,
+                     Character.END_PUNCTUATION, Character.OTHER_PUNCTUATION, Character.INITIAL_QUOTE_PUNCTUATION,
+                     Character.FINAL_QUOTE_PUNCTUATION -> true;
+                default -> false;
+            };
+        }
     }
 }

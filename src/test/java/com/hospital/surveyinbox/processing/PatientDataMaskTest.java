@@ -1,0 +1,110 @@
+package com.hospital.surveyinbox.processing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * A corpus of downstream error messages, written as downstreams write them (Korean, Japanese, English; any
+ * separators, widths and cases), each with what must disappear before an operator sees it and what must stay
+ * so that the reason still helps. The row's patient: patno {@code 20481234}, name {@code 김구} (and a Latin and
+ * a Japanese patient in some cases), mobile {@code 01012345678}.
+ */
+class PatientDataMaskTest {
+
+    record Case(String message, List<String> row, List<String> gone, List<String> kept) {
+        @Override
+        public String toString() {
+            return message;
+        }
+    }
+
+    static final List<String> KIM = List.of("20481234", "김구", "01012345678");
+    static final List<String> SMITH = List.of("P-778812", "John Smith", "+1 415 555 0134");
+    static final List<String> YAMADA = List.of("00912345", "山田 太郎", "090-1234-5678");
+
+    static Case c(String message, List<String> row, String gone, String kept) {
+        return new Case(message, row, split(gone), split(kept));
+    }
+
+    private static List<String> split(String list) {
+        return list.isEmpty() ? List.of() : Arrays.asList(list.split("\\|"));
+    }
+
+    static Stream<Case> corpus() {
+        return Stream.of(
+                // the row's own values, in every wording
+                c("환자 김구 (010-1234-5678) 없음", KIM, "김구|010-1234-5678|1234", "환자|없음"),
+                c("환자 김 구 님의 정보가 없습니다", KIM, "김 구", "환자|정보가 없습니다"),
+                c("김구님 연락처 010.1234.5678 확인 필요", KIM, "김구|010.1234.5678", "연락처|확인 필요"),
+                c("patient 20481234 not found", KIM, "20481234", "patient|not found"),
+                c("patient ２０４８１２３４ not found", KIM, "２０４８１２３４", "patient|not found"),
+                c("patno 2048-1234 is not registered", KIM, "2048-1234", "patno|is not registered"),
+                c("mobile 010 1234 5678 invalid for 김구", KIM, "010 1234 5678|김구", "mobile|invalid for"),
+                c("mobile ０１０－１２３４－５６７８ rejected", KIM, "０１０－１２３４－５６７８", "mobile|rejected"),
+                c("PATIENT JOHN SMITH HAS NO GUEST ACCOUNT", SMITH, "JOHN|SMITH", "PATIENT|HAS NO GUEST ACCOUNT"),
+                c("guest for smith, john (P-778812) exists", SMITH, "smith|john|778812", "guest for|exists"),
+                c("Patient j o h n s m i t h unknown", SMITH, "j o h n s m i t h", "Patient|unknown"),
+                c("Smithson is another patient; form FORM_NOT_DISTRIBUTED", SMITH, "", "Smithson|FORM_NOT_DISTRIBUTED"),
+                c("phone (415) 555-0134 of John unreachable", SMITH, "555-0134|John", "phone|unreachable"),
+                c("患者 山田太郎 は登録されていません", YAMADA, "山田太郎", "患者|は登録されていません"),
+                c("患者ヤマダ タロウ 090-1234-5678", List.of("00912345", "やまだ たろう", ""), "ヤマダ|タロウ|090-1234-5678", "患者"),
+                c("患者ﾔﾏﾀﾞ 様", List.of("00912345", "ヤマダ", ""), "ﾔﾏﾀﾞ", "患者|様"),
+                c("患者番号 00912345 の 山田 様", YAMADA, "00912345|山田", "患者番号|様"),
+                // shapes of personal data, whoever they belong to
+                c("보호자 010-9876-5432 로 연락 바랍니다", KIM, "010-9876-5432|9876", "보호자|연락 바랍니다"),
+                c("call 02-123-4567 (ward) for details", KIM, "02-123-4567", "call|(ward) for details"),
+                c("連絡先 03-1234-5678 まで", YAMADA, "03-1234-5678", "連絡先|まで"),
+                c("携帯 080 9876 5432 に連絡", YAMADA, "080 9876 5432", "携帯|に連絡"),
+                c("contact +82-10-9876-5432 or +81 90 8765 4321", KIM, "9876-5432|8765 4321|+82|+81", "contact|or"),
+                c("contact +821098765432 please", KIM, "+821098765432", "contact|please"),
+                c("주민등록번호 900101-1234567 불일치", KIM, "900101-1234567|1234567", "주민등록번호|불일치"),
+                c("RRN 9001011234567 mismatch", KIM, "9001011234567", "RRN|mismatch"),
+                c("메일 kim.gu@example.co.kr 로 발송 실패", KIM, "kim.gu@example.co.kr|example.co.kr", "메일|발송 실패"),
+                c("send to HONG+survey@Hospital.ORG failed", KIM, "HONG+survey@Hospital.ORG", "send to|failed"),
+                c("생년월일 1990-01-02 불일치", KIM, "1990-01-02", "생년월일|불일치"),
+                c("생년월일 900102 불일치", KIM, "900102", "생년월일|불일치"),
+                c("date of birth 1990.1.2 does not match", KIM, "1990.1.2", "date of birth|does not match"),
+                c("DOB: 02/01/1990", KIM, "02/01/1990", "DOB"),
+                c("1990년 1월 2일생 환자", KIM, "1990년 1월 2일", "생 환자"),
+                c("生年月日 平成2年1月2日 が一致しません", YAMADA, "平成2年1月2日", "生年月日|が一致しません"),
+                c("born 19900102, patient unknown", KIM, "19900102", "born|patient unknown"),
+                // codes and business words stay, so the reason still helps an operator
+                c("form UNREG-0 is not registered", KIM, "", "form UNREG-0 is not registered"),
+                c("FORM_NOT_REGISTERED: form F100 of group G1 missing", KIM, "", "FORM_NOT_REGISTERED: form F100 of group G1 missing"),
+                c("GROUP_NOT_FOUND group GRP-2024-07 not found", KIM, "", "GROUP_NOT_FOUND group GRP-2024-07 not found"),
+                c("questionnaire already submitted (ALREADY_SUBMITTED)", KIM, "", "questionnaire already submitted (ALREADY_SUBMITTED)"),
+                c("survey SV-1234 not configured", KIM, "", "survey SV-1234 not configured"),
+                c("retry after 30 seconds; 5 attempts left", KIM, "", "retry after 30 seconds; 5 attempts left"),
+                c("요청 1234건 중 12건 실패", KIM, "", "요청 1234건 중 12건 실패"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("corpus")
+    void masksWhatMustDisappearAndKeepsWhatHelpsAnOperator(Case c) {
+        String masked = PatientDataMask.mask(c.message(), c.row());
+
+        for (String gone : c.gone()) {
+            assertThat(masked).as("masked: %s", masked).doesNotContain(gone);
+        }
+        for (String kept : c.kept()) {
+            assertThat(masked).as("masked: %s", masked).contains(kept);
+        }
+        if (!c.gone().isEmpty()) {
+            assertThat(masked).contains(PatientDataMask.MASK);
+        } else {
+            assertThat(masked).isEqualTo(c.message());
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void theCorpusHasAtLeastThirtyMessagesAndRowValuesOfEveryKind() {
+        assertThat(corpus().count()).isGreaterThanOrEqualTo(30);
+        assertThat(PatientDataMask.mask(null, KIM)).isNull();
+        assertThat(PatientDataMask.mask("김구", java.util.Arrays.asList(null, "", " "))).isEqualTo("김구");
+    }
+}
