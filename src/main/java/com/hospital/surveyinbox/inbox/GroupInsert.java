@@ -1,5 +1,7 @@
 package com.hospital.surveyinbox.inbox;
 
+import com.hospital.surveyinbox.config.LoggedFailure;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
@@ -152,7 +154,7 @@ final class GroupInsert implements AutoCloseable {
         try {
             write(group);
         } catch (Throwable t) { // never leave a reception waiting on a group that failed unexpectedly
-            log.error("Inbox group insert failed on a group of {}", group.size(), t);
+            log.error("Inbox group insert failed on a group of {}: {}", group.size(), LoggedFailure.describe(t));
             group.forEach(p -> p.result().completeExceptionally(t));
         } finally {
             for (Pending p : group) {
@@ -176,7 +178,7 @@ final class GroupInsert implements AutoCloseable {
             if (DatabaseFailures.unavailable(e)) { // unreachable: row by row would only wait longer
                 group.forEach(p -> p.result().completeExceptionally(e));
             } else {
-                log.warn("A group of {} inbox rows was refused ({}); storing them one by one", group.size(), e.toString());
+                log.warn("A group of {} inbox rows was refused ({}); storing them one by one", group.size(), LoggedFailure.describe(e));
                 group.forEach(this::writeOne);
             }
             return;

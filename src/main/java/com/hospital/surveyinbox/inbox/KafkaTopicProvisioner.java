@@ -1,5 +1,6 @@
 package com.hospital.surveyinbox.inbox;
 
+import com.hospital.surveyinbox.config.LoggedFailure;
 import com.hospital.surveyinbox.config.AdapterProperties;
 import java.util.List;
 import java.util.Map;
@@ -52,10 +53,10 @@ public class KafkaTopicProvisioner implements InitializingBean {
             if (e.getCause() instanceof TopicExistsException) {
                 log.info("Topic {} exists", kafka.getTopic());
             } else {
-                log.warn("Could not ensure topic {}: {}", kafka.getTopic(), e.getCause().toString());
+                log.warn("Could not ensure topic {}: {}", kafka.getTopic(), LoggedFailure.describe(e.getCause()));
             }
         } catch (Exception e) {
-            log.warn("Could not ensure topic {}: {}", kafka.getTopic(), e.toString());
+            log.warn("Could not ensure topic {}: {}", kafka.getTopic(), LoggedFailure.describe(e));
         }
     }
 }

@@ -1,5 +1,6 @@
 package com.hospital.surveyinbox.ops;
 
+import com.hospital.surveyinbox.config.LoggedFailure;
 import com.hospital.surveyinbox.inbox.InboxStatus;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -53,7 +54,7 @@ public class InboxGauges {
             counts.putAll(fresh);
             oldestPendingSeconds = rows.oldestPendingAgeSeconds();
         } catch (RuntimeException e) {
-            log.debug("Inbox gauges not refreshed: {}", e.toString());
+            log.debug("Inbox gauges not refreshed: {}", LoggedFailure.describe(e));
         }
         return this;
     }

@@ -3,6 +3,7 @@ package com.hospital.surveyinbox.processing;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.hospital.surveyinbox.config.AdapterProperties;
+import com.hospital.surveyinbox.config.LoggedFailure;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.io.IOException;
@@ -122,14 +123,14 @@ public class DownstreamCalls {
             stopTimer(exchange, "error");
             circuits.recordFailure(downstream);
             meters.counter("adapter.downstream.errors", "call", call, "kind", "transport").increment();
-            log.warn("System error from {} at {}: {}", downstream, call, describe(failure));
+            log.warn("System error from {} at {}: {}", downstream, call, LoggedFailure.describe(failure));
             return systemFailure(downstream);
         }
         if (failure instanceof SystemException) { // an answer the flow could not use (no guestId, unreadable body)
-            log.warn("System error from {} at {}: {}", downstream, call, failure.getMessage());
+            log.warn("System error from {} at {}: {}", downstream, call, LoggedFailure.describe(failure));
             return Outcome.systemFailure(downstream);
         }
-        log.error("Registration failed at {}: {}", call, describe(failure), failure);
+        log.error("Registration failed at {}: {}", call, LoggedFailure.describe(failure));
         return Outcome.systemFailure(downstream);
     }
 
@@ -218,15 +219,4 @@ public class DownstreamCalls {
         }
     }
 
-    /** Exception class chain without messages: downstream messages and URLs may carry patient numbers. */
-    static String describe(Throwable e) {
-        StringBuilder sb = new StringBuilder();
-        for (Throwable t = e; t != null && sb.length() < 300; t = t.getCause() == t ? null : t.getCause()) {
-            if (!sb.isEmpty()) {
-                sb.append(" <- ");
-            }
-            sb.append(t.getClass().getSimpleName());
-        }
-        return sb.toString();
-    }
 }

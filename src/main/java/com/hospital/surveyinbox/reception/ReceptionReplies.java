@@ -1,5 +1,6 @@
 package com.hospital.surveyinbox.reception;
 
+import com.hospital.surveyinbox.config.LoggedFailure;
 import com.hospital.surveyinbox.inbox.DatabaseFailures;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -52,14 +53,14 @@ public class ReceptionReplies {
         if (cause instanceof ReceptionRejectedException rejected) {
             write(exchange, rejected.status(), "N", rejected.getMessage(), null);
         } else if (DatabaseFailures.unavailable(cause)) {
-            log.warn("Inbox unavailable; answering 503 so the sender retries: {}", rootMessage(cause));
+            log.warn("Inbox unavailable; answering 503 so the sender retries: {}", LoggedFailure.describe(cause));
             write(exchange, 503, "N", "inbox temporarily unavailable; nothing stored, please retry", null);
         } else if (cause instanceof DataAccessException || cause instanceof TransactionException) {
             // the database refused this row: a retry would be refused again, so no 503 "please retry"
-            log.error("Inbox refused the row; nothing stored: {}", cause.getClass().getSimpleName());
+            log.error("Inbox refused the row; nothing stored: {}", LoggedFailure.describe(cause));
             write(exchange, 500, "N", "message could not be stored", null);
         } else {
-            log.error("Unexpected reception failure; nothing acknowledged", cause);
+            log.error("Unexpected reception failure; nothing acknowledged: {}", LoggedFailure.describe(cause));
             write(exchange, 500, "N", "internal error; nothing stored, please retry", null);
         }
     }
@@ -95,11 +96,4 @@ public class ReceptionReplies {
         }
     }
 
-    private static String rootMessage(Throwable t) {
-        Throwable root = t;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        return root.getClass().getSimpleName() + ": " + root.getMessage();
-    }
 }

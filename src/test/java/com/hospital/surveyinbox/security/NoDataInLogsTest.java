@@ -1,0 +1,103 @@
+package com.hospital.surveyinbox.security;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.ServiceClient;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+
+/**
+ * Exceptions reach the log as class, SQLState and our own words — never a driver's detail (PostgreSQL's
+ * "Failing row contains (…)" holds the row, payload included), a downstream's body, a URL with a patient
+ * number in its path, or the token a JSON parser could not read. Each case plants a marker where the data
+ * would be and reads the whole captured log of the service for it.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class NoDataInLogsTest extends IntegrationTest {
+
+    @Test
+    void aRowTheDatabaseRefusesLeavesNoneOfItsDataInTheLog(CapturedOutput output) throws Exception {
+        String marker = "LOGMARK" + UUID.randomUUID().toString().substring(0, 8);
+        String patno = "PATMARK" + UUID.randomUUID().toString().substring(0, 8);
+        jdbc.execute("ALTER TABLE inbox_message ADD CONSTRAINT no_data_in_logs_test CHECK (srvy_drawup_no NOT LIKE 'LOGMARK%') NOT VALID");
+        try {
+            // several at once, so groups of rows are refused together as well as one by one
+            ExecutorService senders = Executors.newFixedThreadPool(6);
+            List<Future<ServiceClient.Reply>> replies = new java.util.ArrayList<>();
+            for (int i = 0; i < 12; i++) {
+                String body = ServiceClient.message(marker + "-" + i, patno, "\"patNm\":\"" + patno + "-NAME\"");
+                replies.add(senders.submit(() -> client.receive(body)));
+            }
+            for (Future<ServiceClient.Reply> reply : replies) {
+                assertThat(reply.get().status()).isEqualTo(500);
+                assertThat(reply.get().body()).doesNotContain(marker).doesNotContain(patno);
+            }
+            senders.shutdown();
+        } finally {
+            jdbc.execute("ALTER TABLE inbox_message DROP CONSTRAINT no_data_in_logs_test");
+        }
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ?", Long.class, marker + "%")).isZero();
+        await().atMost(Duration.ofSeconds(10)).until(() -> output.getOut().contains("Inbox refused the row"));
+
+        assertNoneIn(output, marker, patno, hex(marker), hex(patno));
+        assertThat(output.getOut()).contains("SQLState 23514");
+    }
+
+    @Test
+    void aDownstreamErrorBodyAndTheUrlOfTheCallStayOutOfTheLog(CapturedOutput output) {
+        String bodyMarker = "BODYMARK" + UUID.randomUUID().toString().substring(0, 8);
+        String systemPatno = "PSYS" + UUID.randomUUID().toString().substring(0, 8);
+        String businessPatno = "PBIZ" + UUID.randomUUID().toString().substring(0, 8);
+        simulator().failWhen("GET /legacy/patients/" + systemPatno, 500,
+                "<html>Internal error for " + bodyMarker + " at /patients/" + systemPatno + "</html>");
+        simulator().failWhen("GET /legacy/patients/" + businessPatno, 404,
+                "{\"code\":\"PATIENT_NOT_FOUND\",\"message\":\"patient " + bodyMarker + " (" + businessPatno + ") not found\"}");
+
+        String system = client.accept(ServiceClient.message(uniqueSubject("LOG5XX"), systemPatno, ""));
+        String business = client.accept(ServiceClient.message(uniqueSubject("LOG4XX"), businessPatno, ""));
+        rows.awaitStatus(system, "FAILED");
+        rows.awaitStatus(business, "FAILED");
+        await().atMost(Duration.ofSeconds(10)).until(() -> output.getOut().contains("inboxId=" + system)
+                && output.getOut().contains("inboxId=" + business) && output.getOut().contains("PATIENT_NOT_FOUND"));
+
+        assertNoneIn(output, bodyMarker, systemPatno, businessPatno);
+        assertThat(rows.row(business).get("last_error").toString()).contains(bodyMarker).doesNotContain(businessPatno);
+    }
+
+    @Test
+    void aBodyThatIsNotJsonIsNotQuotedInTheAnswerOrTheLog(CapturedOutput output) {
+        String marker = "JSONMARK" + UUID.randomUUID().toString().substring(0, 8);
+        for (String body : List.of("{\"srvyDrawupNo\": " + marker + "}", "{\"srvyDrawupNo\":\"A\",\"patno\":\"" + marker,
+                "[\"" + marker + "\"]", marker)) {
+            ServiceClient.Reply reply = client.post("/legacy/survey-send-info", body.getBytes(StandardCharsets.UTF_8),
+                    "application/json", ServiceClient.LEGACY_AUTH, Map.of());
+            assertThat(reply.status()).isEqualTo(400);
+            assertThat(reply.body()).doesNotContain(marker);
+        }
+        assertNoneIn(output, marker);
+    }
+
+    private static void assertNoneIn(CapturedOutput output, String... markers) {
+        String all = output.getAll();
+        for (String marker : markers) {
+            assertThat(all).as("log holds %s", marker).doesNotContain(marker);
+        }
+    }
+
+    private static String hex(String text) {
+        return HexFormat.of().formatHex(text.getBytes(StandardCharsets.UTF_8));
+    }
+}
