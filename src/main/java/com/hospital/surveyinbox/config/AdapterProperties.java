@@ -399,25 +399,34 @@ public class AdapterProperties {
         @Valid private final Credentials ops;
         /** Limit on failed Basic authentications per client address. */
         @Valid private final AuthFailures authFailures;
+        /**
+         * Reverse proxies (CIDR, e.g. the ingress controller's pod range) whose {@code X-Forwarded-For} is
+         * believed: the client address is the rightmost entry not in this list. Empty (the default): the
+         * header is ignored and the client is the socket's peer.
+         */
+        @NotNull private final java.util.List<String> trustedProxies;
 
         public Security(@DefaultValue Credentials legacy,
                 @DefaultValue Credentials ops,
-                @DefaultValue AuthFailures authFailures) {
+                @DefaultValue AuthFailures authFailures,
+                @DefaultValue java.util.List<String> trustedProxies) {
             this.legacy = legacy;
             this.ops = ops;
             this.authFailures = authFailures;
+            this.trustedProxies = trustedProxies == null ? java.util.List.of() : java.util.List.copyOf(trustedProxies);
         }
 
         public Credentials getLegacy() { return legacy; }
         public Credentials getOps() { return ops; }
         public AuthFailures getAuthFailures() { return authFailures; }
+        public java.util.List<String> getTrustedProxies() { return trustedProxies; }
     }
 
     /**
-     * Failed Basic authentications (401) per client address: {@code burst} at once, then {@code perMinute};
-     * beyond that every request from the address gets 429 without its credentials being checked (no
-     * password oracle). Addresses in {@code exemptAddresses} — the legacy system's, when it shares an
-     * address with others — are never limited, so nobody can lock the sender out.
+     * Failed Basic authentications per client address (see {@code AuthFailureLimiter}): {@code burst} at once,
+     * then {@code perMinute}; beyond that a request from the address whose credentials are wrong gets 429
+     * instead of 401. A request whose credentials are right is never refused, so nobody can lock another
+     * client (or a credential) out by failing in its name.
      */
     public static class AuthFailures {
         /** false: no limit. */
@@ -426,23 +435,27 @@ public class AdapterProperties {
         @Min(1) private final int burst;
         /** Failures per minute an address earns back. */
         @Min(1) private final int perMinute;
-        /** Client addresses never limited (exact IP strings, e.g. the legacy system's egress address). */
-        @NotNull private final java.util.List<String> exemptAddresses;
+        /**
+         * Addresses (count) remembered at most; an address is forgotten once it has earned all its failures
+         * back. Beyond this, new addresses share one bucket: a flood of addresses limits itself and never
+         * pushes out (resets) another address's limit.
+         */
+        @Min(1) private final int maxAddresses;
 
         public AuthFailures(@DefaultValue("true") boolean enabled,
                 @DefaultValue("10") int burst,
                 @DefaultValue("10") int perMinute,
-                @DefaultValue java.util.List<String> exemptAddresses) {
+                @DefaultValue("10000") int maxAddresses) {
             this.enabled = enabled;
             this.burst = burst;
             this.perMinute = perMinute;
-            this.exemptAddresses = exemptAddresses == null ? java.util.List.of() : java.util.List.copyOf(exemptAddresses);
+            this.maxAddresses = maxAddresses;
         }
 
         public boolean isEnabled() { return enabled; }
         public int getBurst() { return burst; }
         public int getPerMinute() { return perMinute; }
-        public java.util.List<String> getExemptAddresses() { return exemptAddresses; }
+        public int getMaxAddresses() { return maxAddresses; }
     }
 
     public static class Credentials {

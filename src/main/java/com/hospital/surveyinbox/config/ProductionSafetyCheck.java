@@ -10,7 +10,8 @@ import org.springframework.stereotype.Component;
  * In the {@code prod} profile (in any letter case: Spring's own profile matching is case-sensitive, so
  * {@code Prod} would otherwise skip the check) the service refuses to start with credentials anyone could
  * know (empty, short, equal to the user name, one of the repository's dev/test values, or the legacy
- * sender's password equal to the operators') or with the payload stored in clear. Fails the boot, so a
+ * sender's password equal to the operators'), with the payload stored in clear, or believing X-Forwarded-For
+ * from everywhere. Fails the boot, so a
  * misconfigured pod never becomes ready.
  */
 @Component
@@ -44,8 +45,32 @@ public class ProductionSafetyCheck implements InitializingBean {
         if (!properties.getCrypto().isEnabled()) {
             problems.add("adapter.crypto.enabled must be true: the payload holds patient data");
         }
+        forwardedHeaders(problems);
         if (!problems.isEmpty()) {
             throw new IllegalStateException("Refusing to start in prod: " + String.join("; ", problems));
+        }
+    }
+
+    /**
+     * The client address decides the failed-authentication limit: X-Forwarded-For must be believed only from
+     * named proxies. Refused: a trusted range that is everything (0.0.0.0/0, ::/0), and Tomcat's own forwarded
+     * headers ("native", also what Spring Boot picks by itself on Kubernetes when the key is unset, or
+     * "framework"), which trust the header from every private address unless internal proxies are named.
+     */
+    private void forwardedHeaders(List<String> problems) {
+        for (String range : properties.getSecurity().getTrustedProxies()) {
+            if (ClientAddress.Cidr.parse(range).everything()) {
+                problems.add("adapter.security.trusted-proxies must not contain " + range
+                        + ": X-Forwarded-For would be believed from anyone; name the ingress's range");
+            }
+        }
+        String strategy = environment.getProperty("server.forward-headers-strategy");
+        boolean platformForwards = strategy == null && org.springframework.boot.cloud.CloudPlatform.getActive(environment) != null
+                && org.springframework.boot.cloud.CloudPlatform.getActive(environment).isUsingForwardHeaders();
+        boolean tomcatForwards = strategy != null && !"none".equalsIgnoreCase(strategy.strip());
+        if ((platformForwards || tomcatForwards) && environment.getProperty("server.tomcat.remoteip.internal-proxies") == null) {
+            problems.add("server.forward-headers-strategy must be none (the service reads X-Forwarded-For from "
+                    + "adapter.security.trusted-proxies itself); Tomcat would trust it from every private address");
         }
     }
 

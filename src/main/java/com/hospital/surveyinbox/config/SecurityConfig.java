@@ -37,7 +37,10 @@ public class SecurityConfig {
     static final String OPS = "OPS";
 
     @Bean
-    SecurityFilterChain securityFilterChain(HttpSecurity http, ReceptionReplyWriter writer) throws Exception {
+    SecurityFilterChain securityFilterChain(HttpSecurity http, ReceptionReplyWriter writer, AuthFailureLimiter limiter,
+                                           ClientAddress clientAddress) throws Exception {
+        org.springframework.security.web.AuthenticationEntryPoint refused =
+                (request, response, e) -> refuse(writer, limiter, clientAddress, request, response, e);
         CookieCsrfTokenRepository csrfTokens = CookieCsrfTokenRepository.withHttpOnlyFalse();
         csrfTokens.setCookiePath("/ops");
         csrfTokens.setCookieCustomizer(cookie -> cookie.sameSite("Strict"));
@@ -47,7 +50,7 @@ public class SecurityConfig {
                         // and need none: a forged cross-site request always carries Origin or Sec-Fetch-Site
                         .csrfTokenRepository(csrfTokens)
                         .csrfTokenRequestHandler(new CsrfTokenRequestAttributeHandler())
-                        .requireCsrfProtectionMatcher(SecurityConfig::browserWriteToOps)
+                        .requireCsrfProtectionMatcher(SecurityConfig::browserWrite)
                         // Basic authenticates every request: the default strategy would clear the token on each
                         // one (the console's own API reads deleted its cookie). A cross-site page can neither
                         // read the cookie nor send the header without a CORS preflight, which nothing allows.
@@ -59,9 +62,9 @@ public class SecurityConfig {
                 .requestCache(cache -> cache.disable())
                 .formLogin(form -> form.disable())
                 .logout(logout -> logout.disable())
-                .httpBasic(basic -> basic.authenticationEntryPoint((request, response, e) -> challenge(writer, response)))
+                .httpBasic(basic -> basic.authenticationEntryPoint(refused))
                 .exceptionHandling(ex -> ex
-                        .authenticationEntryPoint((request, response, e) -> challenge(writer, response))
+                        .authenticationEntryPoint(refused)
                         .accessDeniedHandler((request, response, e) -> writer.write(response, 403,
                                 e instanceof org.springframework.security.web.csrf.CsrfException
                                         ? "CSRF token missing or not matching: reload the console"
@@ -84,17 +87,41 @@ public class SecurityConfig {
 
     private static final java.util.Set<String> SAFE_METHODS = java.util.Set.of("GET", "HEAD", "OPTIONS", "TRACE");
 
-    /** A state-changing request to the operator API from a browser (CSRF applies); API clients are exempt. */
-    static boolean browserWriteToOps(jakarta.servlet.http.HttpServletRequest request) {
+    /** The reception, matched as authorization and the handler mappings match it (the decoded, parsed path). */
+    private static final org.springframework.security.web.util.matcher.RequestMatcher RECEPTION =
+            PathPatternRequestMatcher.withDefaults().matcher(HttpMethod.POST, "/legacy/survey-send-info");
+
+    /**
+     * A state-changing request from a browser: CSRF applies to it, whatever its path, except the reception
+     * (a server's POST; a browser could only send it cross-site as JSON after a CORS preflight nothing allows,
+     * and a form's content type gets 415). API clients (no Origin, Sec-Fetch-* or Cookie header) are exempt.
+     * The path is never compared as raw text: {@code /%6Fps/…}, {@code /ops;x/…} or {@code //ops/…} reach the
+     * same controller as {@code /ops/…}, and so every spelling that routes anywhere needs the token.
+     */
+    static boolean browserWrite(jakarta.servlet.http.HttpServletRequest request) {
         return !SAFE_METHODS.contains(request.getMethod())
-                && request.getRequestURI().startsWith("/ops/")
                 && (request.getHeader("Origin") != null || request.getHeader("Sec-Fetch-Site") != null
-                || request.getHeader("Cookie") != null);
+                || request.getHeader("Cookie") != null)
+                && !RECEPTION.matches(request);
     }
 
-    /** 401 with the Basic challenge, so a browser opening the console asks for the operator's credentials. */
-    private static void challenge(ReceptionReplyWriter writer, jakarta.servlet.http.HttpServletResponse response)
-            throws java.io.IOException {
+    /**
+     * No or wrong credentials: 401 with the Basic challenge (so a browser opening the console asks for the
+     * operator's), or 429 when the client's address has used up its failures ({@link AuthFailureLimiter}).
+     * Only wrong credentials count; right ones never come here, so they are never refused.
+     */
+    private static void refuse(ReceptionReplyWriter writer, AuthFailureLimiter limiter, ClientAddress clientAddress,
+                               jakarta.servlet.http.HttpServletRequest request,
+                               jakarta.servlet.http.HttpServletResponse response,
+                               org.springframework.security.core.AuthenticationException e) throws java.io.IOException {
+        if (e instanceof org.springframework.security.authentication.BadCredentialsException) {
+            String address = clientAddress.of(request);
+            if (limiter.failed(address)) {
+                response.setHeader("Retry-After", Long.toString(limiter.retryAfterSeconds(address)));
+                writer.write(response, 429, "too many failed authentications from this address; retry later");
+                return;
+            }
+        }
         response.setHeader("WWW-Authenticate", "Basic realm=\"survey-inbox-adapter\", charset=\"UTF-8\"");
         writer.write(response, 401, "authentication required");
     }
@@ -166,16 +193,6 @@ public class SecurityConfig {
                 new FilterRegistrationBean<>(new com.hospital.surveyinbox.reception.SenderRateLimitFilter(properties, writer, meters));
         registration.addUrlPatterns("/legacy/*");
         registration.setOrder(-10); // after authentication (who is sending), before the body is read
-        return registration;
-    }
-
-    @Bean
-    FilterRegistrationBean<AuthFailureLimitFilter> authFailureLimit(AdapterProperties properties, ReceptionReplyWriter writer,
-                                                                    io.micrometer.core.instrument.MeterRegistry meters) {
-        FilterRegistrationBean<AuthFailureLimitFilter> registration = new FilterRegistrationBean<>(
-                new AuthFailureLimitFilter(properties.getSecurity().getAuthFailures(), writer, meters));
-        registration.addUrlPatterns("/*");
-        registration.setOrder(-110); // before Spring Security (-100): a limited address's credentials are not even checked
         return registration;
     }
 

@@ -45,6 +45,12 @@ public final class TokenBucket {
         tokens = Math.max(0, tokens - 1);
     }
 
+    /** Whether the bucket has refilled completely: it then holds no more than a new one would. */
+    public synchronized boolean isFull() {
+        refill();
+        return tokens >= capacity;
+    }
+
     /** Whole seconds until the next token, at least 1. */
     public synchronized long secondsToNextToken() {
         refill();

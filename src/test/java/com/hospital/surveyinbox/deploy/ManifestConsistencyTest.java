@@ -192,6 +192,35 @@ class ManifestConsistencyTest {
         assertThat((String) at(container(), "envFrom", "0", "secretRef", "name")).isNotBlank();
     }
 
+    /**
+     * X-Forwarded-For is believed only from the ingress: the public port admits the ingress namespace alone,
+     * prod names the ingress's range as trusted proxies (never everything), and Tomcat's own forwarded-header
+     * handling stays off (Spring Boot would turn it on by itself on Kubernetes).
+     */
+    @Test
+    void onlyTheIngressReachesThePublicPortAndOnlyItsForwardedHeaderIsBelieved() throws IOException {
+        Map<String, Object> policy = yaml(ROOT.resolve("k8s/base/networkpolicy.yaml")).get(0);
+        List<Map<String, Object>> rules = at(policy, "spec", "ingress");
+        int httpPort = ((Number) at(appConfig, "server", "port")).intValue();
+        List<Map<String, Object>> publicRules = rules.stream().filter(r -> ((List<Map<String, Object>>) r.get("ports")).stream()
+                .anyMatch(p -> ((Number) p.get("port")).intValue() == httpPort)).toList();
+        assertThat(publicRules).isNotEmpty().allSatisfy(rule -> {
+            List<Map<String, Object>> from = at(rule, "from");
+            assertThat(from).as("port %d open to every pod", httpPort).isNotEmpty()
+                    .allSatisfy(peer -> assertThat((Object) at(peer, "namespaceSelector", "matchLabels")).isNotNull());
+        });
+        assertThat((String) at(appConfig, "server", "forward-headers-strategy")).isEqualTo("none");
+
+        Map<String, String> prodEnv = new LinkedHashMap<>();
+        for (Map<String, Object> doc : yaml(ROOT.resolve("k8s/overlays/prod/patch-profile.yaml"))) {
+            prodEnv.putAll(env(at(doc, "spec", "template", "spec", "containers", "0")));
+        }
+        assertThat(prodEnv.get("ADAPTER_SECURITY_TRUSTEDPROXIES")).isNotBlank();
+        for (String range : prodEnv.get("ADAPTER_SECURITY_TRUSTEDPROXIES").split(",")) {
+            assertThat(range.strip()).matches("[0-9a-fA-F.:]+/\\d+").doesNotEndWith("/0");
+        }
+    }
+
     @Test
     void prodRunsAtLeastTwoHardenedReplicas() throws IOException {
         Map<String, Object> kustomization = yaml(ROOT.resolve("k8s/overlays/prod/kustomization.yaml")).get(0);

@@ -45,7 +45,8 @@ class HardeningTest extends IntegrationTest {
                 "--server.port=0", "--management.server.port=0", "--adapter.inbox.redeliver-enabled=false",
                 "--adapter.retention.enabled=false", "--spring.quartz.scheduler-name=prod-check",
                 "--adapter.crypto.active-key=k1", "--adapter.crypto.keys.k1=" + PayloadEncryptionTest.K1,
-                "--adapter.crypto.enabled=false"));
+                "--adapter.crypto.enabled=false",
+                "--adapter.security.trusted-proxies=10.42.0.0/16,0.0.0.0/0", "--server.forward-headers-strategy=native"));
 
         assertThatThrownBy(() -> new SpringApplicationBuilder(SurveyInboxAdapterApplication.class).profiles("prod")
                 .run(args.toArray(String[]::new)))
@@ -53,7 +54,9 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageContaining("Refusing to start in prod")
                 .hasMessageContaining("adapter.security.legacy.password is a known default")
                 .hasMessageContaining("adapter.security.ops.password is shorter than 16")
-                .hasMessageContaining("adapter.crypto.enabled must be true");
+                .hasMessageContaining("adapter.crypto.enabled must be true")
+                .hasMessageContaining("adapter.security.trusted-proxies must not contain 0.0.0.0/0")
+                .hasMessageContaining("server.forward-headers-strategy must be none");
     }
 
     @Test
