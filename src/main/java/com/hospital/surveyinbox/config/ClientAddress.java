@@ -22,7 +22,10 @@ import org.springframework.stereotype.Component;
 @Component("clientAddress")
 public class ClientAddress {
 
-    private static final Pattern IP_LITERAL = Pattern.compile("[0-9A-Fa-f:.]{2,45}");
+    private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(?:\\.\\d{1,3}){3}");
+    private static final Pattern IPV4_WITH_PORT = Pattern.compile("(\\d{1,3}(?:\\.\\d{1,3}){3}):\\d{1,5}");
+    private static final Pattern IPV6 = Pattern.compile("[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*");
+    private static final Pattern BRACKETED_IPV6 = Pattern.compile("\\[([0-9A-Fa-f:.]+)\\](?::\\d{1,5})?");
 
     private final List<Cidr> trusted;
 
@@ -66,6 +69,12 @@ public class ClientAddress {
         return client;
     }
 
+    /** Whether the socket's peer is a trusted proxy (whose forwarded headers count). */
+    public boolean isTrustedPeer(String peer) {
+        InetAddress address = parse(peer);
+        return address != null && isTrusted(address);
+    }
+
     boolean isTrusted(InetAddress address) {
         for (Cidr cidr : trusted) {
             if (cidr.contains(address)) {
@@ -92,10 +101,15 @@ public class ClientAddress {
             return null;
         }
         String literal = text.strip();
-        if (literal.startsWith("[") && literal.endsWith("]")) {
-            literal = literal.substring(1, literal.length() - 1);
+        java.util.regex.Matcher bracketed = BRACKETED_IPV6.matcher(literal);
+        java.util.regex.Matcher withPort = IPV4_WITH_PORT.matcher(literal);
+        if (bracketed.matches()) {
+            literal = bracketed.group(1); // [2001:db8::1]:443
+        } else if (withPort.matches()) {
+            literal = withPort.group(1); // 192.0.2.9:5678, as some load balancers append
         }
-        if (!IP_LITERAL.matcher(literal).matches() || (!literal.contains(":") && literal.chars().filter(c -> c == '.').count() != 3)) {
+        // only literals reach InetAddress: a name made of hex letters and dots would be looked up in DNS
+        if (!(IPV4.matcher(literal).matches() || (literal.length() <= 45 && IPV6.matcher(literal).matches()))) {
             return null;
         }
         try {
@@ -132,9 +146,12 @@ public class ClientAddress {
             return bytes.length == network.length && java.util.Arrays.equals(masked(bytes, prefix).getAddress(), network);
         }
 
-        /** Trusts every address: X-Forwarded-For would be believed from anyone. */
+        /**
+         * Too broad to name a proxy: shorter than /8 (0.0.0.0/1 and 128.0.0.0/1 together are everyone), so
+         * X-Forwarded-For would be believed from almost anyone.
+         */
         boolean everything() {
-            return prefix == 0;
+            return prefix < 8;
         }
 
         static InetAddress masked(byte[] bytes, int prefix) {

@@ -61,7 +61,7 @@ public class ProductionSafetyCheck implements InitializingBean {
         for (String range : properties.getSecurity().getTrustedProxies()) {
             if (ClientAddress.Cidr.parse(range).everything()) {
                 problems.add("adapter.security.trusted-proxies must not contain " + range
-                        + ": X-Forwarded-For would be believed from anyone; name the ingress's range");
+                        + " (broader than /8): X-Forwarded-For would be believed from anyone; name the ingress's range");
             }
         }
         String strategy = environment.getProperty("server.forward-headers-strategy");

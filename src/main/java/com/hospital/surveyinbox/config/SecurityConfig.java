@@ -101,8 +101,21 @@ public class SecurityConfig {
     static boolean browserWrite(jakarta.servlet.http.HttpServletRequest request) {
         return !SAFE_METHODS.contains(request.getMethod())
                 && (request.getHeader("Origin") != null || request.getHeader("Sec-Fetch-Site") != null
-                || request.getHeader("Cookie") != null)
+                || request.getHeader("Cookie") != null || formContentType(request.getContentType()))
                 && !RECEPTION.matches(request);
+    }
+
+    /**
+     * The content types an HTML form can send cross-site without a preflight: an older browser or web view
+     * may send such a form with neither Origin nor Sec-Fetch-* (curl and scripts send none of these types).
+     */
+    static boolean formContentType(String contentType) {
+        if (contentType == null) {
+            return false;
+        }
+        String type = contentType.toLowerCase(java.util.Locale.ROOT);
+        return type.startsWith("application/x-www-form-urlencoded") || type.startsWith("multipart/form-data")
+                || type.startsWith("text/plain");
     }
 
     /**
@@ -193,6 +206,14 @@ public class SecurityConfig {
                 new FilterRegistrationBean<>(new com.hospital.surveyinbox.reception.SenderRateLimitFilter(properties, writer, meters));
         registration.addUrlPatterns("/legacy/*");
         registration.setOrder(-10); // after authentication (who is sending), before the body is read
+        return registration;
+    }
+
+    @Bean
+    FilterRegistrationBean<ForwardedProtoFilter> forwardedProto(ClientAddress clientAddress) {
+        FilterRegistrationBean<ForwardedProtoFilter> registration = new FilterRegistrationBean<>(new ForwardedProtoFilter(clientAddress));
+        registration.addUrlPatterns("/*");
+        registration.setOrder(Integer.MIN_VALUE + 101); // before Spring Security decides on HSTS and the cookie's Secure flag
         return registration;
     }
 

@@ -38,7 +38,7 @@ public class InboxHistory {
                  ORDER BY id
                 """, (rs, n) -> new AttemptView(rs.getInt("attempt_no"),
                 rs.getObject("started_at", OffsetDateTime.class), rs.getObject("finished_at", OffsetDateTime.class),
-                rs.getString("outcome"), rs.getString("reason")), inboxId);
+                rs.getString("outcome"), InboxRowView.shapesMasked(rs.getString("reason"))), inboxId);
     }
 
     /** The last {@code minutes} minutes, oldest first, the current (partial) minute last. */

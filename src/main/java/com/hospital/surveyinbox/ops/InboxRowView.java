@@ -22,8 +22,17 @@ public record InboxRowView(String inboxId, String srvyDrawupNo, String msgType, 
     static InboxRowView of(InboxRowEntity row, List<InboxHistory.AttemptView> attempts,
                            List<InboxHistory.AuditView> audit) {
         return new InboxRowView(Long.toString(row.getId()), row.getSrvyDrawupNo(), row.getMsgType(), row.getStatus(),
-                row.getAttempts(), row.getLastError(), row.getHeldReason(), row.getReplyStatus(),
+                row.getAttempts(), shapesMasked(row.getLastError()), row.getHeldReason(), row.getReplyStatus(),
                 row.getReplyReasonCode(), row.getReplyAttempts(), row.getReplyLastError(), row.getCreatedAt(),
                 row.getUpdatedAt(), attempts, audit);
+    }
+
+    /**
+     * Shapes of personal data (phones, resident numbers, e-mail, dates) masked once more as the text is shown:
+     * rows stored before the masking learnt a wording keep their text, and an operator must not see it. The
+     * row's own values were masked when the text was stored ({@code PatientDataMask}).
+     */
+    static String shapesMasked(String text) {
+        return com.hospital.surveyinbox.processing.PatientDataMask.mask(text, List.of());
     }
 }

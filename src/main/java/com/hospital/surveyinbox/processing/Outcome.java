@@ -7,7 +7,8 @@ import com.hospital.surveyinbox.inbox.ReplyReason;
  *
  * @param failureReason null on success; the downstream's message for a business error (the row's own
  *                      patient values masked), {@code system error} otherwise
- * @param failureCode   the downstream's {@code code} of a business error (what logs carry), else null
+ * @param failureCode   the downstream's {@code code} of a business error as logs may carry it ({@link #loggableCode}),
+ *                      never null for a business error; null otherwise
  * @param reply         a reply owed to the legacy system even though the row completes, or null
  */
 public record Outcome(boolean success, String failureReason, String failureCode, ReplyReason reply,
@@ -24,7 +25,21 @@ public record Outcome(boolean success, String failureReason, String failureCode,
     }
 
     public static Outcome businessFailure(String code, String reason) {
-        return new Outcome(false, reason, code, null, null, null, false);
+        return new Outcome(false, reason, loggableCode(code), null, null, null, false);
+    }
+
+    private static final java.util.regex.Pattern CODE = java.util.regex.Pattern.compile("[A-Za-z_][A-Za-z0-9_.-]{0,63}");
+    private static final java.util.regex.Pattern NUMBER = java.util.regex.Pattern.compile("\\d{4}");
+
+    /**
+     * A downstream's {@code code} as a log line may carry it: an identifier such as {@code FORM_NOT_REGISTERED};
+     * anything else (absent, free text, a code with a number in it that could be a patient's) is named, not quoted.
+     */
+    static String loggableCode(String code) {
+        if (code == null || code.isBlank()) {
+            return "(no code)";
+        }
+        return CODE.matcher(code).matches() && !NUMBER.matcher(code).find() ? code : "(non-standard code)";
     }
 
     /** The downstream is plainly down (circuit open): the attempt is not charged. */

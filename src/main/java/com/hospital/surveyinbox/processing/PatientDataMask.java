@@ -39,15 +39,27 @@ public final class PatientDataMask {
     /** A name of two characters ({@code 김구}) is a name. */
     private static final int SHORTEST_TEXT = 2;
 
-    private static final Pattern EMAIL = Pattern.compile("[\\p{L}\\p{N}._%+-]+@[\\p{L}\\p{N}-]+(?:\\.[\\p{L}\\p{N}-]+)+");
+    /** Longest downstream text kept (characters): a reason is a sentence, not a document; bounds the masking's work. */
+    static final int LONGEST_TEXT = 2000;
+
+    /** Separators a number or name may be written with beyond ASCII punctuation: minus sign, long vowel mark, dashes. */
+    private static final String SEPARATORS = "\u2212\u30FC\u2010\u2011\u2012\u2013\u2014\u2015\uFF70\u00B7\u30FB";
+    private static final String SEP = "[\\s.\\-" + SEPARATORS + "]";
+
+    /** Starts only where a run of address characters starts, so a long text without '@' is scanned once. */
+    private static final Pattern EMAIL = Pattern.compile(
+            "(?<![\\p{L}\\p{N}._%+-])[\\p{L}\\p{N}._%+-]++@[\\p{L}\\p{N}-]+(?:\\.[\\p{L}\\p{N}-]+)+");
     /** Korean resident registration number: birth date, then the 7-digit rest (first digit 1-8). */
     private static final Pattern RRN = Pattern.compile("(?<!\\d)\\d{6}\\s*[-‐–]?\\s*[1-8]\\d{6}(?!\\d)");
     /** A domestic number (Korea, Japan): trunk 0, area or mobile prefix, then two groups; 9 to 11 digits. */
     private static final Pattern DOMESTIC_PHONE = Pattern.compile(
-            "(?<![\\d+])\\(?0\\d{1,4}\\)?[\\s.\\-‐–)]*\\d{1,4}[\\s.\\-‐–]*\\d{4}(?!\\d)");
+            "(?<![\\d+])\\(?0\\d{1,4}\\)?(?:" + SEP + "|\\))*\\d{1,4}" + SEP + "*\\d{4}(?!\\d)");
     /** E.164, with or without separators: +, country code, 8 to 15 digits in all. */
     private static final Pattern INTERNATIONAL_PHONE = Pattern.compile(
-            "\\+\\s*\\d{1,3}(?:[\\s.\\-‐–]*\\(?\\d{1,5}\\)?){1,5}");
+            "\\+\\s*\\d{1,3}(?:" + SEP + "*\\(?\\d{1,5}\\)?){1,5}");
+    /** Korea (82) or Japan (81) written without '+': {@code 82-10-1234-5678}, {@code 0082 10 1234 5678}. */
+    private static final Pattern COUNTRY_PREFIXED_PHONE = Pattern.compile(
+            "(?<![\\d+])(?:00)?8[12]" + SEP + "*\\(?0?\\d{1,2}\\)?" + SEP + "*\\d{3,4}" + SEP + "*\\d{4}(?!\\d)");
     private static final Pattern DATE = Pattern.compile(String.join("|",
             // 1990-01-02, 1990.1.2, 1990/01/02, 1990年1月2日, 1990년 1월 2일
             "(?<!\\d)(?:19|20)\\d{2}\\s*[-./년年]\\s*(?:0?[1-9]|1[0-2])\\s*[-./월月]\\s*(?:0?[1-9]|[12]\\d|3[01])\\s*[일日]?(?!\\d)",
@@ -68,18 +80,21 @@ public final class PatientDataMask {
         if (text == null || text.isEmpty()) {
             return text;
         }
+        if (text.length() > LONGEST_TEXT) {
+            text = text.substring(0, LONGEST_TEXT) + "…";
+        }
         Folded folded = Folded.of(text, false);
         Folded compact = Folded.of(text, true);
         boolean[] masked = new boolean[text.length()];
         for (String value : searchTerms(patientValues)) {
             maskValue(text, compact, value, masked);
         }
-        for (Pattern shape : List.of(EMAIL, RRN, INTERNATIONAL_PHONE, DOMESTIC_PHONE, DATE)) {
+        for (Pattern shape : List.of(EMAIL, RRN, INTERNATIONAL_PHONE, COUNTRY_PREFIXED_PHONE, DOMESTIC_PHONE, DATE)) {
             Matcher m = shape.matcher(folded.text);
             while (m.find()) {
-                if (shape == INTERNATIONAL_PHONE || shape == DOMESTIC_PHONE) {
+                if (shape == INTERNATIONAL_PHONE || shape == DOMESTIC_PHONE || shape == COUNTRY_PREFIXED_PHONE) {
                     long digits = m.group().chars().filter(Character::isDigit).count();
-                    if (digits < (shape == DOMESTIC_PHONE ? 9 : 8) || digits > 15) {
+                    if (digits < (shape == INTERNATIONAL_PHONE ? 8 : 9) || digits > 15) {
                         continue;
                     }
                 }
@@ -109,8 +124,9 @@ public final class PatientDataMask {
             }
             List<String> candidates = new ArrayList<>();
             candidates.add(value);
-            for (String part : value.strip().split("[\\s\\p{Punct}]+")) {
+            for (String part : PARTS.split(Normalizer.normalize(value, Normalizer.Form.NFKC).strip())) {
                 candidates.add(part);
+                candidates.addAll(nameEnds(part));
             }
             for (String candidate : candidates) {
                 String term = Folded.of(candidate, true).text;
@@ -123,6 +139,30 @@ public final class PatientDataMask {
         // longest first, so a value that contains another is masked whole
         return terms.stream().sorted((a, b) -> b.length() - a.length())
                 .collect(java.util.stream.Collectors.toCollection(LinkedHashSet::new));
+    }
+
+    private static final Pattern PARTS = Pattern.compile("[\\s\\p{Punct}" + SEPARATORS + "]+", Pattern.UNICODE_CHARACTER_CLASS);
+
+    /**
+     * A name written without spaces in Hangul, kana or kanji ({@code 홍길동}, {@code 山田太郎}) is quoted by
+     * its given name or family name alone too ({@code 길동님}, {@code 山田様}): every prefix and suffix of two
+     * characters or more.
+     */
+    private static List<String> nameEnds(String part) {
+        List<String> ends = new ArrayList<>();
+        if (part.length() >= 3 && part.codePoints().allMatch(PatientDataMask::isEastAsianLetter)) {
+            for (int n = 2; n < part.length(); n++) {
+                ends.add(part.substring(0, n));
+                ends.add(part.substring(part.length() - n));
+            }
+        }
+        return ends;
+    }
+
+    private static boolean isEastAsianLetter(int c) {
+        Character.UnicodeScript script = Character.UnicodeScript.of(c);
+        return script == Character.UnicodeScript.HANGUL || script == Character.UnicodeScript.HAN
+                || script == Character.UnicodeScript.HIRAGANA || script == Character.UnicodeScript.KATAKANA;
     }
 
     private static void maskValue(String original, Folded compact, String term, boolean[] masked) {
@@ -175,7 +215,8 @@ public final class PatientDataMask {
                     if (c >= 'ァ' && c <= 'ヶ') {
                         c = (char) (c - 0x60); // katakana as hiragana: ヤマダ is やまだ
                     }
-                    if (compact && (Character.isWhitespace(c) || Character.isSpaceChar(c) || isPunctuation(c))) {
+                    if (compact && (Character.isWhitespace(c) || Character.isSpaceChar(c) || isPunctuation(c)
+                            || SEPARATORS.indexOf(c) >= 0)) {
                         continue;
                     }
                     if (Character.getType(c) == Character.NON_SPACING_MARK && !text.isEmpty()) {

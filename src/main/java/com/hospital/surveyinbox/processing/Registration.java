@@ -45,10 +45,13 @@ public record Registration(long inboxId, String srvyDrawupNo, String msgType, St
      * The bundle's {@code Idempotency-Key} header (CONTRACT §3): the {@code srvyDrawupNo} as it is when it is
      * printable ASCII, else percent-encoded as UTF-8 (RFC 3986). An HTTP header carries Latin-1 at most: the
      * client wrote {@code ?} for every other character, so two Hangul subjects shared one key. The identifier
-     * rules at reception forbid {@code %} in a subject, so an unencoded key never looks encoded.
+     * rules at reception forbid {@code %} in a subject, so an unencoded key never looks encoded. A subject with a
+     * leading or trailing space is encoded too: an HTTP header value is trimmed, so {@code " A"} would become
+     * the key of subject {@code A}.
      */
     public String idempotencyKey() {
-        return printableAscii(srvyDrawupNo) ? srvyDrawupNo : percentEncoded(srvyDrawupNo);
+        boolean trimmedByHttp = srvyDrawupNo.strip().length() != srvyDrawupNo.length();
+        return printableAscii(srvyDrawupNo) && !trimmedByHttp ? srvyDrawupNo : percentEncoded(srvyDrawupNo);
     }
 
     static boolean printableAscii(String value) {

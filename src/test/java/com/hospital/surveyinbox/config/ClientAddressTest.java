@@ -32,6 +32,12 @@ class ClientAddressTest {
         // a host name or garbage on the right: the last trusted hop is all that is known (and no DNS lookup)
         assertThat(client(address, "10.42.1.7", "10.0.0.5, evil.example")).isEqualTo("10.42.1.7");
         assertThat(client(address, "10.42.1.7", "unknown")).isEqualTo("10.42.1.7");
+        // a load balancer that appends the port; a bracketed IPv6 with its port
+        assertThat(client(address, "10.42.1.7", "10.0.0.5, 192.0.2.9:5678")).isEqualTo("192.0.2.9");
+        assertThat(client(address, "10.42.1.7", "[2001:db8:1:2::1]:443")).isEqualTo("2001:db8:1:2:0:0:0:0/64");
+        // a name made of hex letters and dots is no address (never looked up in DNS)
+        assertThat(ClientAddress.parse("a.bad.dead.cafe")).isNull();
+        assertThat(ClientAddress.parse("face")).isNull();
         // no header at all: the proxy itself
         assertThat(client(address, "10.42.1.7")).isEqualTo("10.42.1.7");
     }
@@ -49,6 +55,9 @@ class ClientAddressTest {
     void rangesAreParsedStrictly() {
         assertThat(ClientAddress.Cidr.parse("0.0.0.0/0").everything()).isTrue();
         assertThat(ClientAddress.Cidr.parse("::/0").everything()).isTrue();
+        assertThat(ClientAddress.Cidr.parse("0.0.0.0/1").everything()).isTrue();
+        assertThat(ClientAddress.Cidr.parse("128.0.0.0/1").everything()).isTrue();
+        assertThat(ClientAddress.Cidr.parse("10.0.0.0/8").everything()).isFalse();
         assertThat(ClientAddress.Cidr.parse("10.42.0.0/16").contains(ClientAddress.parse("10.42.255.1"))).isTrue();
         assertThat(ClientAddress.Cidr.parse("10.42.0.0/16").contains(ClientAddress.parse("10.43.0.1"))).isFalse();
         assertThat(ClientAddress.Cidr.parse("127.0.0.1").contains(ClientAddress.parse("127.0.0.2"))).isFalse();

@@ -55,7 +55,16 @@ class PatientDataMaskTest {
                 c("患者ヤマダ タロウ 090-1234-5678", List.of("00912345", "やまだ たろう", ""), "ヤマダ|タロウ|090-1234-5678", "患者"),
                 c("患者ﾔﾏﾀﾞ 様", List.of("00912345", "ヤマダ", ""), "ﾔﾏﾀﾞ", "患者|様"),
                 c("患者番号 00912345 の 山田 様", YAMADA, "00912345|山田", "患者番号|様"),
+                c("연락처 010\u22121234\u22125678 확인", KIM, "1234|5678", "연락처|확인"),
+                c("携帯 090ー1234ー5678 不通", YAMADA, "1234|5678", "携帯|不通"),
+                c("길동님 연락 없음", List.of("20481234", "홍길동", ""), "길동", "님 연락 없음"),
+                c("홍길 님 확인 필요", List.of("20481234", "홍길동", ""), "홍길", "님 확인 필요"),
+                c("山田様 不在", List.of("00912345", "山田\u3000太郎", ""), "山田", "様 不在"),
+                c("太郎 様", List.of("00912345", "山田太郎", ""), "太郎", "様"),
                 // shapes of personal data, whoever they belong to
+                c("보호자 82-10-9876-5432 확인", KIM, "9876|5432", "보호자|확인"),
+                c("guardian 0082 10 9876 5432 unreachable", KIM, "9876|5432|0082", "guardian|unreachable"),
+                c("緊急連絡先 81-90-8765-4321", YAMADA, "8765|4321", "緊急連絡先"),
                 c("보호자 010-9876-5432 로 연락 바랍니다", KIM, "010-9876-5432|9876", "보호자|연락 바랍니다"),
                 c("call 02-123-4567 (ward) for details", KIM, "02-123-4567", "call|(ward) for details"),
                 c("連絡先 03-1234-5678 まで", YAMADA, "03-1234-5678", "連絡先|まで"),
@@ -99,6 +108,22 @@ class PatientDataMaskTest {
         } else {
             assertThat(masked).isEqualTo(c.message());
         }
+    }
+
+    @org.junit.jupiter.api.Test
+    void aVeryLongTextIsCutAndMaskedInOnePass() {
+        String text = "a".repeat(200_000) + " 010-1234-5678";
+        String masked = PatientDataMask.mask(text, KIM);
+        assertThat(masked).hasSize(PatientDataMask.LONGEST_TEXT + 1).endsWith("…");
+        assertThat(PatientDataMask.mask("x".repeat(1500) + " kim@example.org", KIM)).doesNotContain("kim@example.org");
+    }
+
+    @org.junit.jupiter.api.Test
+    void logsCarryADownstreamCodeOnlyWhenItIsAnIdentifierWithoutANumber() {
+        assertThat(Outcome.businessFailure("FORM_NOT_REGISTERED", "x").failureCode()).isEqualTo("FORM_NOT_REGISTERED");
+        assertThat(Outcome.businessFailure(null, "x").failureCode()).isEqualTo("(no code)");
+        assertThat(Outcome.businessFailure("NO_PATIENT_01012345678", "x").failureCode()).isEqualTo("(non-standard code)");
+        assertThat(Outcome.businessFailure("환자 김구 없음", "x").failureCode()).isEqualTo("(non-standard code)");
     }
 
     @org.junit.jupiter.api.Test

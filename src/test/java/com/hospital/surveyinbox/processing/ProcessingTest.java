@@ -83,6 +83,21 @@ class ProcessingTest extends IntegrationTest {
     }
 
     @Test
+    void aSubjectWithAnEdgeSpaceIsNotTheSubjectWithout() {
+        // a header value is trimmed on the way: sent raw, " SP-…" would be the key of "SP-…"
+        String plain = uniqueSubject("SP");
+        String padded = " " + plain;
+        String a = client.accept(send(plain, "P-SP-1", ""));
+        String b = client.accept(send(padded, "P-SP-2", ""));
+
+        rows.awaitStatus(a, "COMPLETED");
+        rows.awaitStatus(b, "COMPLETED");
+
+        assertThat(simulator().bundleCreates(plain)).isEqualTo(1);
+        assertThat(simulator().bundleCreates(padded)).isEqualTo(1);
+    }
+
+    @Test
     void unparsableSendDtMeansTimeOfProcessing() {
         String subject = uniqueSubject("SENDDT");
         String id = client.accept(send(subject, "P-" + subject, "\"sendDt\":\"garbage\""));

@@ -52,6 +52,15 @@ class AuthFailureLimitTest extends IntegrationTest {
         assertThat(client.get("/ops/console", null).status()).isEqualTo(401);
     }
 
+    @Test
+    void aForwardedProtoFromAnUntrustedPeerMeansNothing() {
+        Reply page = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://localhost:" + port + "/ops/console"))
+                .header("Authorization", ServiceClient.OPS_AUTH).header("X-Forwarded-Proto", "https").GET().build());
+        assertThat(page.status()).isEqualTo(200);
+        assertThat(page.header("Set-Cookie")).contains("XSRF-TOKEN=").doesNotContain("Secure");
+        assertThat(page.header("Strict-Transport-Security")).isNull();
+    }
+
     private Reply post(byte[] body, String authorization, Map<String, String> headers) {
         return client.post("/legacy/survey-send-info", body, "application/json", authorization, headers);
     }

@@ -75,6 +75,15 @@ class ForwardedClientAddressTest extends IntegrationTest {
         assertThat(operator.body()).contains("\"components\"");
     }
 
+    @Test
+    void httpsAtTheIngressIsHonouredFromTheProxyOnly() {
+        Reply page = client.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/ops/console"))
+                .header("Authorization", ServiceClient.OPS_AUTH).header("X-Forwarded-Proto", "https").GET().build());
+        assertThat(page.status()).isEqualTo(200);
+        assertThat(page.header("Set-Cookie")).contains("XSRF-TOKEN=").contains("Secure");
+        assertThat(page.header("Strict-Transport-Security")).isNotNull();
+    }
+
     private Reply receive(String subject, String authorization, String forwardedFor) {
         return client.post("/legacy/survey-send-info", ServiceClient.message(subject, "").getBytes(StandardCharsets.UTF_8),
                 "application/json", authorization, Map.of("X-Forwarded-For", forwardedFor));

@@ -66,12 +66,28 @@ class NoDataInLogsTest extends IntegrationTest {
         simulator().failWhen("GET /legacy/patients/" + businessPatno, 404,
                 "{\"code\":\"PATIENT_NOT_FOUND\",\"message\":\"patient " + bodyMarker + " (" + businessPatno + ") not found\"}");
 
+        // a business error without a code, and one whose code carries a number: the log names neither's words
+        String noCodePatno = "PNOC" + UUID.randomUUID().toString().substring(0, 8);
+        String codeMarker = "01012345678";
+        simulator().failWhen("GET /legacy/patients/" + noCodePatno, 404, "{\"message\":\"" + bodyMarker + " not found\"}");
+        String businessNumberPatno = "PNUM" + UUID.randomUUID().toString().substring(0, 8);
+        simulator().failWhen("GET /legacy/patients/" + businessNumberPatno, 404,
+                "{\"code\":\"NO_PATIENT_" + codeMarker + "\",\"message\":\"no patient\"}");
+
         String system = client.accept(ServiceClient.message(uniqueSubject("LOG5XX"), systemPatno, ""));
         String business = client.accept(ServiceClient.message(uniqueSubject("LOG4XX"), businessPatno, ""));
+        String noCode = client.accept(ServiceClient.message(uniqueSubject("LOGNOCODE"), noCodePatno, ""));
+        String numbered = client.accept(ServiceClient.message(uniqueSubject("LOGNUMCODE"), businessNumberPatno, ""));
         rows.awaitStatus(system, "FAILED");
         rows.awaitStatus(business, "FAILED");
-        await().atMost(Duration.ofSeconds(10)).until(() -> output.getOut().contains("inboxId=" + system)
-                && output.getOut().contains("inboxId=" + business) && output.getOut().contains("PATIENT_NOT_FOUND"));
+        rows.awaitStatus(noCode, "FAILED");
+        rows.awaitStatus(numbered, "FAILED");
+        await().atMost(Duration.ofSeconds(10)).until(() -> output.getOut().contains("Inbox " + noCode + " FAILED")
+                && output.getOut().contains("Inbox " + numbered + " FAILED"));
+        assertThat(output.getAll()).doesNotContain(codeMarker);
+        // the lines themselves, whatever the log format (plain here, JSON once a prod-profile start reconfigured logging)
+        await().atMost(Duration.ofSeconds(10)).until(() -> output.getOut().contains("Inbox " + system + " FAILED")
+                && output.getOut().contains("Inbox " + business + " FAILED") && output.getOut().contains("PATIENT_NOT_FOUND"));
 
         assertNoneIn(output, bodyMarker, systemPatno, businessPatno);
         assertThat(rows.row(business).get("last_error").toString()).contains(bodyMarker).doesNotContain(businessPatno);

@@ -75,6 +75,16 @@ class OpsPathSpellingTest extends IntegrationTest {
     }
 
     @Test
+    void aFormPostFromABrowserThatSendsNoOriginIsRefusedToo() {
+        String id = failedRow();
+        for (String type : List.of("application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "text/plain")) {
+            assertThat(post("/ops/inbox/" + id + "/requeue", Map.of("Content-Type", type))).as(type).isEqualTo(403);
+        }
+        assertThat(rows.status(id)).isEqualTo("FAILED");
+        assertThat(audits(id)).isZero();
+    }
+
+    @Test
     void theConsolesOwnRequeueStillPasses() {
         String id = failedRow();
         String token = client.get("/ops/console", ServiceClient.OPS_AUTH).header("Set-Cookie").replaceAll(".*XSRF-TOKEN=([^;]+).*", "$1");
