@@ -42,8 +42,11 @@ final class GroupInsert implements AutoCloseable {
     /** Longest a waiting reception sleeps between looks at its lane (a safety net; a finished writer wakes the next). */
     private static final long WAIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
-    private record Pending(ReceivedMessage message, CompletableFuture<Acceptance> result, Thread waiter) {
+    private record Pending(ReceivedMessage message, CompletableFuture<Acceptance> result, Thread waiter, long deadline) {
     }
+
+    /** A group's statements never get less than this (ms), however close its earliest deadline. */
+    private static final long SHORTEST_GROUP_BUDGET_MS = 200;
 
     /**
      * A lane: its queue and who writes it. A srvyDrawupNo always goes to the same lane, and a lane has one
@@ -56,19 +59,19 @@ final class GroupInsert implements AutoCloseable {
     }
 
     private final List<Lane> lanes = new ArrayList<>();
-    private final Function<List<ReceivedMessage>, List<Acceptance>> insertAll;
+    private final java.util.function.BiFunction<List<ReceivedMessage>, java.time.Duration, List<Acceptance>> insertAll;
     private final Function<ReceivedMessage, Acceptance> insertOne;
     private final int maxRows;
     private final DistributionSummary groupRows;
     private final java.time.Duration storeTimeout;
     private volatile boolean closed;
 
-    GroupInsert(int lanes, int maxRows, Function<List<ReceivedMessage>, List<Acceptance>> insertAll,
+    GroupInsert(int lanes, int maxRows, java.util.function.BiFunction<List<ReceivedMessage>, java.time.Duration, List<Acceptance>> insertAll,
                 Function<ReceivedMessage, Acceptance> insertOne, MeterRegistry meters) {
         this(lanes, maxRows, insertAll, insertOne, meters, java.time.Duration.ofMinutes(1));
     }
 
-    GroupInsert(int lanes, int maxRows, Function<List<ReceivedMessage>, List<Acceptance>> insertAll,
+    GroupInsert(int lanes, int maxRows, java.util.function.BiFunction<List<ReceivedMessage>, java.time.Duration, List<Acceptance>> insertAll,
                 Function<ReceivedMessage, Acceptance> insertOne, MeterRegistry meters, java.time.Duration storeTimeout) {
         this.storeTimeout = storeTimeout;
         this.insertAll = insertAll;
@@ -87,10 +90,10 @@ final class GroupInsert implements AutoCloseable {
         if (closed) {
             return insertOne.apply(message);
         }
-        Pending pending = new Pending(message, new CompletableFuture<>(), Thread.currentThread());
+        long deadline = System.nanoTime() + storeTimeout.toNanos();
+        Pending pending = new Pending(message, new CompletableFuture<>(), Thread.currentThread(), deadline);
         Lane lane = lanes.get(Math.floorMod(message.srvyDrawupNo().hashCode(), lanes.size()));
         lane.queue.add(pending);
-        long deadline = System.nanoTime() + storeTimeout.toNanos();
         while (!pending.result().isDone()) {
             if (lane.writing.tryLock()) {
                 try {
@@ -106,7 +109,15 @@ final class GroupInsert implements AutoCloseable {
             }
             long left = deadline - System.nanoTime();
             if (left <= 0) {
-                throw storeTimedOut(lane, pending);
+                if (lane.queue.remove(pending)) {
+                    throw storeTimedOut(); // never written: nothing can commit it any more
+                }
+                // its row is in a group being written: that group's outcome is this reception's answer. Answering
+                // 503 now would let the sender retry a row that may still commit (a second SEND = a resend request).
+                // The wait is bounded: the group's statements time out by its earliest deadline, its commit by the
+                // socket timeout.
+                LockSupport.parkNanos(this, WAIT_SLICE_NANOS);
+                continue;
             }
             LockSupport.parkNanos(this, Math.min(left, WAIT_SLICE_NANOS));
         }
@@ -121,21 +132,12 @@ final class GroupInsert implements AutoCloseable {
     }
 
     /**
-     * A database that stops answering without closing connections: the sender must not wait with it. A
-     * row still queued is taken out (never written); one in a group whose commit has not answered has an
-     * unknown outcome, logged if it commits after all.
+     * A database that stops answering, or answers too slowly, while the row still waits in its lane: the
+     * sender must not wait with it, and the row is taken out, never to be written.
      */
-    private RuntimeException storeTimedOut(Lane lane, Pending pending) {
-        boolean neverWritten = lane.queue.remove(pending);
-        if (!neverWritten) {
-            pending.result().whenComplete((row, failure) -> {
-                if (row != null) {
-                    log.warn("Inbox {} committed after its reception was answered 503 (store timeout)", row.inboxId());
-                }
-            });
-        }
-        return new org.springframework.dao.QueryTimeoutException("inbox row not committed within "
-                + storeTimeout.toMillis() + " ms (" + (neverWritten ? "never written" : "commit unanswered") + ")",
+    private RuntimeException storeTimedOut() {
+        return new org.springframework.dao.QueryTimeoutException("inbox row not written within "
+                + storeTimeout.toMillis() + " ms (never written)",
                 new java.sql.SQLTimeoutException("store timeout", "57014"));
     }
 
@@ -146,8 +148,20 @@ final class GroupInsert implements AutoCloseable {
 
     /** One group: whatever waits in the lane, up to maxRows, oldest first. The caller holds the lane. */
     private void writeWaiting(Lane lane) {
-        List<Pending> group = new ArrayList<>(Math.min(maxRows, lane.queue.size() + 1));
-        lane.queue.drainTo(group, maxRows);
+        List<Pending> drained = new ArrayList<>(Math.min(maxRows, lane.queue.size() + 1));
+        lane.queue.drainTo(drained, maxRows);
+        long now = System.nanoTime();
+        List<Pending> group = new ArrayList<>(drained.size());
+        for (Pending p : drained) {
+            if (p.deadline() - now <= 0) {
+                p.result().completeExceptionally(storeTimedOut()); // its reception gives up; never written
+                if (p.waiter() != Thread.currentThread()) {
+                    LockSupport.unpark(p.waiter());
+                }
+            } else {
+                group.add(p);
+            }
+        }
         if (group.isEmpty()) {
             return;
         }
@@ -172,8 +186,12 @@ final class GroupInsert implements AutoCloseable {
             return;
         }
         List<Acceptance> results;
+        // the group's statements end before its earliest reception's deadline (or are cancelled: nothing stored)
+        long earliest = group.stream().mapToLong(Pending::deadline).min().orElseThrow();
+        java.time.Duration budget = java.time.Duration.ofMillis(Math.max(SHORTEST_GROUP_BUDGET_MS,
+                TimeUnit.NANOSECONDS.toMillis(earliest - System.nanoTime())));
         try {
-            results = insertAll.apply(group.stream().map(Pending::message).toList());
+            results = insertAll.apply(group.stream().map(Pending::message).toList(), budget);
         } catch (RuntimeException e) {
             if (DatabaseFailures.unavailable(e)) { // unreachable: row by row would only wait longer
                 group.forEach(p -> p.result().completeExceptionally(e));

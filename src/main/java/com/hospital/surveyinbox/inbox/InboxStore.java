@@ -37,10 +37,23 @@ public class InboxStore implements DisposableBean {
             RETURNING id
             """;
 
-    /** Ids for a group, taken from the identity's own sequence before the rows are written. */
+    /**
+     * Ids for a group, taken from the identity's own sequence before the rows are written; the same round
+     * trip bounds the rest of the group's statements ({@code statement_timeout} for this transaction only) so
+     * a slow database cancels the group (nothing stored, 503) before its receptions' deadline instead of
+     * committing it after they were answered.
+     */
     static final String NEXT_IDS = """
-            SELECT nextval(pg_get_serial_sequence('inbox_message', 'id'))
+            SELECT nextval(pg_get_serial_sequence('inbox_message', 'id')),
+                   set_config('statement_timeout', ?, true)
               FROM generate_series(1, ?)
+            """;
+
+    /** Which of a group's ids exist: asked on another connection when the group's COMMIT got no answer. */
+    static final String EXISTING_IDS = """
+            SELECT id
+              FROM inbox_message
+             WHERE id = ANY (?)
             """;
 
     /**
@@ -109,12 +122,14 @@ public class InboxStore implements DisposableBean {
     private final PayloadCipher cipher;
     private final Timer insertTimer;
     private final GroupInsert groupInsert;
+    private final java.time.Duration storeTimeout;
 
     public InboxStore(NamedParameterJdbcTemplate jdbc, TransactionTemplate tx, PayloadCipher cipher, MeterRegistry meters,
                       AdapterProperties properties) {
         this.jdbc = jdbc;
         this.tx = tx;
         this.cipher = cipher;
+        this.storeTimeout = properties.getReception().getStoreTimeout();
         this.insertTimer = Timer.builder("adapter.inbox.insert")
                 .description("reception's wait until its inbox row is committed (insert + commit, grouped or not)")
                 .publishPercentiles(0.5, 0.99).register(meters);
@@ -145,7 +160,7 @@ public class InboxStore implements DisposableBean {
      */
     Acceptance acceptOne(ReceivedMessage message) {
         if (cipher.enabled()) {
-            return acceptGroup(List.of(message)).get(0);
+            return acceptGroup(List.of(message), storeTimeout).get(0);
         }
         PayloadCipher.Sealed sealed = cipher.seal(0, message.srvyDrawupNo(), message.payload());
         MapSqlParameterSource params = new MapSqlParameterSource()
@@ -169,71 +184,121 @@ public class InboxStore implements DisposableBean {
      * answers are settled and no later failure may turn a committed row into a 503 or a second insert.
      */
     List<Acceptance> acceptGroup(List<ReceivedMessage> messages) {
+        return acceptGroup(messages, storeTimeout);
+    }
+
+    /**
+     * The same, every statement after the first bounded by {@code budget}. A COMMIT that got no answer (the
+     * connection cut or timed out while it was in flight) is settled by asking on another connection whether
+     * the rows exist: they are answered 200 if they do, so a slow commit never becomes a 503 for a stored row.
+     */
+    List<Acceptance> acceptGroup(List<ReceivedMessage> messages, java.time.Duration budget) {
         // a plain JDBC transaction on one connection: no JPA session for a statement pair
-        return jdbc.getJdbcOperations().execute((ConnectionCallback<List<Acceptance>>) con -> {
-            boolean committed = false;
-            con.setAutoCommit(false);
-            try {
-                List<Long> ids = new ArrayList<>(messages.size());
-                try (PreparedStatement next = con.prepareStatement(NEXT_IDS)) {
-                    next.setInt(1, messages.size());
-                    try (ResultSet rs = next.executeQuery()) {
+        List<Long> ids = new ArrayList<>(messages.size());
+        List<Acceptance> answer = new ArrayList<>(messages.size());
+        try {
+            return jdbc.getJdbcOperations().execute((ConnectionCallback<List<Acceptance>>) con -> {
+                boolean committed = false;
+                con.setAutoCommit(false);
+                try {
+                    try (PreparedStatement next = con.prepareStatement(NEXT_IDS)) {
+                        next.setString(1, Long.toString(Math.max(1, budget.toMillis())));
+                        next.setInt(2, messages.size());
+                        try (ResultSet rs = next.executeQuery()) {
+                            while (rs.next()) {
+                                ids.add(rs.getLong(1));
+                            }
+                        }
+                    }
+                    Collections.sort(ids);
+                    Set<Long> inserted = new HashSet<>();
+                    StringBuilder sql = new StringBuilder(INSERT_GROUP_HEAD);
+                    for (int i = 0; i < messages.size(); i++) {
+                        sql.append(i == 0 ? "(?, ?, ?, ?, ?, ?)" : ", (?, ?, ?, ?, ?, ?)");
+                    }
+                    sql.append('\n').append(INSERT_GROUP_TAIL);
+                    try (PreparedStatement insert = con.prepareStatement(sql.toString())) {
+                        int p = 1;
+                        for (int i = 0; i < messages.size(); i++) {
+                            ReceivedMessage m = messages.get(i);
+                            PayloadCipher.Sealed sealed = cipher.seal(ids.get(i), m.srvyDrawupNo(), m.payload());
+                            insert.setLong(p++, ids.get(i));
+                            insert.setString(p++, m.srvyDrawupNo());
+                            insert.setString(p++, m.msgType());
+                            insert.setBytes(p++, sealed.bytes());
+                            insert.setString(p++, sealed.keyId());
+                            insert.setString(p++, m.idempotencyKey());
+                        }
+                        try (ResultSet rs = insert.executeQuery()) {
+                            while (rs.next()) {
+                                inserted.add(rs.getLong(1));
+                            }
+                        }
+                    }
+                    List<Acceptance> result = new ArrayList<>(messages.size());
+                    for (int i = 0; i < messages.size(); i++) {
+                        ReceivedMessage m = messages.get(i);
+                        result.add(inserted.contains(ids.get(i))
+                                ? new Acceptance(ids.get(i), m.srvyDrawupNo(), m.msgType(), true)
+                                : earlierRow(con, m.idempotencyKey()));
+                    }
+                    answer.addAll(result);
+                    con.commit();
+                    committed = true;
+                    return result;
+                } catch (SQLException | RuntimeException e) {
+                    try {
+                        con.rollback();
+                    } catch (SQLException ignored) {
+                        // the connection is gone: the pool discards it; what happened to the commit is settled below
+                    }
+                    throw e;
+                } finally {
+                    try {
+                        con.setAutoCommit(true);
+                    } catch (SQLException e) {
+                        if (!committed) {
+                            throw e;
+                        }
+                        // the group is committed and answered; the pool discards a connection it cannot reset
+                        org.slf4j.LoggerFactory.getLogger(InboxStore.class)
+                                .warn("Connection not reset after a committed group: {}", e.getClass().getSimpleName());
+                    }
+                }
+            });
+        } catch (RuntimeException e) {
+            if (answer.size() == messages.size() && committedAfterAll(answer)) {
+                org.slf4j.LoggerFactory.getLogger(InboxStore.class).warn(
+                        "A group of {} rows committed although its COMMIT got no answer; answered as stored", answer.size());
+                return answer;
+            }
+            throw e;
+        }
+    }
+
+    /** After a COMMIT without an answer: whether the group's fresh rows exist (asked on another connection). */
+    private boolean committedAfterAll(List<Acceptance> group) {
+        Long[] fresh = group.stream().filter(Acceptance::fresh).map(Acceptance::inboxId).toArray(Long[]::new);
+        if (fresh.length == 0) {
+            return false;
+        }
+        try {
+            List<Long> found = jdbc.getJdbcOperations().execute((ConnectionCallback<List<Long>>) con -> {
+                try (PreparedStatement find = con.prepareStatement(EXISTING_IDS)) {
+                    find.setArray(1, con.createArrayOf("bigint", fresh));
+                    List<Long> ids = new ArrayList<>();
+                    try (ResultSet rs = find.executeQuery()) {
                         while (rs.next()) {
                             ids.add(rs.getLong(1));
                         }
                     }
+                    return ids;
                 }
-                Collections.sort(ids);
-                Set<Long> inserted = new HashSet<>();
-                StringBuilder sql = new StringBuilder(INSERT_GROUP_HEAD);
-                for (int i = 0; i < messages.size(); i++) {
-                    sql.append(i == 0 ? "(?, ?, ?, ?, ?, ?)" : ", (?, ?, ?, ?, ?, ?)");
-                }
-                sql.append('\n').append(INSERT_GROUP_TAIL);
-                try (PreparedStatement insert = con.prepareStatement(sql.toString())) {
-                    int p = 1;
-                    for (int i = 0; i < messages.size(); i++) {
-                        ReceivedMessage m = messages.get(i);
-                        PayloadCipher.Sealed sealed = cipher.seal(ids.get(i), m.srvyDrawupNo(), m.payload());
-                        insert.setLong(p++, ids.get(i));
-                        insert.setString(p++, m.srvyDrawupNo());
-                        insert.setString(p++, m.msgType());
-                        insert.setBytes(p++, sealed.bytes());
-                        insert.setString(p++, sealed.keyId());
-                        insert.setString(p++, m.idempotencyKey());
-                    }
-                    try (ResultSet rs = insert.executeQuery()) {
-                        while (rs.next()) {
-                            inserted.add(rs.getLong(1));
-                        }
-                    }
-                }
-                List<Acceptance> result = new ArrayList<>(messages.size());
-                for (int i = 0; i < messages.size(); i++) {
-                    ReceivedMessage m = messages.get(i);
-                    result.add(inserted.contains(ids.get(i))
-                            ? new Acceptance(ids.get(i), m.srvyDrawupNo(), m.msgType(), true)
-                            : earlierRow(con, m.idempotencyKey()));
-                }
-                con.commit();
-                committed = true;
-                return result;
-            } catch (SQLException | RuntimeException e) {
-                con.rollback();
-                throw e;
-            } finally {
-                try {
-                    con.setAutoCommit(true);
-                } catch (SQLException e) {
-                    if (!committed) {
-                        throw e;
-                    }
-                    // the group is committed and answered; the pool discards a connection it cannot reset
-                    org.slf4j.LoggerFactory.getLogger(InboxStore.class)
-                            .warn("Connection not reset after a committed group: {}", e.getClass().getSimpleName());
-                }
-            }
-        });
+            });
+            return found != null && found.size() == fresh.length;
+        } catch (RuntimeException unreachable) {
+            return false; // the database cannot say: the sender retries (the one admitted case, README fault matrix)
+        }
     }
 
     /** The row an idempotency key already names, read in the group's own transaction. */

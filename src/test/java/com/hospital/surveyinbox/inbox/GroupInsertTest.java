@@ -143,7 +143,7 @@ class GroupInsertTest extends IntegrationTest {
             assertThat(new String(stored, StandardCharsets.ISO_8859_1)).doesNotContain(run);
             assertThat(jdbc.queryForObject("SELECT payload_key_id FROM inbox_message WHERE id = ?", String.class, id)).isEqualTo("k1");
             ClaimedRow claimed = new com.hospital.surveyinbox.processing.ClaimRepository(named, new PayloadCipher(properties),
-                    new SimpleMeterRegistry()).claim(id).orElseThrow();
+                    new SimpleMeterRegistry(), java.time.Duration.ZERO).claim(id).orElseThrow();
             assertThat(claimed.payload()).isEqualTo(messages.get(i).payload());
             jdbc.update("UPDATE inbox_message SET status = 'COMPLETED', claim_token = NULL WHERE id = ?", id);
         }

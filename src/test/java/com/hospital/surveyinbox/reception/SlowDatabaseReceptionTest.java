@@ -1,0 +1,69 @@
+package com.hospital.surveyinbox.reception;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.ServiceClient;
+import com.hospital.surveyinbox.support.ServiceClient.Reply;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A slow (not frozen) database: every INSERT into the inbox takes 3 s (a statement-level trigger), and four
+ * receptions of one subject arrive together. The first is written alone and answered 200; the others form a
+ * group that would commit after their 5 s store timeout. Whatever each is answered, the answer is the truth:
+ * a 200 is stored, a 503 is not — never "503, please retry" for a row that commits anyway (the sender's retry
+ * would store a second SEND, a resend request: the patient notified twice).
+ */
+class SlowDatabaseReceptionTest extends IntegrationTest {
+
+    @Test
+    void everyAnswerTellsTheTruthAboutTheRowWhenTheDatabaseIsSlow() throws Exception {
+        String subject = uniqueSubject("SLOWDB");
+        jdbc.execute("CREATE OR REPLACE FUNCTION slow_inbox_insert() RETURNS trigger LANGUAGE plpgsql AS $$"
+                + " BEGIN PERFORM pg_sleep(3); RETURN NULL; END $$");
+        jdbc.execute("CREATE TRIGGER slow_inbox_insert BEFORE INSERT ON inbox_message FOR EACH STATEMENT EXECUTE FUNCTION slow_inbox_insert()");
+        List<String> keys = new ArrayList<>();
+        List<Reply> answers = new ArrayList<>();
+        ExecutorService senders = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<Reply>> futures = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                String key = subject + "-key-" + i;
+                keys.add(key);
+                futures.add(senders.submit(() -> client.post("/legacy/survey-send-info",
+                        ServiceClient.message(subject, "").getBytes(StandardCharsets.UTF_8), "application/json",
+                        ServiceClient.LEGACY_AUTH, Map.of("Idempotency-Key", key))));
+            }
+            for (Future<Reply> f : futures) {
+                answers.add(f.get(30, TimeUnit.SECONDS));
+            }
+        } finally {
+            jdbc.execute("DROP TRIGGER IF EXISTS slow_inbox_insert ON inbox_message");
+            senders.shutdown();
+        }
+
+        int refused = 0;
+        for (int i = 0; i < 4; i++) {
+            Reply answer = answers.get(i);
+            assertThat(answer.status()).as(answer.body()).isIn(200, 503);
+            long stored = jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE idempotency_key = ?", Long.class, keys.get(i));
+            if (answer.status() == 200) {
+                assertThat(stored).as("answered 200: stored").isOne();
+                assertThat(answer.json().get("inboxId").asText()).isEqualTo(jdbc.queryForObject(
+                        "SELECT id::text FROM inbox_message WHERE idempotency_key = ?", String.class, keys.get(i)));
+            } else {
+                refused++;
+                assertThat(stored).as("answered 503 (%s): nothing may be stored", answer.body()).isZero();
+            }
+        }
+        assertThat(refused).as("the database was slow enough to refuse someone").isPositive();
+    }
+}
