@@ -1,7 +1,7 @@
 -- Claims one inbox row for this worker: RECEIVED|FAILED -> PROCESSING, attempts + 1, a fresh claim
 -- token, the payload returned by the same statement, and the attempt opened in inbox_attempt.
 -- Run by: processing/ClaimRepository.add (the idempotentConsumer step inbox-process-claim of
--- routes/inbox-process.camel.yaml), with Spring named parameters (:id, :token).
+-- routes/inbox-process.camel.yaml), with Spring named parameters (:id, :token, :retryDelayMillis).
 -- Why this WHERE: one conditional UPDATE is the only gateway into processing — racing consumers,
 -- duplicate events and the redelivery job can never claim a row twice (a read-then-update could).
 -- The ordering guard is part of it: an earlier unfinished row of the same subject blocks the claim,
@@ -15,7 +15,11 @@ WITH claimed AS (
            last_attempt_at = now(),
            updated_at = now()
      WHERE m.id = :id
-       AND m.status IN ('RECEIVED', 'FAILED')
+       -- a FAILED row only once it is due (retry-delay after its last attempt): any stray event (a rebalance,
+       -- a successor release, a duplicate) would otherwise retry it at once and burn its attempts toward DEAD
+       -- within seconds. An operator's requeue makes it RECEIVED, so that one needs no wait.
+       AND (m.status = 'RECEIVED'
+            OR (m.status = 'FAILED' AND m.last_attempt_at <= now() - :retryDelayMillis * INTERVAL '1 millisecond'))
        AND NOT EXISTS (
            SELECT 1
              FROM inbox_message e

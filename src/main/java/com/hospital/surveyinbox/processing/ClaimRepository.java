@@ -43,7 +43,18 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
     private final PayloadCipher cipher;
     private final MeterRegistry meters;
 
-    public ClaimRepository(NamedParameterJdbcTemplate jdbc, PayloadCipher cipher, MeterRegistry meters) {
+    private final long retryDelayMillis;
+
+    @org.springframework.beans.factory.annotation.Autowired
+    public ClaimRepository(NamedParameterJdbcTemplate jdbc, PayloadCipher cipher, MeterRegistry meters,
+                           com.hospital.surveyinbox.config.AdapterProperties properties) {
+        this(jdbc, cipher, meters, properties.getInbox().getRetryDelay());
+    }
+
+    /** {@code retryDelay}: how long after its last attempt a FAILED row may be claimed again. */
+    public ClaimRepository(NamedParameterJdbcTemplate jdbc, PayloadCipher cipher, MeterRegistry meters,
+                           java.time.Duration retryDelay) {
+        this.retryDelayMillis = retryDelay.toMillis();
         this.jdbc = jdbc;
         this.cipher = cipher;
         this.meters = meters;
@@ -76,7 +87,8 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
     /** Claims a row (empty when it is taken, finished, or held by the ordering guard). */
     public Optional<ClaimedRow> claim(long inboxId) {
         UUID token = UUID.randomUUID();
-        MapSqlParameterSource params = new MapSqlParameterSource("id", inboxId).addValue("token", token);
+        MapSqlParameterSource params = new MapSqlParameterSource("id", inboxId).addValue("token", token)
+                .addValue("retryDelayMillis", retryDelayMillis);
         return jdbc.query(CLAIM, params, (rs, n) -> new ClaimedRow(
                 rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getString("msg_type"),
                 openPayload(rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getBytes("payload"),
@@ -109,7 +121,9 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
         try {
             return cipher.open(id, srvyDrawupNo, stored, keyId);
         } catch (IllegalStateException e) {
-            log.error("Inbox {}: {}", id, e.getMessage());
+            // our own words (which key, which row), never the cipher's or a driver's
+            log.error("Inbox {}: payload cannot be opened with key '{}' (not configured, or not the key that sealed it)",
+                    id, keyId);
             return null;
         }
     }

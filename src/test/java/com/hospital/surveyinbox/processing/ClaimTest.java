@@ -109,6 +109,28 @@ class ClaimTest extends IntegrationTest {
     }
 
     @Test
+    void aFailedRowIsClaimedOnlyOnceItsRetryDelayHasPassed() {
+        ClaimRepository withDelay = new ClaimRepository(new org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate(jdbc),
+                new com.hospital.surveyinbox.inbox.PayloadCipher(com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of())),
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry(), java.time.Duration.ofMinutes(1));
+        String subject = uniqueSubject("DUE");
+        long id = insert(subject);
+        ClaimedRow first = withDelay.claim(id).orElseThrow();
+        assertThat(outcomes().fail(first, "form not registered")).isEqualTo("FAILED");
+
+        // a stray event (a rebalance, a duplicate, a successor release) finds it not yet due: nothing charged
+        assertThat(withDelay.claim(id)).isEmpty();
+        assertThat(withDelay.claim(id)).isEmpty();
+        assertThat(rows.attempts(Long.toString(id))).isEqualTo(1);
+        assertThat(rows.status(Long.toString(id))).isEqualTo("FAILED");
+
+        // a minute after its last attempt it is due
+        jdbc.update("UPDATE inbox_message SET last_attempt_at = now() - INTERVAL '61 seconds' WHERE id = ?", id);
+        assertThat(withDelay.claim(id)).isPresent();
+        assertThat(rows.attempts(Long.toString(id))).isEqualTo(2);
+    }
+
+    @Test
     void rejectsAStaleWorkersOutcomeAfterItsRowWasReclaimed() {
         String subject = uniqueSubject("STALE");
         long id = insert(subject);

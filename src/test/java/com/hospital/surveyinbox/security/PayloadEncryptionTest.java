@@ -74,7 +74,7 @@ class PayloadEncryptionTest extends IntegrationTest {
         assertThat(jdbc.queryForObject("SELECT payload_key_id FROM inbox_message WHERE id = ?", String.class, old.inboxId())).isEqualTo("k1");
         assertThat(jdbc.queryForObject("SELECT payload_key_id FROM inbox_message WHERE id = ?", String.class, fresh.inboxId())).isEqualTo("k2");
         ClaimRepository claimsWithK2 = new ClaimRepository(named, new PayloadCipher(properties(Map.of("k1", K1, "k2", K2), "k2")),
-                new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry(), java.time.Duration.ZERO);
         ClaimedRow oldRow = claimsWithK2.claim(old.inboxId()).orElseThrow();
         ClaimedRow newRow = claimsWithK2.claim(fresh.inboxId()).orElseThrow();
         assertThat(oldRow.payload()).isEqualTo(oldPayload);
@@ -103,7 +103,7 @@ class PayloadEncryptionTest extends IntegrationTest {
         long first = encrypting.accept(new ReceivedMessage(subject, "SEND", "{\"n\":1}".getBytes(StandardCharsets.UTF_8), null)).inboxId();
         long second = encrypting.accept(new ReceivedMessage(subject, "SEND", "{\"n\":2}".getBytes(StandardCharsets.UTF_8), null)).inboxId();
         ClaimRepository claims = new ClaimRepository(named, new PayloadCipher(properties(Map.of("k1", K1), "k1")),
-                new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry(), java.time.Duration.ZERO);
         // someone with write access to the table swaps the two ciphertexts (same subject, same key)
         jdbc.update("""
                 UPDATE inbox_message m
