@@ -20,12 +20,12 @@ import org.springframework.stereotype.Component;
  * {@code routeConfiguration} {@code inbox-downstream} ({@code routes/inbox-downstream.camel.yaml}):
  * <ul>
  *   <li>{@link #before}: which downstream the endpoint is (by base URL), its circuit (open = the call is
- *       not made: {@link CircuitOpenException}), a timer;</li>
+ *       not made: {@link CircuitOpenException}; half-open, only its trials), a timer;</li>
  *   <li>{@link #after}: the circuit learns the downstream answered, the timer stops, and the answer's
  *       headers are dropped so nothing of one call is sent on the next;</li>
  *   <li>{@link #classify}: an exception of the flow as an {@link Outcome} — 4xx with {@code {code,message}}
  *       is a business error with that message; 5xx, timeouts, refused connections and anything else a
- *       system error; an open circuit defers the row uncharged.</li>
+ *       system error, charged; a call the circuit refused defers the row uncharged.</li>
  * </ul>
  * Which statuses a step accepts is the step's {@code okStatusCodeRange} in YAML; anything else throws and
  * comes here. The timer and error metrics are tagged {@code call} with the enclosing {@code step} id.
@@ -59,8 +59,8 @@ public class DownstreamCalls {
         exchange.setProperty(DOWNSTREAM, downstream);
         String step = exchange.getProperty(ExchangePropertyKey.STEP_ID, String.class);
         exchange.setProperty(CALL, step != null ? step : downstream);
-        if (circuits.isOpen(downstream)) {
-            throw new CircuitOpenException(downstream);
+        if (!circuits.admit(downstream)) {
+            throw new CircuitOpenException(downstream); // open, or half-open with its trials taken
         }
         exchange.getMessage().setHeader("Accept", "application/json");
         exchange.setProperty(STARTED, System.nanoTime());
@@ -93,7 +93,8 @@ public class DownstreamCalls {
 
     /**
      * The outcome of a registration that ended in an exception. System errors count against the circuit
-     * of the downstream that failed; the error that opened (or re-opened) it defers the row uncharged.
+     * of the downstream that failed and charge the attempt (the call was made); only a call the circuit did
+     * not let through defers the row uncharged.
      */
     public Outcome classify(Exception failure, Exchange exchange) {
         String downstream = exchange.getProperty(DOWNSTREAM, String.class);
@@ -108,23 +109,24 @@ public class DownstreamCalls {
                 circuits.recordSuccess(downstream);
                 String message = businessMessage(http.getResponseBody());
                 if (message != null) {
-                    String code = businessCode(http.getResponseBody());
-                    log.info("Refused by {} at {}: HTTP {} {}", downstream, call, http.getStatusCode(), code);
-                    return Outcome.businessFailure(code, PatientDataMask.mask(message, patientValues(exchange)));
+                    Outcome refused = Outcome.businessFailure(businessCode(http.getResponseBody()),
+                            PatientDataMask.mask(message, patientValues(exchange)));
+                    log.info("Refused by {} at {}: HTTP {} {}", downstream, call, http.getStatusCode(), refused.failureCode());
+                    return refused;
                 }
             } else {
                 circuits.recordFailure(downstream);
             }
             meters.counter("adapter.downstream.errors", "call", call, "kind", http.getStatusCode() >= 500 ? "5xx" : "4xx").increment();
             log.warn("System error from {} at {}: HTTP {}", downstream, call, http.getStatusCode());
-            return systemFailure(downstream);
+            return Outcome.systemFailure(downstream); // the call was made: charged, even if it (re-)opened the circuit
         }
         if (exchange.getProperty(STARTED) != null) { // the call itself failed: timeout, refused, reset
             stopTimer(exchange, "error");
             circuits.recordFailure(downstream);
             meters.counter("adapter.downstream.errors", "call", call, "kind", "transport").increment();
             log.warn("System error from {} at {}: {}", downstream, call, LoggedFailure.describe(failure));
-            return systemFailure(downstream);
+            return Outcome.systemFailure(downstream);
         }
         if (failure instanceof SystemException) { // an answer the flow could not use (no guestId, unreadable body)
             log.warn("System error from {} at {}: {}", downstream, call, LoggedFailure.describe(failure));
@@ -156,9 +158,6 @@ public class DownstreamCalls {
         return PatientDataMask.mask(text, patientValues(exchange));
     }
 
-    private Outcome systemFailure(String downstream) {
-        return circuits.isOpen(downstream) ? Outcome.deferred(downstream) : Outcome.systemFailure(downstream);
-    }
 
     private void stopTimer(Exchange exchange, String outcome) {
         Long started = exchange.removeProperty(STARTED) instanceof Long l ? l : null;

@@ -16,8 +16,13 @@ import org.springframework.stereotype.Component;
  * One circuit per downstream (legacy, account, survey), so a plain outage is not billed to the rows.
  * {@code failure-threshold} consecutive system errors (5xx, timeout, refused) open it; while open, rows
  * that need that downstream are deferred without being charged an attempt and without a call. After
- * {@code open-duration} it half-opens: calls go through, the first success closes it, a failure re-opens
- * it. Any HTTP answer below 500 counts as "the downstream is up", business errors included.
+ * {@code open-duration} it half-opens: up to {@code failure-threshold} trial calls go through (each one
+ * charged like any call: a row whose own calls always fail must reach DEAD, not be deferred forever), the
+ * others are deferred as while open; the first success closes it, a failure re-opens it. So an outage
+ * costs at most {@code failure-threshold} attempts per {@code open-duration} in all, spread over the rows,
+ * while rows that always get a 5xx (a poison row, no other traffic) are charged on every retry and go DEAD
+ * after {@code max-attempts} of them. Any HTTP answer below 500 counts as "the downstream is up", business
+ * errors included.
  */
 @Component
 public class DownstreamCircuits {
@@ -38,15 +43,22 @@ public class DownstreamCircuits {
     private static final class Circuit {
         int consecutiveFailures;
         Instant openedAt;
+        /** Trial calls let through since the circuit last (re-)opened. */
+        int trials;
     }
 
     private final AdapterProperties properties;
     private final Clock clock;
     private final Map<String, Circuit> circuits = new ConcurrentHashMap<>();
 
+    @org.springframework.beans.factory.annotation.Autowired
     public DownstreamCircuits(AdapterProperties properties, MeterRegistry meters) {
+        this(properties, meters, Clock.systemUTC());
+    }
+
+    DownstreamCircuits(AdapterProperties properties, MeterRegistry meters, Clock clock) {
         this.properties = properties;
-        this.clock = Clock.systemUTC();
+        this.clock = clock;
         for (String downstream : DOWNSTREAMS) {
             circuits.put(downstream, new Circuit());
             Gauge.builder("adapter.circuit.state", () -> state(downstream).ordinal())
@@ -91,6 +103,24 @@ public class DownstreamCircuits {
         return properties.getCircuit().isEnabled() && state(downstream) == State.OPEN;
     }
 
+    /**
+     * Whether a call to {@code downstream} may be made now: always while closed, never while open, and while
+     * half-open as one of at most {@code failure-threshold} trials of this half-open phase.
+     */
+    public boolean admit(String downstream) {
+        Circuit c = circuits.get(downstream);
+        if (!properties.getCircuit().isEnabled() || c == null) {
+            return true;
+        }
+        synchronized (c) {
+            return switch (state(downstream)) {
+                case CLOSED -> true;
+                case OPEN -> false;
+                case HALF_OPEN -> c.trials++ < properties.getCircuit().getFailureThreshold();
+            };
+        }
+    }
+
     public void recordSuccess(String downstream) {
         Circuit c = circuits.get(downstream);
         if (c == null) {
@@ -102,6 +132,7 @@ public class DownstreamCircuits {
             }
             c.consecutiveFailures = 0;
             c.openedAt = null;
+            c.trials = 0;
         }
     }
 
@@ -119,6 +150,7 @@ public class DownstreamCircuits {
                             downstream, c.consecutiveFailures, properties.getCircuit().getOpenDuration());
                 }
                 c.openedAt = clock.instant();
+                c.trials = 0;
             }
         }
     }

@@ -138,6 +138,32 @@ class RedeliveryTest extends IntegrationTest {
                 .satisfies(r -> assertThat(r.get("reasonCode").asText()).isEqualTo("NOTIFY_SKIPPED"));
     }
 
+    /**
+     * Rows whose own calls always get a 5xx, and no other traffic: the circuit opens and half-opens again and
+     * again; the trial calls of each half-open phase are charged, so every such row goes DEAD (one reply each)
+     * instead of being deferred uncharged forever, blocking its subject's successors.
+     */
+    @Test
+    void poisonRowsGoDeadWhileTheirCircuitFlapsEachWithOneReply() {
+        String run = uniqueSubject("POISON");
+        DownstreamSimulator.Fault poison = simulator().failWhen("GET /legacy/patients/P-" + run, 500, "{\"error\":\"boom\"}");
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            ids.add(client.accept(send(run + "-" + i, "P-" + run + "-" + i, "")));
+        }
+        // 5 attempts each at retry-delay 1 s; the circuit (threshold 3, open 2 s) lets 3 trials through per phase
+        for (String id : ids) {
+            rows.awaitStatus(id, "DEAD", Duration.ofSeconds(90));
+        }
+        simulator().remove(poison);
+        for (int i = 0; i < 5; i++) {
+            String subject = run + "-" + i;
+            await().atMost(Duration.ofSeconds(20)).until(() -> simulator().replies(subject).size() == 1);
+            assertThat(simulator().replies(subject).get(0).get("reasonCode").asText()).isEqualTo("DEAD");
+        }
+        assertThat(ids).allSatisfy(id -> assertThat(rows.attempts(id)).isEqualTo(5));
+    }
+
     @Test
     void aDownstreamOutageDefersRowsUnchargedAndEveryRowCompletesWhenItIsBack() {
         DownstreamSimulator.Fault outage = simulator().failWhen("GET /legacy/patients/", 503, "{\"error\":\"maintenance\"}");
