@@ -30,15 +30,39 @@ import org.springframework.transaction.support.TransactionTemplate;
 @Component("inboxStore")
 public class InboxStore implements DisposableBean {
 
+    /**
+     * One row, autocommit. The subject's lock is taken before the identity's nextval, so across pods a
+     * subject's rows take their ids in commit order (see {@link #SUBJECT_LOCKS}).
+     */
     static final String INSERT = """
             INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload, payload_key_id, idempotency_key)
-            VALUES (:srvyDrawupNo, :msgType, :payload, :payloadKeyId, :idempotencyKey)
+            SELECT :srvyDrawupNo, :msgType, :payload, :payloadKeyId, :idempotencyKey
+              FROM (SELECT pg_advisory_xact_lock(%d, hashtext(:srvyDrawupNo))) subject_lock
             ON CONFLICT (idempotency_key) DO NOTHING
             RETURNING id
-            """;
+            """.formatted(InboxStore.SUBJECT_LOCK_SPACE);
+
+    /** First key of the subject locks: keeps them apart from any other advisory lock in the database. */
+    static final int SUBJECT_LOCK_SPACE = 0x1B0C;
 
     /**
-     * Ids for a group, taken from the identity's own sequence before the rows are written; the same round
+     * Each subject of a group locked until the group's transaction ends, in one order (by hash) so two groups
+     * on two pods can never deadlock. Why: the ordering guard compares ids, and an id is taken before its row
+     * commits. Without the lock, pod A takes id 100 for a subject, pod B id 101 for the same subject, B commits
+     * first, and 101's claim cannot see the uncommitted 100: it registers first. With it, B's transaction waits
+     * for A's commit before it takes its id, so a subject's ids are in commit order. Within one pod a subject's
+     * rows already share a lane; this is for two pods (and the single-row path). Bounded by the statement's
+     * query timeout like the rest of the group.
+     */
+    static final String SUBJECT_LOCKS = """
+            SELECT count(pg_advisory_xact_lock(%d, h)) AS locked
+              FROM (SELECT DISTINCT hashtext(s) AS h
+                      FROM unnest(CAST(? AS text[])) AS s
+                     ORDER BY 1) AS subjects""".formatted(SUBJECT_LOCK_SPACE);
+
+    /**
+     * Ids for a group, taken from the identity's own sequence before the rows are written, once the group's
+     * subjects are locked ({@link #SUBJECT_LOCKS}: the locks come first, so the ids follow them); the same round
      * trip bounds the rest of the group's statements ({@code statement_timeout} for this transaction only) so
      * a slow database cancels the group (nothing stored, 503) before its receptions' deadline instead of
      * committing it after they were answered.
@@ -46,8 +70,9 @@ public class InboxStore implements DisposableBean {
     static final String NEXT_IDS = """
             SELECT nextval(pg_get_serial_sequence('inbox_message', 'id')),
                    set_config('statement_timeout', ?, true)
-              FROM generate_series(1, ?)
-            """;
+              FROM (%s) AS subject_locks,
+                   generate_series(1, ?)
+            """.formatted(SUBJECT_LOCKS);
 
     /** Which of a group's ids exist: asked on another connection when the group's COMMIT got no answer. */
     static final String EXISTING_IDS = """
@@ -118,15 +143,30 @@ public class InboxStore implements DisposableBean {
             """.formatted(InboxStatus.UNFINISHED_SQL);
 
     private final NamedParameterJdbcTemplate jdbc;
+    /** The receptions' own connections ({@link ReceptionConnections}): the inserts and what they read meanwhile. */
+    private final NamedParameterJdbcTemplate receptionJdbc;
     private final TransactionTemplate tx;
     private final PayloadCipher cipher;
     private final Timer insertTimer;
     private final GroupInsert groupInsert;
     private final java.time.Duration storeTimeout;
 
+    @org.springframework.beans.factory.annotation.Autowired
+    public InboxStore(NamedParameterJdbcTemplate jdbc, ReceptionConnections receptionConnections, TransactionTemplate tx,
+                      PayloadCipher cipher, MeterRegistry meters, AdapterProperties properties) {
+        this(jdbc, new NamedParameterJdbcTemplate(receptionConnections.dataSource()), tx, cipher, meters, properties);
+    }
+
+    /** Receptions on the same connections as everything else (tests that build a store by hand). */
     public InboxStore(NamedParameterJdbcTemplate jdbc, TransactionTemplate tx, PayloadCipher cipher, MeterRegistry meters,
                       AdapterProperties properties) {
+        this(jdbc, jdbc, tx, cipher, meters, properties);
+    }
+
+    private InboxStore(NamedParameterJdbcTemplate jdbc, NamedParameterJdbcTemplate receptionJdbc, TransactionTemplate tx,
+                       PayloadCipher cipher, MeterRegistry meters, AdapterProperties properties) {
         this.jdbc = jdbc;
+        this.receptionJdbc = receptionJdbc;
         this.tx = tx;
         this.cipher = cipher;
         this.storeTimeout = properties.getReception().getStoreTimeout();
@@ -169,7 +209,7 @@ public class InboxStore implements DisposableBean {
                 .addValue("payload", sealed.bytes())
                 .addValue("payloadKeyId", sealed.keyId())
                 .addValue("idempotencyKey", message.idempotencyKey());
-        List<Long> ids = jdbc.queryForList(INSERT, params, Long.class);
+        List<Long> ids = receptionJdbc.queryForList(INSERT, params, Long.class);
         if (!ids.isEmpty()) {
             return new Acceptance(ids.get(0), message.srvyDrawupNo(), message.msgType(), true);
         }
@@ -197,13 +237,17 @@ public class InboxStore implements DisposableBean {
         List<Long> ids = new ArrayList<>(messages.size());
         List<Acceptance> answer = new ArrayList<>(messages.size());
         try {
-            return jdbc.getJdbcOperations().execute((ConnectionCallback<List<Acceptance>>) con -> {
+            return receptionJdbc.getJdbcOperations().execute((ConnectionCallback<List<Acceptance>>) con -> {
                 boolean committed = false;
                 con.setAutoCommit(false);
                 try {
                     try (PreparedStatement next = con.prepareStatement(NEXT_IDS)) {
+                        // the subjects' locks may wait for another pod's group: bounded like the rest of the group
+                        next.setQueryTimeout((int) Math.max(1, (budget.toMillis() + 999) / 1000));
                         next.setString(1, Long.toString(Math.max(1, budget.toMillis())));
-                        next.setInt(2, messages.size());
+                        next.setArray(2, con.createArrayOf("text",
+                                messages.stream().map(ReceivedMessage::srvyDrawupNo).distinct().toArray()));
+                        next.setInt(3, messages.size());
                         try (ResultSet rs = next.executeQuery()) {
                             while (rs.next()) {
                                 ids.add(rs.getLong(1));
@@ -283,7 +327,7 @@ public class InboxStore implements DisposableBean {
             return false;
         }
         try {
-            List<Long> found = jdbc.getJdbcOperations().execute((ConnectionCallback<List<Long>>) con -> {
+            List<Long> found = receptionJdbc.getJdbcOperations().execute((ConnectionCallback<List<Long>>) con -> {
                 try (PreparedStatement find = con.prepareStatement(EXISTING_IDS)) {
                     find.setArray(1, con.createArrayOf("bigint", fresh));
                     List<Long> ids = new ArrayList<>();
@@ -316,7 +360,7 @@ public class InboxStore implements DisposableBean {
 
     /** The same lookup for the single-row insert, on a connection of its own (nothing of ours was committed). */
     private Acceptance earlierRow(String idempotencyKey) {
-        return jdbc.getJdbcOperations().execute((ConnectionCallback<Acceptance>) con -> earlierRow(con, idempotencyKey));
+        return receptionJdbc.getJdbcOperations().execute((ConnectionCallback<Acceptance>) con -> earlierRow(con, idempotencyKey));
     }
 
     /** Ends the group insert's writers once the rows they hold are committed (after the web server stopped). */
@@ -329,7 +373,7 @@ public class InboxStore implements DisposableBean {
 
     /** Whether the subject still has rows to drain (the synchronous path must not overtake them). */
     public boolean hasUnfinished(String srvyDrawupNo) {
-        return Boolean.TRUE.equals(jdbc.queryForObject(HAS_UNFINISHED,
+        return Boolean.TRUE.equals(receptionJdbc.queryForObject(HAS_UNFINISHED,
                 new MapSqlParameterSource("srvyDrawupNo", srvyDrawupNo), Boolean.class));
     }
 
