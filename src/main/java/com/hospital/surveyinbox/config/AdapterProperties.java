@@ -144,6 +144,13 @@ public class AdapterProperties {
         @Min(1) private final int maxPollRecords;
         /** Milliseconds a consumer's poll waits for records; also how long a stop (shutdown, rebalance) waits for a poll to return. */
         @Min(100) private final int pollTimeoutMs;
+        /**
+         * Milliseconds a consumer may stay away from poll() before the broker throws it out of the group
+         * (Kafka's max.poll.interval.ms). A consumer waits for a free worker at most this divided by
+         * 2 x max-poll-records per record, so even with every worker held by slow downstreams it is back
+         * in time (a record it could not hand over is left to the redelivery job).
+         */
+        @Min(1000) private final int maxPollIntervalMs;
         /** Threads that publish reception events after commit (the wire tap's pool). */
         @Min(1) private final int publishThreads;
         /** Events waiting for a publish thread; beyond it an event is dropped (its row stays RECEIVED and the redelivery job republishes it), so a reception never waits on Kafka. */
@@ -161,6 +168,7 @@ public class AdapterProperties {
                 @DefaultValue("16") int consumers,
                 @DefaultValue("10") int maxPollRecords,
                 @DefaultValue("1000") int pollTimeoutMs,
+                @DefaultValue("300000") int maxPollIntervalMs,
                 @DefaultValue("4") int publishThreads,
                 @DefaultValue("5000") int publishQueue,
                 @DefaultValue("16") int workers) {
@@ -171,6 +179,7 @@ public class AdapterProperties {
             this.consumers = consumers;
             this.maxPollRecords = maxPollRecords;
             this.pollTimeoutMs = pollTimeoutMs;
+            this.maxPollIntervalMs = maxPollIntervalMs;
             this.publishThreads = publishThreads;
             this.publishQueue = publishQueue;
             this.workers = workers;
@@ -183,6 +192,12 @@ public class AdapterProperties {
         public int getConsumers() { return consumers; }
         public int getMaxPollRecords() { return maxPollRecords; }
         public int getPollTimeoutMs() { return pollTimeoutMs; }
+        public int getMaxPollIntervalMs() { return maxPollIntervalMs; }
+
+        /** Longest a consumer waits to hand one record to a worker (see {@link #maxPollIntervalMs}). */
+        public java.time.Duration getHandOffWait() {
+            return java.time.Duration.ofMillis(Math.max(100, maxPollIntervalMs / (2L * maxPollRecords)));
+        }
         public int getPublishThreads() { return publishThreads; }
         public int getPublishQueue() { return publishQueue; }
         public int getWorkers() { return workers; }
@@ -229,16 +244,25 @@ public class AdapterProperties {
         @Valid private final RateLimit rateLimit;
         /** Group insert of concurrent receptions. */
         @Valid private final GroupInsert groupInsert;
+        /**
+         * Connections (count) reserved for storing receptions, in a pool of their own: workers stuck in slow
+         * SQL, Quartz and the operator reads can never take the connection a reception needs to commit.
+         */
+        @Min(1) private final int poolSize;
 
         public Reception(@DefaultValue("65536") int maxBodyBytes,
                 @DefaultValue("PT5S") Duration storeTimeout,
                 @DefaultValue RateLimit rateLimit,
-                @DefaultValue GroupInsert groupInsert) {
+                @DefaultValue GroupInsert groupInsert,
+                @DefaultValue("4") int poolSize) {
             this.maxBodyBytes = maxBodyBytes;
             this.storeTimeout = storeTimeout;
             this.rateLimit = rateLimit;
             this.groupInsert = groupInsert;
+            this.poolSize = poolSize;
         }
+
+        public int getPoolSize() { return poolSize; }
 
         public int getMaxBodyBytes() { return maxBodyBytes; }
         public Duration getStoreTimeout() { return storeTimeout; }

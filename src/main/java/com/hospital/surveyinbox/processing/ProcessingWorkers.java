@@ -22,7 +22,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>A hand-off never queues: {@link #execute} waits for a free worker (the consumer thread stops polling
  * meanwhile — Kafka's own back-pressure), so no record sits in memory unclaimed: a worker claims it the
- * moment it is handed over. Rows of one subject may now be handed to two workers at once; the claim's
+ * moment it is handed over. The wait is bounded ({@code adapter.kafka.max-poll-interval-ms} / (2 x
+ * max-poll-records)) and fair (the longest-waiting consumer gets the next free worker): with every worker
+ * held by slow downstreams, an unbounded wait kept a consumer from poll() past max.poll.interval.ms and the
+ * broker threw it out of the group (rebalance, failed commits, redelivered events). A record not handed over
+ * in time is refused; the route logs it and commits its offset, and the row — still RECEIVED or FAILED — is
+ * the redelivery job's, as when an instance dies. Rows of one subject may now be handed to two workers at once; the claim's
  * ordering guard (an earlier unfinished row blocks it) keeps them in arrival order, and the finished row
  * republishes the held one (find-successor), as it did for the redelivery job's races.
  */
@@ -30,13 +35,19 @@ public final class ProcessingWorkers extends ThreadPoolExecutor {
 
     private final Semaphore free;
 
+    private final long handOffWaitNanos;
+    private final io.micrometer.core.instrument.Counter refused;
+
     public ProcessingWorkers(AdapterProperties properties, MeterRegistry meters) {
-        this(properties.getKafka().getWorkers(), meters);
+        this(properties.getKafka().getWorkers(), properties.getKafka().getHandOffWait(), meters);
     }
 
-    ProcessingWorkers(int workers, MeterRegistry meters) {
+    ProcessingWorkers(int workers, java.time.Duration handOffWait, MeterRegistry meters) {
         super(workers, workers, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), threadFactory());
-        this.free = new Semaphore(workers);
+        this.free = new Semaphore(workers, true);
+        this.handOffWaitNanos = handOffWait.toNanos();
+        this.refused = io.micrometer.core.instrument.Counter.builder("adapter.processing.handoffs.refused")
+                .description("records not handed to a worker in time (left to the redelivery job)").register(meters);
         prestartAllCoreThreads();
         Gauge.builder("adapter.processing.workers.busy", this, ProcessingWorkers::busy)
                 .description("rows being registered now (of adapter.kafka.workers)").register(meters);
@@ -51,7 +62,11 @@ public final class ProcessingWorkers extends ThreadPoolExecutor {
             throw new RejectedExecutionException("processing workers stopped");
         }
         try {
-            free.acquire();
+            if (!free.tryAcquire(handOffWaitNanos, TimeUnit.NANOSECONDS)) {
+                refused.increment();
+                throw new RejectedExecutionException("no free worker within " + TimeUnit.NANOSECONDS.toMillis(handOffWaitNanos)
+                        + " ms: the record is left to the redelivery job, so the consumer is back at poll() in time");
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new RejectedExecutionException("interrupted while waiting for a free worker", e);

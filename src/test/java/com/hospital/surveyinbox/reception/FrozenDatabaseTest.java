@@ -29,7 +29,8 @@ import org.springframework.test.context.TestPropertySource;
 /**
  * A database that stops answering without closing connections (a network partition, a frozen primary),
  * played by a TCP proxy between the service and PostgreSQL: receptions answer 503 within a bounded time
- * instead of holding the sender's transaction open, readiness goes DOWN, and everything recovers by itself
+ * instead of holding the sender's transaction open, the pod stays ready (it answers the contract's 503 JSON; health shows
+ * the database DOWN), and everything recovers by itself
  * once the database answers again.
  */
 @TestPropertySource(properties = {
@@ -129,16 +130,20 @@ class FrozenDatabaseTest extends IntegrationTest {
                 assertThat(reply.header("X-Result-Code")).isEqualTo("N");
                 assertThat(reply.json().has("inboxId")).isFalse();
             }
-            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-                    assertThat(client.management("/actuator/health/readiness").status()).isEqualTo(503));
+            // the pod stays in the Service: the sender keeps getting the contract's 503 JSON, not the ingress's page
+            assertThat(client.management("/actuator/health/readiness").status()).isEqualTo(200);
             assertThat(client.management("/actuator/health/liveness").status()).isEqualTo(200);
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
+                    client.management("/actuator/health", ServiceClient.OPS_AUTH).json().at("/components/db/status").asText())
+                    .isEqualTo("DOWN"));
         } finally {
             PROXY.thaw();
             senders.shutdown();
         }
 
-        await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
-                assertThat(client.management("/actuator/health/readiness").status()).isEqualTo(200));
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(
+                client.management("/actuator/health", ServiceClient.OPS_AUTH).json().at("/components/db/status").asText())
+                .isEqualTo("UP"));
         String after = client.accept(ServiceClient.message(uniqueSubject("FROZEN-AFTER"), ""));
         rows.awaitStatus(after, "COMPLETED", Duration.ofSeconds(60));
     }

@@ -28,15 +28,17 @@ class InboxUnavailableTest extends IntegrationTest {
             assertThat(reply.header("X-Result-Code")).isEqualTo("N");
             assertThat(reply.json().get("resultCode").asText()).isEqualTo("N");
             assertThat(reply.json().has("inboxId")).isFalse();
-            await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
-                    assertThat(client.management("/actuator/health/readiness").status()).isEqualTo(503));
+            // the pod stays in the Service, answering the contract's 503 JSON; health tells operators why
+            assertThat(client.management("/actuator/health/readiness").status()).isEqualTo(200);
             assertThat(client.management("/actuator/health/liveness").status()).isEqualTo(200);
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(client.management("/actuator/health",
+                    ServiceClient.OPS_AUTH).json().at("/components/db/status").asText()).isEqualTo("DOWN"));
         } finally {
             services().startPostgres();
         }
 
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-                assertThat(client.management("/actuator/health/readiness").status()).isEqualTo(200));
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(client.management("/actuator/health",
+                ServiceClient.OPS_AUTH).json().at("/components/db/status").asText()).isEqualTo("UP"));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject))
                 .isZero();
         String after = client.accept(ServiceClient.message(uniqueSubject("BACK"), ""));

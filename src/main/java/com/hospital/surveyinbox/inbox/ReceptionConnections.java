@@ -1,0 +1,66 @@
+package com.hospital.surveyinbox.inbox;
+
+import com.hospital.surveyinbox.config.AdapterProperties;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.metrics.micrometer.MicrometerMetricsTrackerFactory;
+import io.micrometer.core.instrument.MeterRegistry;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.stereotype.Component;
+
+/**
+ * The connections receptions commit on: a pool of their own ({@code adapter.reception.pool-size}), a copy of
+ * the main pool's settings (URL, credentials, socket timeout, …). Why: with a slow database the 16 workers sit
+ * in SQL holding the main pool's connections, and a reception waited for one until it answered 503 although
+ * the database would have taken its row. Here no other holder can take a reception's connection. Not a
+ * {@link DataSource} bean (that would turn Spring Boot's own pool off); metrics as {@code hikaricp_*} with
+ * {@code pool="reception"}. Used by {@link InboxStore} for the inserts and what they read in the same breath.
+ */
+@Component
+public class ReceptionConnections implements DisposableBean {
+
+    private final DataSource dataSource;
+    private final HikariDataSource own;
+
+    public ReceptionConnections(DataSource main, AdapterProperties properties, MeterRegistry meters) {
+        HikariDataSource hikari = unwrap(main);
+        if (hikari == null) {
+            this.dataSource = main; // not Hikari (a test's own DataSource): share it
+            this.own = null;
+            return;
+        }
+        HikariConfig config = new HikariConfig();
+        hikari.copyStateTo(config);
+        config.setPoolName("reception");
+        config.setMaximumPoolSize(properties.getReception().getPoolSize());
+        config.setMinimumIdle(properties.getReception().getPoolSize());
+        config.setMetricRegistry(null);
+        config.setMetricsTrackerFactory(new MicrometerMetricsTrackerFactory(meters));
+        // a reception waits for its connection no longer than it waits for its row
+        config.setConnectionTimeout(Math.max(250, Math.min(hikari.getConnectionTimeout(),
+                properties.getReception().getStoreTimeout().toMillis())));
+        config.setInitializationFailTimeout(-1); // a database down at start must not stop the service from starting
+        this.own = new HikariDataSource(config);
+        this.dataSource = own;
+    }
+
+    public DataSource dataSource() {
+        return dataSource;
+    }
+
+    private static HikariDataSource unwrap(DataSource main) {
+        try {
+            return main.isWrapperFor(HikariDataSource.class) ? main.unwrap(HikariDataSource.class) : null;
+        } catch (java.sql.SQLException e) {
+            return null;
+        }
+    }
+
+    @Override
+    public void destroy() {
+        if (own != null) {
+            own.close();
+        }
+    }
+}

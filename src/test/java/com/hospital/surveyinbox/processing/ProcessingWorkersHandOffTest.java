@@ -1,0 +1,58 @@
+package com.hospital.surveyinbox.processing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A consumer never waits for a worker without bound: with every worker held (slow downstreams), a hand-off
+ * is refused after the wait, so the consumer returns to poll() before max.poll.interval.ms.
+ */
+class ProcessingWorkersHandOffTest {
+
+    @Test
+    void aHandOffIsRefusedWhenNoWorkerFreesUpInTimeAndAcceptedOnceOneDoes() throws Exception {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        ProcessingWorkers workers = new ProcessingWorkers(1, Duration.ofMillis(200), meters);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger ran = new AtomicInteger();
+        try {
+            workers.execute(() -> {
+                try {
+                    release.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                ran.incrementAndGet();
+            });
+
+            assertThatThrownBy(() -> workers.execute(ran::incrementAndGet)).isInstanceOf(RejectedExecutionException.class)
+                    .hasMessageContaining("redelivery job");
+            assertThat(meters.get("adapter.processing.handoffs.refused").counter().count()).isEqualTo(1);
+
+            release.countDown();
+            workers.execute(ran::incrementAndGet);
+            await().atMost(Duration.ofSeconds(10)).until(() -> ran.get() == 2);
+        } finally {
+            release.countDown();
+            workers.shutdownNow();
+        }
+    }
+
+    @Test
+    void theDefaultWaitKeepsAWholePollWithinHalfTheMaxPollInterval() {
+        com.hospital.surveyinbox.config.AdapterProperties properties =
+                com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of());
+        var kafka = properties.getKafka();
+        assertThat(kafka.getHandOffWait().multipliedBy(kafka.getMaxPollRecords()))
+                .isLessThanOrEqualTo(Duration.ofMillis(kafka.getMaxPollIntervalMs() / 2));
+    }
+}
