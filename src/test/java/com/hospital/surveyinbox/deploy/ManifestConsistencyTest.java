@@ -225,8 +225,11 @@ class ManifestConsistencyTest {
     void prodRunsAtLeastTwoHardenedReplicas() throws IOException {
         Map<String, Object> kustomization = yaml(ROOT.resolve("k8s/overlays/prod/kustomization.yaml")).get(0);
         List<Map<String, Object>> patches = at(kustomization, "patches");
-        int replicas = ((Number) at(deployment(), "spec", "replicas")).intValue();
+        // the HPA owns the replicas: a Deployment that sets them scales back on every apply (every route change)
+        assertThat((Object) at(deployment(), "spec", "replicas")).as("Deployment spec.replicas").isNull();
+        Integer replicas = null;
         int hpaMin = ((Number) at(yaml(ROOT.resolve("k8s/base/hpa.yaml")).get(0), "spec", "minReplicas")).intValue();
+        int hpaMax = ((Number) at(yaml(ROOT.resolve("k8s/base/hpa.yaml")).get(0), "spec", "maxReplicas")).intValue();
         for (Map<String, Object> patch : patches) {
             Path file = ROOT.resolve("k8s/overlays/prod").resolve((String) patch.get("path"));
             assertThat(file).exists();
@@ -238,10 +241,24 @@ class ManifestConsistencyTest {
                 if ("HorizontalPodAutoscaler".equals(doc.get("kind")) && at(doc, "spec", "minReplicas") != null) {
                     hpaMin = ((Number) at(doc, "spec", "minReplicas")).intValue();
                 }
+                if ("HorizontalPodAutoscaler".equals(doc.get("kind")) && at(doc, "spec", "maxReplicas") != null) {
+                    hpaMax = ((Number) at(doc, "spec", "maxReplicas")).intValue();
+                }
             }
         }
-        assertThat(replicas).isGreaterThanOrEqualTo(2);
+        assertThat(replicas).as("no overlay sets replicas either").isNull();
         assertThat(hpaMin).isGreaterThanOrEqualTo(2);
+        // every consumer of every replica gets a partition: more would idle
+        int consumers = ((Number) at(appConfig, "adapter", "kafka", "consumers")).intValue();
+        int partitions = ((Number) at(appConfig, "adapter", "kafka", "partitions")).intValue();
+        assertThat(hpaMax * consumers).as("maxReplicas x consumers <= partitions").isLessThanOrEqualTo(partitions);
+        Map<String, Object> pdb = yaml(ROOT.resolve("k8s/base/pdb.yaml")).get(0);
+        assertThat((Object) at(pdb, "spec", "maxUnavailable")).isEqualTo(1);
+        assertThat((Object) at(pdb, "spec", "minAvailable")).isNull();
+        assertThat((Object) at(pdb, "spec", "unhealthyPodEvictionPolicy")).isEqualTo("AlwaysAllow");
+        List<Map<String, Object>> spread = at(deployment(), "spec", "template", "spec", "topologySpreadConstraints");
+        assertThat(spread).extracting(c -> c.get("topologyKey"))
+                .contains("kubernetes.io/hostname", "topology.kubernetes.io/zone");
 
         Map<String, Object> c = container();
         assertThat((Boolean) at(deployment(), "spec", "template", "spec", "securityContext", "runAsNonRoot")).isTrue();
@@ -250,6 +267,12 @@ class ManifestConsistencyTest {
         assertThat((Object) at(c, "resources", "requests", "memory")).isNotNull();
         assertThat((Object) at(c, "resources", "limits", "memory")).isNotNull();
         int grace = ((Number) at(deployment(), "spec", "template", "spec", "terminationGracePeriodSeconds")).intValue();
+        // preStop + the web server's graceful stop + Camel's in-flight wait, with a margin: SIGKILL never comes first
+        int preStop = ((Number) at(c, "lifecycle", "preStop", "sleep", "seconds")).intValue();
+        int web = Integer.parseInt(((String) at(appConfig, "spring", "lifecycle", "timeout-per-shutdown-phase")).replace("s", ""));
+        int camel = ((Number) at(appConfig, "camel", "main", "shutdown-timeout")).intValue();
+        assertThat(grace).as("terminationGracePeriodSeconds >= preStop + web + Camel + 5 s margin")
+                .isGreaterThanOrEqualTo(preStop + web + camel + 5);
         assertThat(grace).isGreaterThan(Integer.parseInt(((String) at(appConfig, "spring", "lifecycle",
                 "timeout-per-shutdown-phase")).replace("s", "")));
         for (String base : List.of("k8s/base", "k8s/overlays/dev", "k8s/overlays/prod")) {
