@@ -34,6 +34,9 @@ public class AdapterProperties {
     @Valid private final Crypto crypto;
     @Valid private final Retention retention;
 
+    /** Schema migrations. */
+    @Valid private final Migration migration;
+
     public AdapterProperties(@DefaultValue Inbox inbox,
             @DefaultValue Kafka kafka,
             @DefaultValue Legacy legacy,
@@ -45,7 +48,8 @@ public class AdapterProperties {
             @DefaultValue Security security,
             @DefaultValue Circuit circuit,
             @DefaultValue Crypto crypto,
-            @DefaultValue Retention retention) {
+            @DefaultValue Retention retention,
+            @DefaultValue Migration migration) {
         this.inbox = inbox;
         this.kafka = kafka;
         this.legacy = legacy;
@@ -58,6 +62,7 @@ public class AdapterProperties {
         this.circuit = circuit;
         this.crypto = crypto;
         this.retention = retention;
+        this.migration = migration;
     }
 
     public Inbox getInbox() { return inbox; }
@@ -72,6 +77,22 @@ public class AdapterProperties {
     public Circuit getCircuit() { return circuit; }
     public Crypto getCrypto() { return crypto; }
     public Retention getRetention() { return retention; }
+    public Migration getMigration() { return migration; }
+
+    /** Schema migrations (Flyway, on a connection of its own: config/FlywayConnection). */
+    public static class Migration {
+        /**
+         * How long a migration's statement may wait for a lock before it fails (the next start retries): a DDL
+         * waiting for its lock would queue every insert of the table behind it.
+         */
+        @NotNull private final Duration lockTimeout;
+
+        public Migration(@DefaultValue("PT5S") Duration lockTimeout) {
+            this.lockTimeout = lockTimeout;
+        }
+
+        public Duration getLockTimeout() { return lockTimeout; }
+    }
 
     public static class Inbox {
         /** false = rollback toggle: reception registers synchronously while stored rows keep draining. */

@@ -20,11 +20,9 @@ import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 public class FlywayConnection {
 
     @Bean
-    FlywayConfigurationCustomizer flywayOwnConnection(DataSourceProperties dataSource,
-                                                      @org.springframework.beans.factory.annotation.Value(
-                                                              "${adapter.migration.lock-timeout:PT5S}") java.time.Duration lockTimeout) {
+    FlywayConfigurationCustomizer flywayOwnConnection(DataSourceProperties dataSource, AdapterProperties properties) {
         return configuration -> configure(configuration, dataSource.determineUrl(), dataSource.determineUsername(),
-                dataSource.determinePassword(), lockTimeout);
+                dataSource.determinePassword(), properties.getMigration().getLockTimeout());
     }
 
     /**

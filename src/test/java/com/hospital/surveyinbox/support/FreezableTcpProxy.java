@@ -22,6 +22,9 @@ public final class FreezableTcpProxy implements AutoCloseable {
     private final Object gate = new Object();
     private volatile boolean frozen;
     private volatile boolean closed;
+    /** Delay (ms) added to every chunk sent towards the server, drawn in [slowMin, slowMax]; 0 = none. */
+    private volatile int slowMin;
+    private volatile int slowMax;
 
     public FreezableTcpProxy(int targetPort) throws IOException {
         this.targetPort = targetPort;
@@ -40,6 +43,21 @@ public final class FreezableTcpProxy implements AutoCloseable {
         frozen = true;
     }
 
+    /**
+     * A slow (not frozen) server: every chunk a client sends (a statement, a commit) is held for a random
+     * {@code minMillis}..{@code maxMillis} first; answers pass at once.
+     */
+    public void slow(int minMillis, int maxMillis) {
+        slowMin = minMillis;
+        slowMax = maxMillis;
+    }
+
+    /** No added delay any more. */
+    public void fast() {
+        slowMin = 0;
+        slowMax = 0;
+    }
+
     /** Traffic flows again, held bytes first. */
     public void thaw() {
         synchronized (gate) {
@@ -55,8 +73,8 @@ public final class FreezableTcpProxy implements AutoCloseable {
                 Socket upstream = new Socket(InetAddress.getLoopbackAddress(), targetPort);
                 sockets.add(client);
                 sockets.add(upstream);
-                pump(client, upstream);
-                pump(upstream, client);
+                pump(client, upstream, true);
+                pump(upstream, client, false);
             } catch (IOException e) {
                 if (closed) {
                     return;
@@ -65,13 +83,16 @@ public final class FreezableTcpProxy implements AutoCloseable {
         }
     }
 
-    private void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to, boolean towardsServer) {
         Thread t = new Thread(() -> {
             byte[] buffer = new byte[16 * 1024];
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 int n;
                 while ((n = in.read(buffer)) >= 0) {
                     awaitThaw();
+                    if (towardsServer && slowMax > 0) { // simulated server latency, not a wait for a condition
+                        Thread.sleep(java.util.concurrent.ThreadLocalRandom.current().nextInt(slowMin, slowMax + 1));
+                    }
                     out.write(buffer, 0, n);
                     out.flush();
                 }

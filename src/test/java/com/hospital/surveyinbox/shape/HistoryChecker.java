@@ -1,0 +1,129 @@
+package com.hospital.surveyinbox.shape;
+
+import static org.awaitility.Awaitility.await;
+
+import com.hospital.surveyinbox.support.DownstreamSimulator;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * Proves a scenario's promises from three independent records — what the senders were answered, what the
+ * database holds, and what the downstream simulator was asked to do:
+ * <ul>
+ *   <li>every 200 is stored exactly once, under the inboxId it was answered with;</li>
+ *   <li>no row is stored for an answer other than 200 — except a COMMIT cut on the wire, counted
+ *       ({@link Report#storedWithout200}) and allowed only where a scenario cuts connections;</li>
+ *   <li>no answer other than 200 or 503 (a 502 is the ingress routing to a pod that was gone);</li>
+ *   <li>per subject, the downstream effects in acknowledgement order: the bundle before the submission;</li>
+ *   <li>no bundle created twice, no resend call without a second stored SEND;</li>
+ *   <li>every DEAD row has exactly one DEAD reply; nothing is left unfinished.</li>
+ * </ul>
+ */
+final class HistoryChecker {
+
+    record Report(long acknowledged, long refused503, long storedWithout200, List<String> violations,
+                  Map<String, Long> answers) {
+        @Override
+        public String toString() {
+            return "acknowledged " + acknowledged + ", 503 " + refused503 + ", stored without a 200 " + storedWithout200
+                    + ", answers " + answers + (violations.isEmpty() ? "" : ", VIOLATIONS:\n  " + String.join("\n  ", violations));
+        }
+    }
+
+    private HistoryChecker() {
+    }
+
+    static Report check(RecordingSenders senders, JdbcTemplate jdbc, DownstreamSimulator simulator, Duration drain) {
+        List<RecordingSenders.Attempt> attempts = senders.attempts();
+        String like = senders.prefix() + "%";
+        // nothing left unfinished
+        await().atMost(drain).pollInterval(Duration.ofMillis(500)).until(() -> jdbc.queryForObject(
+                "SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status NOT IN ('COMPLETED', 'DEAD')",
+                Long.class, like) == 0);
+
+        List<String> violations = new ArrayList<>();
+        Map<String, Long> answers = new LinkedHashMap<>();
+        Map<String, Long> acknowledgedPerKey = new HashMap<>();
+        // every row of the run in one read (subject and type by id)
+        Map<Long, Map<String, Object>> rowsById = new HashMap<>();
+        for (Map<String, Object> row : jdbc.queryForList("SELECT id, srvy_drawup_no, msg_type FROM inbox_message"
+                + " WHERE srvy_drawup_no LIKE ?", like)) {
+            rowsById.put(((Number) row.get("id")).longValue(), row);
+        }
+        for (RecordingSenders.Attempt a : attempts) {
+            answers.merge(Integer.toString(a.status()), 1L, Long::sum);
+            if (a.status() != 200 && a.status() != 503) {
+                violations.add(a.msgType() + " " + a.subject() + " answered " + a.status() + " (pod " + a.pod() + ")");
+            }
+            if (a.status() == 200) {
+                acknowledgedPerKey.merge(a.subject() + "/" + a.msgType(), 1L, Long::sum);
+                Map<String, Object> row = a.inboxId() == null ? null : rowsById.get(Long.parseLong(a.inboxId()));
+                if (row == null || !a.subject().equals(row.get("srvy_drawup_no")) || !a.msgType().equals(row.get("msg_type"))) {
+                    violations.add("200 for " + a.msgType() + " " + a.subject() + " as inbox " + a.inboxId() + ", stored: " + row);
+                }
+            }
+        }
+        Map<String, Long> storedPerKey = new HashMap<>();
+        for (Map<String, Object> r : jdbc.queryForList("SELECT srvy_drawup_no || '/' || msg_type AS k, count(*) AS n"
+                + " FROM inbox_message WHERE srvy_drawup_no LIKE ? GROUP BY 1", like)) {
+            storedPerKey.put((String) r.get("k"), ((Number) r.get("n")).longValue());
+        }
+        long storedWithout200 = 0;
+        for (Map.Entry<String, Long> stored : storedPerKey.entrySet()) {
+            long acknowledged = acknowledgedPerKey.getOrDefault(stored.getKey(), 0L);
+            if (stored.getValue() < acknowledged) {
+                violations.add(stored.getKey() + ": " + acknowledged + " acknowledged, " + stored.getValue() + " stored (lost)");
+            }
+            storedWithout200 += Math.max(0, stored.getValue() - acknowledged);
+        }
+        for (String key : acknowledgedPerKey.keySet()) {
+            if (!storedPerKey.containsKey(key)) {
+                violations.add(key + ": acknowledged, nothing stored (lost)");
+            }
+        }
+
+        List<String> subjects = jdbc.queryForList("SELECT DISTINCT srvy_drawup_no FROM inbox_message WHERE srvy_drawup_no LIKE ?",
+                String.class, like);
+        for (String subject : subjects) {
+            if (simulator.bundleCreates(subject) > 1) {
+                violations.add(subject + ": bundle created " + simulator.bundleCreates(subject) + " times");
+            }
+            List<DownstreamSimulator.Event> events = simulator.events(subject);
+            long sends = storedPerKey.getOrDefault(subject + "/SEND", 0L);
+            if (sends < 2 && events.stream().anyMatch(e -> e.kind().equals("RESEND"))) {
+                violations.add(subject + ": a resend call without a resend request");
+            }
+            Long bundle = events.stream().filter(e -> e.kind().equals("BUNDLE")).map(DownstreamSimulator.Event::seq).findFirst().orElse(null);
+            Long submission = events.stream().filter(e -> e.kind().equals("SUBMISSION")).map(DownstreamSimulator.Event::seq)
+                    .findFirst().orElse(null);
+            if (submission != null && (bundle == null || submission < bundle)) {
+                violations.add(subject + ": submission registered before the dispatch it was acknowledged after");
+            }
+        }
+        // a SUBMIT registered before its SEND finished finds no dispatch (the ordering guard failed), even if a retry
+        // later succeeds
+        for (String early : jdbc.queryForList("SELECT DISTINCT m.srvy_drawup_no FROM inbox_attempt a JOIN inbox_message m"
+                + " ON m.id = a.inbox_id WHERE m.srvy_drawup_no LIKE ? AND m.msg_type = 'SUBMIT'"
+                + " AND a.reason LIKE '%no dispatch for this number%'", String.class, like)) {
+            violations.add(early + ": its SUBMIT was registered before its SEND (no dispatch yet)");
+        }
+        for (Map<String, Object> dead : jdbc.queryForList("SELECT srvy_drawup_no, count(*) AS n FROM inbox_message"
+                + " WHERE srvy_drawup_no LIKE ? AND status = 'DEAD' GROUP BY 1", like)) {
+            String subject = (String) dead.get("srvy_drawup_no");
+            long replies = simulator.replies(subject).stream().map(r -> r.path("reasonCode").asText())
+                    .filter(code -> Objects.equals(code, "DEAD")).count();
+            if (replies != ((Number) dead.get("n")).longValue()) {
+                violations.add(subject + ": " + dead.get("n") + " DEAD rows, " + replies + " DEAD replies");
+            }
+        }
+        long acknowledged = attempts.stream().filter(a -> a.status() == 200).count();
+        long refused = attempts.stream().filter(a -> a.status() == 503).count();
+        return new Report(acknowledged, refused, storedWithout200, violations, answers);
+    }
+}

@@ -1,0 +1,191 @@
+package com.hospital.surveyinbox.shape;
+
+import com.hospital.surveyinbox.support.EmbeddedServices;
+import com.hospital.surveyinbox.support.ServiceClient;
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.awaitility.Awaitility;
+
+/**
+ * The ingress of the production-shape harness: Debian's nginx (installed on first use when missing, as root,
+ * like the browser tests' Chromium), run from a generated configuration in a folder of its own. Round robin
+ * over the pods, X-Forwarded-For appended, a POST never retried on another pod (nginx's and ingress-nginx's
+ * default), and each answer names the pod that gave it ({@code X-Upstream}). Taking a pod out is a graceful
+ * reload, as when a pod leaves the Service's endpoints before its SIGTERM.
+ */
+final class Nginx implements AutoCloseable {
+
+    static final Path BINARY = Path.of("/usr/sbin/nginx");
+
+    private final Path dir;
+    final int port;
+    private Set<Integer> upstreams;
+
+    private Nginx(Path dir, int port) {
+        this.dir = dir;
+        this.port = port;
+    }
+
+    static Nginx start(Collection<Integer> pods) {
+        provision();
+        try {
+            Path dir = Files.createTempDirectory("ingress-nginx-");
+            for (String temp : new String[] {"client_body", "proxy", "fastcgi", "uwsgi", "scgi"}) {
+                Files.createDirectories(dir.resolve(temp));
+            }
+            Nginx nginx = new Nginx(dir, EmbeddedServices.freePort());
+            nginx.writeConfig(pods);
+            nginx.run("-g", "daemon on;");
+            nginx.awaitServing(Set.copyOf(pods));
+            return nginx;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The pods the ingress routes to from now on; returns once no answer comes from another pod. */
+    void route(Collection<Integer> pods) {
+        writeConfig(pods);
+        run("-s", "reload");
+        awaitServing(Set.copyOf(pods));
+    }
+
+    Set<Integer> upstreams() {
+        return upstreams;
+    }
+
+    private void writeConfig(Collection<Integer> pods) {
+        upstreams = Set.copyOf(pods);
+        String servers = pods.stream().map(p -> "        server 127.0.0.1:" + p + " max_fails=0;")
+                .collect(Collectors.joining("\n"));
+        String config = """
+                user root;
+                worker_processes 1;
+                pid %1$s/nginx.pid;
+                error_log %1$s/error.log warn;
+                events { worker_connections 2048; }
+                http {
+                    access_log off;
+                    client_body_temp_path %1$s/client_body;
+                    proxy_temp_path %1$s/proxy;
+                    fastcgi_temp_path %1$s/fastcgi;
+                    uwsgi_temp_path %1$s/uwsgi;
+                    scgi_temp_path %1$s/scgi;
+                    upstream adapter {
+                %2$s
+                        keepalive 32;
+                    }
+                    server {
+                        listen 127.0.0.1:%3$d;
+                        location / {
+                            proxy_pass http://adapter;
+                            proxy_http_version 1.1;
+                            proxy_set_header Connection "";
+                            proxy_set_header Host $host;
+                            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+                            # nginx's default: a connection error moves an idempotent request to the next pod,
+                            # never a POST (non_idempotent is not listed)
+                            proxy_next_upstream error timeout;
+                            proxy_connect_timeout 2s;
+                            proxy_read_timeout 60s;
+                            add_header X-Upstream $upstream_addr always;
+                        }
+                    }
+                }
+                """.formatted(dir, servers, port);
+        try {
+            Files.writeString(dir.resolve("nginx.conf"), config);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Every answer from the listed pods only, and the previous generation of workers gone (its requests done). */
+    private void awaitServing(Set<Integer> pods) {
+        Set<String> expected = pods.stream().map(p -> "127.0.0.1:" + p).collect(Collectors.toSet());
+        Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
+            HttpClient fresh = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+            Set<String> seen = new HashSet<>();
+            for (int i = 0; i < 2 * pods.size() + 2; i++) {
+                try {
+                    HttpResponse<Void> answer = fresh.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                                    + "/ops/inbox/stats")).header("Authorization", ServiceClient.OPS_AUTH)
+                            .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.discarding());
+                    seen.add(answer.headers().firstValue("X-Upstream").orElse("none"));
+                } catch (IOException e) {
+                    return false;
+                }
+            }
+            return expected.containsAll(seen) && workers() <= 1;
+        });
+    }
+
+    /** Worker processes of the master: more than one while an old generation finishes its requests. */
+    private long workers() throws IOException {
+        long master = Long.parseLong(Files.readString(dir.resolve("nginx.pid")).strip());
+        return ProcessHandle.of(master).map(h -> h.children().count()).orElse(0L);
+    }
+
+    private void run(String... args) {
+        String[] command = new String[args.length + 5];
+        command[0] = BINARY.toString();
+        command[1] = "-p";
+        command[2] = dir.toString();
+        command[3] = "-c";
+        command[4] = dir.resolve("nginx.conf").toString();
+        System.arraycopy(args, 0, command, 5, args.length);
+        try {
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes());
+            if (p.waitFor() != 0) {
+                throw new IllegalStateException("nginx " + String.join(" ", args) + " failed: " + out);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static synchronized void provision() {
+        if (Files.isExecutable(BINARY)) {
+            return;
+        }
+        System.out.println("[ingress] installing nginx (apt-get install nginx)");
+        try {
+            Files.createDirectories(Path.of("target"));
+            Process install = new ProcessBuilder("sh", "-c",
+                    "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx")
+                    .redirectErrorStream(true).redirectOutput(new File("target/nginx-install.log")).start();
+            install.waitFor();
+        } catch (IOException | InterruptedException e) {
+            throw new IllegalStateException("could not run apt-get to install nginx", e);
+        }
+        if (!Files.isExecutable(BINARY)) {
+            throw new IllegalStateException("The production-shape harness needs Debian's nginx (" + BINARY + "); installing it "
+                    + "failed (see target/nginx-install.log). Install it: apt-get install nginx");
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            run("-s", "quit");
+        } catch (RuntimeException ignored) {
+            // already gone
+        }
+    }
+}

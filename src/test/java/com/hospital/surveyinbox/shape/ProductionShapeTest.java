@@ -1,0 +1,230 @@
+package com.hospital.surveyinbox.shape;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.hospital.surveyinbox.support.DownstreamSimulator;
+import com.hospital.surveyinbox.support.EmbeddedServices;
+import com.hospital.surveyinbox.support.FreezableTcpProxy;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * The production shape: three service JVMs (pods) behind a real reverse proxy (nginx, as an ingress), sharing
+ * one PostgreSQL (reached through a proxy that can make it slow), one Kafka broker, one Redis and the
+ * downstream simulator. Senders reach the service through the ingress only, and after each scenario the
+ * {@link HistoryChecker} proves from the senders' records, the database and the simulator's log that every
+ * promise held. The pods keep their state between scenarios, as a deployment does.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ProductionShapeTest {
+
+    /** preStop's 5 s is the harness's reload-and-drain of nginx; web 10 s + Camel 10 s here, so 25 s. */
+    static final Duration GRACE = Duration.ofSeconds(25);
+    static final String RUN = "shape" + UUID.randomUUID().toString().substring(0, 6);
+
+    static EmbeddedServices services;
+    static DownstreamSimulator simulator;
+    static FreezableTcpProxy database;
+    static JdbcTemplate jdbc;
+    static Nginx ingress;
+    static final List<ServicePod> pods = new ArrayList<>();
+    static int started;
+
+    @BeforeAll
+    static void startTheCluster() throws Exception {
+        services = EmbeddedServices.get();
+        simulator = services.simulator();
+        database = new FreezableTcpProxy(services.postgresPort());
+        jdbc = new JdbcTemplate(services.dataSource());
+        List<ServicePod> first = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            first.add(startPod());
+        }
+        for (ServicePod pod : first) {
+            pods.add(pod.awaitReady(Duration.ofSeconds(180)));
+        }
+        ingress = Nginx.start(ports());
+    }
+
+    @AfterAll
+    static void stopTheCluster() throws Exception {
+        if (ingress != null) {
+            ingress.close();
+        }
+        for (ServicePod pod : pods) {
+            pod.terminate(GRACE);
+        }
+        if (database != null) {
+            database.close();
+        }
+        simulator.setLatency(DownstreamSimulator.Latency.FAST);
+    }
+
+    static ServicePod startPod() {
+        Map<String, String> p = new LinkedHashMap<>();
+        services.properties().forEach((k, v) -> p.put(k, String.valueOf(v)));
+        p.put("spring.datasource.url", "jdbc:postgresql://localhost:" + database.port() + "/" + EmbeddedServices.DB_NAME);
+        p.put("adapter.security.legacy.username", "legacy");
+        p.put("adapter.security.legacy.password", "legacy-test-secret");
+        p.put("adapter.security.ops.username", "ops");
+        p.put("adapter.security.ops.password", "ops-test-secret");
+        p.put("adapter.security.trusted-proxies", "127.0.0.1/32");
+        p.put("adapter.kafka.topic", RUN);
+        p.put("adapter.kafka.group-id", RUN);
+        p.put("adapter.kafka.partitions", "12");
+        p.put("adapter.kafka.consumers", "4");
+        p.put("adapter.kafka.workers", "8");
+        p.put("spring.datasource.hikari.maximum-pool-size", "12");
+        p.put("spring.quartz.scheduler-name", RUN);
+        p.put("adapter.inbox.redeliver-cron", "0/2 * * * * ?");
+        p.put("adapter.inbox.retry-delay", "PT2S");
+        p.put("adapter.inbox.lost-event-after", "PT6S");
+        p.put("adapter.inbox.stuck-processing-after", "PT40S");
+        p.put("adapter.retention.enabled", "false");
+        p.put("adapter.http.response-timeout", "PT6S");
+        p.put("spring.lifecycle.timeout-per-shutdown-phase", "10s");
+        p.put("camel.main.shutdown-timeout", "10");
+        p.put("logging.level.org.apache.kafka", "WARN");
+        return ServicePod.start("pod" + (++started), p);
+    }
+
+    static List<Integer> ports() {
+        return pods.stream().map(p -> p.port).toList();
+    }
+
+    /** Takes a pod out as Kubernetes does: out of the endpoints (ingress reload, its requests drain), then SIGTERM. */
+    static void stop(ServicePod pod) throws InterruptedException {
+        pods.remove(pod);
+        ingress.route(ports());
+        assertThat(pod.terminate(GRACE)).as("pod " + pod.name + " stopped within its grace period:\n" + pod.tail()).isTrue();
+    }
+
+    /** Adds a pod as a rollout or a scale-out does: started, ready, then into the endpoints. */
+    static ServicePod add() {
+        ServicePod pod = startPod().awaitReady(Duration.ofSeconds(180));
+        pods.add(pod);
+        ingress.route(ports());
+        return pod;
+    }
+
+    private static HistoryChecker.Report check(RecordingSenders senders, String scenario) throws Exception {
+        senders.close();
+        HistoryChecker.Report report = HistoryChecker.check(senders, jdbc, simulator, Duration.ofSeconds(120));
+        String line = scenario + ": " + report;
+        System.out.println("[shape] " + line);
+        Files.createDirectories(Path.of("target"));
+        Files.writeString(Path.of("target/production-shape.txt"), line + "\n",
+                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+        return report;
+    }
+
+    @Test
+    @Order(1)
+    void aRollingUpdateUnderLoadLosesAndDoublesNothing() throws Exception {
+        RecordingSenders senders = new RecordingSenders(ingress.port, RUN + "-roll-", 8);
+        await().atMost(Duration.ofSeconds(60)).until(() -> senders.acknowledged() >= 30);
+        // maxSurge 1, maxUnavailable 0: a new pod is ready before an old one leaves
+        for (ServicePod old : List.copyOf(pods)) {
+            add();
+            stop(old);
+        }
+        long before = senders.acknowledged();
+        await().atMost(Duration.ofSeconds(60)).until(() -> senders.acknowledged() >= before + 30);
+        HistoryChecker.Report report = check(senders, "rolling update, 3 pods, 8 senders");
+
+        assertThat(report.violations()).isEmpty();
+        assertThat(report.storedWithout200()).isZero();
+        assertThat(report.acknowledged()).isGreaterThan(60);
+    }
+
+    @Test
+    @Order(2)
+    void scalingInToOneAndOutToThreeUnderLoadLosesAndDoublesNothing() throws Exception {
+        RecordingSenders senders = new RecordingSenders(ingress.port, RUN + "-scale-", 6);
+        await().atMost(Duration.ofSeconds(60)).until(() -> senders.acknowledged() >= 30);
+        while (pods.size() > 1) {
+            stop(pods.get(0));
+        }
+        long one = senders.acknowledged();
+        await().atMost(Duration.ofSeconds(60)).until(() -> senders.acknowledged() >= one + 30);
+        // two pods at once, as the HPA adds them
+        ServicePod second = startPod();
+        ServicePod third = startPod();
+        pods.add(second.awaitReady(Duration.ofSeconds(180)));
+        pods.add(third.awaitReady(Duration.ofSeconds(180)));
+        ingress.route(ports());
+        long three = senders.acknowledged();
+        await().atMost(Duration.ofSeconds(60)).until(() -> senders.acknowledged() >= three + 30);
+        HistoryChecker.Report report = check(senders, "scale 3 -> 1 -> 3, 6 senders");
+
+        assertThat(report.violations()).isEmpty();
+        assertThat(report.storedWithout200()).isZero();
+    }
+
+    @Test
+    @Order(3)
+    void aSlowDatabaseNever503sARowThatCommits() throws Exception {
+        RecordingSenders senders = new RecordingSenders(ingress.port, RUN + "-slowdb-", 8);
+        await().atMost(Duration.ofSeconds(60)).until(() -> senders.acknowledged() >= 30);
+        database.slow(1000, 3000);
+        long slowSince = System.nanoTime();
+        try {
+            await().atMost(Duration.ofSeconds(60)).until(() -> System.nanoTime() - slowSince > 30_000_000_000L
+                    || senders.attempts().stream().filter(a -> a.sentAt() > slowSince && a.status() == 503).count() >= 20);
+        } finally {
+            database.fast();
+        }
+        long fastAgain = senders.acknowledged();
+        await().atMost(Duration.ofSeconds(90)).until(() -> senders.acknowledged() >= fastAgain + 30);
+        HistoryChecker.Report report = check(senders, "slow database 1-3 s per statement, 8 senders");
+
+        assertThat(report.violations()).isEmpty();
+        assertThat(report.storedWithout200()).as("a 503 for a row that committed").isZero();
+    }
+
+    @Test
+    @Order(4)
+    void slowDownstreamsKeepEveryConsumerInItsGroupAndRetryNothingEarly() throws Exception {
+        // a backlog behind 4.5 s patient lookups: every worker held for seconds per row
+        simulator.setLatency(new DownstreamSimulator.Latency(0, 2, 4500, 4500, 0, 2));
+        RecordingSenders senders = new RecordingSenders(ingress.port, RUN + "-slowdown-", 8);
+        try {
+            await().atMost(Duration.ofSeconds(60)).until(() -> senders.acknowledged() >= 120);
+            senders.close();
+            // the backlog drains through 4.5 s calls
+            await().atMost(Duration.ofSeconds(150)).pollInterval(Duration.ofSeconds(1)).until(() -> jdbc.queryForObject(
+                    "SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status NOT IN ('COMPLETED', 'DEAD')",
+                    Long.class, RUN + "-slowdown-%") == 0);
+        } finally {
+            simulator.setLatency(DownstreamSimulator.Latency.FAST);
+        }
+        HistoryChecker.Report report = check(senders, "slow downstream 4.5 s, backlog " + senders.acknowledged());
+
+        assertThat(report.violations()).isEmpty();
+        for (ServicePod pod : pods) {
+            assertThat(pod.log()).as(pod.name + " left its consumer group")
+                    .doesNotContain("max.poll.interval.ms").doesNotContain("poll timeout has expired");
+        }
+        // a FAILED row is retried only once due: never a second attempt within retry-delay of the first's end
+        Long early = jdbc.queryForObject("SELECT count(*) FROM inbox_attempt a JOIN inbox_attempt b"
+                + " ON b.inbox_id = a.inbox_id AND b.attempt_no = a.attempt_no + 1"
+                + " JOIN inbox_message m ON m.id = a.inbox_id"
+                + " WHERE m.srvy_drawup_no LIKE ? AND a.outcome = 'FAILED' AND b.started_at < a.started_at + INTERVAL '2 seconds'",
+                Long.class, RUN + "-slowdown-%");
+        assertThat(early).isZero();
+    }
+}
