@@ -20,9 +20,25 @@ import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 public class FlywayConnection {
 
     @Bean
-    FlywayConfigurationCustomizer flywayOwnConnection(DataSourceProperties dataSource, AdapterProperties properties) {
-        return configuration -> configure(configuration, dataSource.determineUrl(), dataSource.determineUsername(),
-                dataSource.determinePassword(), properties.getMigration().getLockTimeout());
+    FlywayConfigurationCustomizer flywayOwnConnection(DataSourceProperties dataSource, javax.sql.DataSource main,
+                                                      AdapterProperties properties,
+                                                      org.springframework.core.env.Environment environment) {
+        return configuration -> {
+            if (environment.getProperty("spring.flyway.url") != null) {
+                return; // a Flyway connection of the operator's own (spring.flyway.url/user/password) is used as given
+            }
+            // the main pool's driver properties (sslmode, currentSchema, …), less its socket timeout
+            Properties driver = new Properties();
+            try {
+                if (main.isWrapperFor(com.zaxxer.hikari.HikariDataSource.class)) {
+                    driver.putAll(main.unwrap(com.zaxxer.hikari.HikariDataSource.class).getDataSourceProperties());
+                }
+            } catch (java.sql.SQLException e) {
+                throw new IllegalStateException(e);
+            }
+            configure(configuration, dataSource.determineUrl(), dataSource.determineUsername(), dataSource.determinePassword(),
+                    properties.getMigration().getLockTimeout(), driver);
+        };
     }
 
     /**
@@ -32,14 +48,16 @@ public class FlywayConnection {
      */
     public static org.flywaydb.core.api.configuration.FluentConfiguration configure(
             org.flywaydb.core.api.configuration.FluentConfiguration configuration, String url, String username,
-            String password, java.time.Duration lockTimeout) {
+            String password, java.time.Duration lockTimeout, Properties driver) {
         SimpleDriverDataSource flyway = new SimpleDriverDataSource(new org.postgresql.Driver(), url, username, password);
         Properties properties = new Properties();
+        properties.putAll(driver);
         properties.setProperty("socketTimeout", "0");
         properties.setProperty("tcpKeepAlive", "true");
         properties.setProperty("logServerErrorDetail", "false");
         properties.setProperty("ApplicationName", "survey-inbox-adapter migration");
-        properties.setProperty("options", "-c lock_timeout=" + lockTimeout.toMillis() + " -c statement_timeout=0");
+        String options = properties.getProperty("options", "").strip();
+        properties.setProperty("options", (options + " -c lock_timeout=" + lockTimeout.toMillis() + " -c statement_timeout=0").strip());
         flyway.setConnectionProperties(properties);
         return configuration.dataSource(flyway).callbacks(new DropInvalidIndexes())
                 .configuration(java.util.Map.of("flyway.postgresql.transactional.lock", "false"));
@@ -47,7 +65,8 @@ public class FlywayConnection {
 
     /**
      * A {@code CREATE INDEX CONCURRENTLY} cut short (the pod stopped mid-build) leaves an INVALID index that
-     * {@code IF NOT EXISTS} would then skip for ever: such indexes are dropped (concurrently) before migrating.
+     * {@code IF NOT EXISTS} would then skip for ever: such indexes are dropped (concurrently) before migrating —
+     * except one still being built (another pod's migration, which holds Flyway's lock).
      */
     static final class DropInvalidIndexes implements org.flywaydb.core.api.callback.Callback {
 
@@ -58,6 +77,7 @@ public class FlywayConnection {
                   JOIN pg_namespace n ON n.oid = c.relnamespace
                  WHERE NOT i.indisvalid
                    AND n.nspname = current_schema()
+                   AND i.indexrelid NOT IN (SELECT index_relid FROM pg_stat_progress_create_index)
                 """;
 
         @Override

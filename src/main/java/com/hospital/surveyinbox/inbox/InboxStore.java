@@ -30,18 +30,6 @@ import org.springframework.transaction.support.TransactionTemplate;
 @Component("inboxStore")
 public class InboxStore implements DisposableBean {
 
-    /**
-     * One row, autocommit. The subject's lock is taken before the identity's nextval, so across pods a
-     * subject's rows take their ids in commit order (see {@link #SUBJECT_LOCKS}).
-     */
-    static final String INSERT = """
-            INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload, payload_key_id, idempotency_key)
-            SELECT :srvyDrawupNo, :msgType, :payload, :payloadKeyId, :idempotencyKey
-              FROM (SELECT pg_advisory_xact_lock(%d, hashtext(:srvyDrawupNo))) subject_lock
-            ON CONFLICT (idempotency_key) DO NOTHING
-            RETURNING id
-            """.formatted(InboxStore.SUBJECT_LOCK_SPACE);
-
     /** First key of the subject locks: keeps them apart from any other advisory lock in the database. */
     static final int SUBJECT_LOCK_SPACE = 0x1B0C;
 
@@ -51,7 +39,7 @@ public class InboxStore implements DisposableBean {
      * commits. Without the lock, pod A takes id 100 for a subject, pod B id 101 for the same subject, B commits
      * first, and 101's claim cannot see the uncommitted 100: it registers first. With it, B's transaction waits
      * for A's commit before it takes its id, so a subject's ids are in commit order. Within one pod a subject's
-     * rows already share a lane; this is for two pods (and the single-row path). Bounded by the statement's
+     * rows already share a lane; this is for two pods. Bounded by the connection's
      * query timeout like the rest of the group.
      */
     static final String SUBJECT_LOCKS = """
@@ -69,16 +57,31 @@ public class InboxStore implements DisposableBean {
      */
     static final String NEXT_IDS = """
             SELECT nextval(pg_get_serial_sequence('inbox_message', 'id')),
-                   set_config('statement_timeout', ?, true)
+                   set_config('statement_timeout', ?, true),
+                   pg_backend_pid() AS pid,
+                   pg_current_xact_id()::text AS xid
               FROM (%s) AS subject_locks,
                    generate_series(1, ?)
             """.formatted(SUBJECT_LOCKS);
 
-    /** Which of a group's ids exist: asked on another connection when the group's COMMIT got no answer. */
-    static final String EXISTING_IDS = """
-            SELECT id
-              FROM inbox_message
-             WHERE id = ANY (?)
+    /**
+     * The outcome of a group whose COMMIT got no answer, asked on another connection: its backend is ended
+     * first if it is still there (so the transaction can no longer commit later), then the transaction's
+     * status is read from the commit log: {@code committed}, {@code aborted}, or null when it is too old.
+     */
+    static final String END_BACKEND = """
+            SELECT pg_terminate_backend(pid)
+              FROM pg_stat_activity
+             WHERE pid = ?
+               AND backend_xid IS NOT NULL
+            """;
+
+    static final String BACKEND_GONE = """
+            SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ? AND backend_xid IS NOT NULL)
+            """;
+
+    static final String TRANSACTION_STATUS = """
+            SELECT pg_xact_status(CAST(? AS xid8))
             """;
 
     /**
@@ -89,9 +92,14 @@ public class InboxStore implements DisposableBean {
             INSERT INTO inbox_message (id, srvy_drawup_no, msg_type, payload, payload_key_id, idempotency_key)
             OVERRIDING SYSTEM VALUE VALUES\s""";
 
+    /**
+     * The group's COMMIT is not cut by the group's statement timeout (set to 0 in the same round trip): cancelled
+     * while waiting for a synchronous standby, a COMMIT only warns and stays committed on the primary alone. It
+     * is bounded by the socket timeout instead, and an unanswered COMMIT is settled ({@link #TRANSACTION_STATUS}).
+     */
     static final String INSERT_GROUP_TAIL = """
             ON CONFLICT (idempotency_key) DO NOTHING
-            RETURNING id
+            RETURNING id, set_config('statement_timeout', '0', true)
             """;
 
     /** The row an Idempotency-Key already names (a replay): run inside the group's transaction, or alone. */
@@ -145,6 +153,8 @@ public class InboxStore implements DisposableBean {
     private final NamedParameterJdbcTemplate jdbc;
     /** The receptions' own connections ({@link ReceptionConnections}): the inserts and what they read meanwhile. */
     private final NamedParameterJdbcTemplate receptionJdbc;
+    /** Longest one statement on a reception connection may take (below the socket timeout). */
+    private final java.time.Duration receptionStatementBound;
     private final TransactionTemplate tx;
     private final PayloadCipher cipher;
     private final Timer insertTimer;
@@ -154,19 +164,22 @@ public class InboxStore implements DisposableBean {
     @org.springframework.beans.factory.annotation.Autowired
     public InboxStore(NamedParameterJdbcTemplate jdbc, ReceptionConnections receptionConnections, TransactionTemplate tx,
                       PayloadCipher cipher, MeterRegistry meters, AdapterProperties properties) {
-        this(jdbc, new NamedParameterJdbcTemplate(receptionConnections.dataSource()), tx, cipher, meters, properties);
+        this(jdbc, new NamedParameterJdbcTemplate(receptionConnections.dataSource()), receptionConnections.statementBound(),
+                tx, cipher, meters, properties);
     }
 
     /** Receptions on the same connections as everything else (tests that build a store by hand). */
     public InboxStore(NamedParameterJdbcTemplate jdbc, TransactionTemplate tx, PayloadCipher cipher, MeterRegistry meters,
                       AdapterProperties properties) {
-        this(jdbc, jdbc, tx, cipher, meters, properties);
+        this(jdbc, jdbc, java.time.Duration.ofSeconds(3), tx, cipher, meters, properties);
     }
 
-    private InboxStore(NamedParameterJdbcTemplate jdbc, NamedParameterJdbcTemplate receptionJdbc, TransactionTemplate tx,
+    private InboxStore(NamedParameterJdbcTemplate jdbc, NamedParameterJdbcTemplate receptionJdbc,
+                       java.time.Duration receptionStatementBound, TransactionTemplate tx,
                        PayloadCipher cipher, MeterRegistry meters, AdapterProperties properties) {
         this.jdbc = jdbc;
         this.receptionJdbc = receptionJdbc;
+        this.receptionStatementBound = receptionStatementBound;
         this.tx = tx;
         this.cipher = cipher;
         this.storeTimeout = properties.getReception().getStoreTimeout();
@@ -195,25 +208,14 @@ public class InboxStore implements DisposableBean {
     }
 
     /**
-     * One row: one autocommit statement; with encryption on, the group path with a group of one, because
-     * the ciphertext is bound to the row id, which must be taken before the row is written.
+     * One row: a group of one. Not one autocommit INSERT any more, though that is a round trip instead of three:
+     * its COMMIT is part of the statement, and a COMMIT that outlives the socket timeout (an fsync stall, a
+     * synchronous standby, a deferred trigger) left the reception answered 503 while the row committed a moment
+     * later. In a transaction the backend and transaction id are known before the COMMIT, so an unanswered one
+     * is settled ({@link #committedAfterAll}).
      */
     Acceptance acceptOne(ReceivedMessage message) {
-        if (cipher.enabled()) {
-            return acceptGroup(List.of(message), storeTimeout).get(0);
-        }
-        PayloadCipher.Sealed sealed = cipher.seal(0, message.srvyDrawupNo(), message.payload());
-        MapSqlParameterSource params = new MapSqlParameterSource()
-                .addValue("srvyDrawupNo", message.srvyDrawupNo())
-                .addValue("msgType", message.msgType())
-                .addValue("payload", sealed.bytes())
-                .addValue("payloadKeyId", sealed.keyId())
-                .addValue("idempotencyKey", message.idempotencyKey());
-        List<Long> ids = receptionJdbc.queryForList(INSERT, params, Long.class);
-        if (!ids.isEmpty()) {
-            return new Acceptance(ids.get(0), message.srvyDrawupNo(), message.msgType(), true);
-        }
-        return earlierRow(message.idempotencyKey());
+        return acceptGroup(List.of(message), storeTimeout).get(0);
     }
 
     /**
@@ -236,21 +238,28 @@ public class InboxStore implements DisposableBean {
         // a plain JDBC transaction on one connection: no JPA session for a statement pair
         List<Long> ids = new ArrayList<>(messages.size());
         List<Acceptance> answer = new ArrayList<>(messages.size());
+        int[] backend = {0};
+        String[] transaction = {null};
+        boolean[] commitSent = {false};
+        // never beyond the connection's own statement bound (below the socket timeout): the server gives up first
+        long bound = Math.min(budget.toMillis(), receptionStatementBound.toMillis());
         try {
             return receptionJdbc.getJdbcOperations().execute((ConnectionCallback<List<Acceptance>>) con -> {
                 boolean committed = false;
                 con.setAutoCommit(false);
                 try {
                     try (PreparedStatement next = con.prepareStatement(NEXT_IDS)) {
-                        // the subjects' locks may wait for another pod's group: bounded like the rest of the group
-                        next.setQueryTimeout((int) Math.max(1, (budget.toMillis() + 999) / 1000));
-                        next.setString(1, Long.toString(Math.max(1, budget.toMillis())));
+                        // the subjects' locks may wait for another pod's group: this statement is bounded by the
+                        // connection's own statement_timeout/lock_timeout (ReceptionConnections), the next ones by the group's
+                        next.setString(1, Long.toString(Math.max(1, bound)));
                         next.setArray(2, con.createArrayOf("text",
                                 messages.stream().map(ReceivedMessage::srvyDrawupNo).distinct().toArray()));
                         next.setInt(3, messages.size());
                         try (ResultSet rs = next.executeQuery()) {
                             while (rs.next()) {
                                 ids.add(rs.getLong(1));
+                                backend[0] = rs.getInt("pid");
+                                transaction[0] = rs.getString("xid");
                             }
                         }
                     }
@@ -287,6 +296,7 @@ public class InboxStore implements DisposableBean {
                                 : earlierRow(con, m.idempotencyKey()));
                     }
                     answer.addAll(result);
+                    commitSent[0] = true;
                     con.commit();
                     committed = true;
                     return result;
@@ -301,17 +311,18 @@ public class InboxStore implements DisposableBean {
                     try {
                         con.setAutoCommit(true);
                     } catch (SQLException e) {
-                        if (!committed) {
-                            throw e;
+                        // a broken connection: the pool discards it. Never thrown from here: it would replace the failure
+                        // that broke it (a lost connection's SQLState says "unavailable, retry"; "connection is closed"
+                        // says nothing), and a committed group is answered as committed.
+                        if (committed) {
+                            org.slf4j.LoggerFactory.getLogger(InboxStore.class)
+                                    .warn("Connection not reset after a committed group: {}", e.getClass().getSimpleName());
                         }
-                        // the group is committed and answered; the pool discards a connection it cannot reset
-                        org.slf4j.LoggerFactory.getLogger(InboxStore.class)
-                                .warn("Connection not reset after a committed group: {}", e.getClass().getSimpleName());
                     }
                 }
             });
         } catch (RuntimeException e) {
-            if (answer.size() == messages.size() && committedAfterAll(answer)) {
+            if (commitSent[0] && answer.size() == messages.size() && committedAfterAll(backend[0], transaction[0])) {
                 org.slf4j.LoggerFactory.getLogger(InboxStore.class).warn(
                         "A group of {} rows committed although its COMMIT got no answer; answered as stored", answer.size());
                 return answer;
@@ -320,28 +331,29 @@ public class InboxStore implements DisposableBean {
         }
     }
 
-    /** After a COMMIT without an answer: whether the group's fresh rows exist (asked on another connection). */
-    private boolean committedAfterAll(List<Acceptance> group) {
-        Long[] fresh = group.stream().filter(Acceptance::fresh).map(Acceptance::inboxId).toArray(Long[]::new);
-        if (fresh.length == 0) {
+    /**
+     * After a COMMIT without an answer: did it commit? Asked on another connection. The group's backend, if it
+     * is still there, is ended first (a COMMIT still on its way could otherwise land after the answer), then the
+     * transaction's status is read. Anything the database cannot say counts as not committed: the sender gets
+     * 503 and retries — the one admitted case, a database that answers nothing at all.
+     */
+    private boolean committedAfterAll(int pid, String xid) {
+        if (pid == 0 || xid == null) {
             return false;
         }
         try {
-            List<Long> found = receptionJdbc.getJdbcOperations().execute((ConnectionCallback<List<Long>>) con -> {
-                try (PreparedStatement find = con.prepareStatement(EXISTING_IDS)) {
-                    find.setArray(1, con.createArrayOf("bigint", fresh));
-                    List<Long> ids = new ArrayList<>();
-                    try (ResultSet rs = find.executeQuery()) {
-                        while (rs.next()) {
-                            ids.add(rs.getLong(1));
-                        }
-                    }
-                    return ids;
+            org.springframework.jdbc.core.JdbcOperations other = receptionJdbc.getJdbcOperations();
+            other.query(END_BACKEND, rs -> { }, pid);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+            while (!Boolean.TRUE.equals(other.queryForObject(BACKEND_GONE, Boolean.class, pid))) {
+                if (System.nanoTime() > deadline) {
+                    return false;
                 }
-            });
-            return found != null && found.size() == fresh.length;
+                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+            }
+            return "committed".equals(other.queryForObject(TRANSACTION_STATUS, String.class, xid));
         } catch (RuntimeException unreachable) {
-            return false; // the database cannot say: the sender retries (the one admitted case, README fault matrix)
+            return false;
         }
     }
 
@@ -358,10 +370,6 @@ public class InboxStore implements DisposableBean {
         }
     }
 
-    /** The same lookup for the single-row insert, on a connection of its own (nothing of ours was committed). */
-    private Acceptance earlierRow(String idempotencyKey) {
-        return receptionJdbc.getJdbcOperations().execute((ConnectionCallback<Acceptance>) con -> earlierRow(con, idempotencyKey));
-    }
 
     /** Ends the group insert's writers once the rows they hold are committed (after the web server stopped). */
     @Override
@@ -373,7 +381,7 @@ public class InboxStore implements DisposableBean {
 
     /** Whether the subject still has rows to drain (the synchronous path must not overtake them). */
     public boolean hasUnfinished(String srvyDrawupNo) {
-        return Boolean.TRUE.equals(receptionJdbc.queryForObject(HAS_UNFINISHED,
+        return Boolean.TRUE.equals(jdbc.queryForObject(HAS_UNFINISHED,
                 new MapSqlParameterSource("srvyDrawupNo", srvyDrawupNo), Boolean.class));
     }
 

@@ -22,16 +22,28 @@ public class ReceptionConnections implements DisposableBean {
 
     private final DataSource dataSource;
     private final HikariDataSource own;
+    private final java.time.Duration statementBound;
 
     public ReceptionConnections(DataSource main, AdapterProperties properties, MeterRegistry meters) {
         HikariDataSource hikari = unwrap(main);
         if (hikari == null) {
             this.dataSource = main; // not Hikari (a test's own DataSource): share it
             this.own = null;
+            this.statementBound = java.time.Duration.ofSeconds(3);
             return;
         }
         HikariConfig config = new HikariConfig();
         hikari.copyStateTo(config);
+        // every statement on these connections (a lock wait included) ends on the server before the socket timeout
+        // ends it on the client: a statement the client gave up on can never commit later (a 503 is the truth)
+        int socketSeconds = Integer.parseInt(String.valueOf(config.getDataSourceProperties().getOrDefault("socketTimeout", "4")));
+        this.statementBound = java.time.Duration.ofMillis(socketSeconds > 1 ? (socketSeconds - 1) * 1000L : 3000L);
+        java.util.Properties dataSourceProperties = new java.util.Properties();
+        dataSourceProperties.putAll(config.getDataSourceProperties());
+        String options = String.valueOf(dataSourceProperties.getOrDefault("options", "")).strip();
+        dataSourceProperties.setProperty("options", (options + " -c statement_timeout=" + statementBound.toMillis()
+                + " -c lock_timeout=" + statementBound.toMillis()).strip());
+        config.setDataSourceProperties(dataSourceProperties);
         config.setPoolName("reception");
         config.setMaximumPoolSize(properties.getReception().getPoolSize());
         config.setMinimumIdle(properties.getReception().getPoolSize());
@@ -47,6 +59,11 @@ public class ReceptionConnections implements DisposableBean {
 
     public DataSource dataSource() {
         return dataSource;
+    }
+
+    /** What any one statement on these connections may take at most (socket timeout less a second). */
+    public java.time.Duration statementBound() {
+        return statementBound;
     }
 
     private static HikariDataSource unwrap(DataSource main) {

@@ -76,7 +76,7 @@ class MigrationOnBigTableTest {
         long migrating = System.nanoTime();
         try {
             com.hospital.surveyinbox.config.FlywayConnection.configure(Flyway.configure(), url, EmbeddedServices.DB_USER, "",
-                    java.time.Duration.ofSeconds(5)).locations("classpath:db/migration").load().migrate();
+                    java.time.Duration.ofSeconds(5), new java.util.Properties()).locations("classpath:db/migration").load().migrate();
         } finally {
             sending.set(false);
             sender.join(30_000);

@@ -83,7 +83,7 @@ class ObservabilityTest extends IntegrationTest {
         assertThat(health.json().at("/components/redis/status").asText()).isEqualTo("UP");
         ServiceClient.Reply readiness = client.management("/actuator/health/readiness", ServiceClient.OPS_AUTH);
         assertThat(readiness.json().at("/components").fieldNames()).toIterable()
-                .containsExactly("readinessState");
+                .containsExactlyInAnyOrder("readinessState", "databaseReached");
         ServiceClient.Reply liveness = client.management("/actuator/health/liveness", ServiceClient.OPS_AUTH);
         assertThat(liveness.json().at("/components").fieldNames()).toIterable()
                 .containsExactlyInAnyOrder("livenessState", "camelLivenessState");

@@ -1,11 +1,13 @@
 package com.hospital.surveyinbox.reception;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.hospital.surveyinbox.support.IntegrationTest;
 import com.hospital.surveyinbox.support.ServiceClient;
 import com.hospital.surveyinbox.support.ServiceClient.Reply;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -65,5 +67,46 @@ class SlowDatabaseReceptionTest extends IntegrationTest {
             }
         }
         assertThat(refused).as("the database was slow enough to refuse someone").isPositive();
+    }
+
+    /**
+     * A COMMIT that takes longer than the socket timeout (a deferred trigger sleeps 5 s at commit): the client
+     * gives up without an answer. Its transaction must not commit after the reception was answered 503: the
+     * group's backend is ended and the transaction's status decides the answer.
+     */
+    @Test
+    void aCommitThatGetsNoAnswerNeverCommitsAfterItsReceptionWasAnswered() throws Exception {
+        String subject = uniqueSubject("SLOWCOMMIT");
+        jdbc.execute("CREATE OR REPLACE FUNCTION slow_inbox_commit() RETURNS trigger LANGUAGE plpgsql AS $$"
+                + " BEGIN IF NEW.srvy_drawup_no = '" + subject + "' THEN PERFORM pg_sleep(5); END IF; RETURN NULL; END $$");
+        jdbc.execute("CREATE CONSTRAINT TRIGGER slow_inbox_commit AFTER INSERT ON inbox_message DEFERRABLE INITIALLY DEFERRED"
+                + " FOR EACH ROW EXECUTE FUNCTION slow_inbox_commit()");
+        List<Reply> answers = new ArrayList<>();
+        List<String> keys = new ArrayList<>();
+        ExecutorService senders = Executors.newFixedThreadPool(3);
+        try {
+            List<Future<Reply>> futures = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                String key = subject + "-key-" + i;
+                keys.add(key);
+                futures.add(senders.submit(() -> client.post("/legacy/survey-send-info",
+                        ServiceClient.message(subject, "").getBytes(StandardCharsets.UTF_8), "application/json",
+                        ServiceClient.LEGACY_AUTH, Map.of("Idempotency-Key", key))));
+            }
+            for (Future<Reply> f : futures) {
+                answers.add(f.get(40, TimeUnit.SECONDS));
+            }
+        } finally {
+            jdbc.execute("DROP TRIGGER IF EXISTS slow_inbox_commit ON inbox_message");
+            senders.shutdown();
+        }
+        // whatever was still on its way has landed by now, or never will: the backends were ended
+        await().atMost(Duration.ofSeconds(10)).until(() -> jdbc.queryForObject(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE 'COMMIT%'", Long.class) == 0);
+        for (int i = 0; i < 3; i++) {
+            long stored = jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE idempotency_key = ?", Long.class, keys.get(i));
+            assertThat(stored).as("answered %s: stored", answers.get(i).status()).isEqualTo(answers.get(i).status() == 200 ? 1 : 0);
+            assertThat(answers.get(i).status()).isIn(200, 503);
+        }
     }
 }

@@ -96,6 +96,9 @@ class ProductionShapeTest {
         p.put("adapter.inbox.stuck-processing-after", "PT40S");
         p.put("adapter.retention.enabled", "false");
         p.put("adapter.http.response-timeout", "PT6S");
+        // 20 s instead of 5 min, so the slow-downstream scenario could push a consumer past it: with 4.5 s lookups a
+        // consumer holding 10 records and waiting for a worker for each would be away from poll() for longer
+        p.put("adapter.kafka.max-poll-interval-ms", "20000");
         p.put("spring.lifecycle.timeout-per-shutdown-phase", "10s");
         p.put("camel.main.shutdown-timeout", "10");
         p.put("logging.level.org.apache.kafka", "WARN");
