@@ -19,7 +19,8 @@ WITH claimed AS (
        -- a successor release, a duplicate) would otherwise retry it at once and burn its attempts toward DEAD
        -- within seconds. An operator's requeue makes it RECEIVED, so that one needs no wait.
        AND (m.status = 'RECEIVED'
-            OR (m.status = 'FAILED' AND m.last_attempt_at <= now() - :retryDelayMillis * INTERVAL '1 millisecond'))
+            OR (m.status = 'FAILED'
+                AND COALESCE(m.last_attempt_at, '-infinity') <= now() - :retryDelayMillis * INTERVAL '1 millisecond'))
        AND NOT EXISTS (
            SELECT 1
              FROM inbox_message e

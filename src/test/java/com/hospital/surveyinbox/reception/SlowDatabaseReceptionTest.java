@@ -32,24 +32,12 @@ class SlowDatabaseReceptionTest extends IntegrationTest {
         jdbc.execute("CREATE OR REPLACE FUNCTION slow_inbox_insert() RETURNS trigger LANGUAGE plpgsql AS $$"
                 + " BEGIN PERFORM pg_sleep(3); RETURN NULL; END $$");
         jdbc.execute("CREATE TRIGGER slow_inbox_insert BEFORE INSERT ON inbox_message FOR EACH STATEMENT EXECUTE FUNCTION slow_inbox_insert()");
-        List<String> keys = new ArrayList<>();
-        List<Reply> answers = new ArrayList<>();
-        ExecutorService senders = Executors.newFixedThreadPool(4);
+        List<String> keys = keys(subject, 4);
+        List<Reply> answers;
         try {
-            List<Future<Reply>> futures = new ArrayList<>();
-            for (int i = 0; i < 4; i++) {
-                String key = subject + "-key-" + i;
-                keys.add(key);
-                futures.add(senders.submit(() -> client.post("/legacy/survey-send-info",
-                        ServiceClient.message(subject, "").getBytes(StandardCharsets.UTF_8), "application/json",
-                        ServiceClient.LEGACY_AUTH, Map.of("Idempotency-Key", key))));
-            }
-            for (Future<Reply> f : futures) {
-                answers.add(f.get(30, TimeUnit.SECONDS));
-            }
+            answers = receiveAtOnce(subject, keys);
         } finally {
             jdbc.execute("DROP TRIGGER IF EXISTS slow_inbox_insert ON inbox_message");
-            senders.shutdown();
         }
 
         int refused = 0;
@@ -81,24 +69,12 @@ class SlowDatabaseReceptionTest extends IntegrationTest {
                 + " BEGIN IF NEW.srvy_drawup_no = '" + subject + "' THEN PERFORM pg_sleep(5); END IF; RETURN NULL; END $$");
         jdbc.execute("CREATE CONSTRAINT TRIGGER slow_inbox_commit AFTER INSERT ON inbox_message DEFERRABLE INITIALLY DEFERRED"
                 + " FOR EACH ROW EXECUTE FUNCTION slow_inbox_commit()");
-        List<Reply> answers = new ArrayList<>();
-        List<String> keys = new ArrayList<>();
-        ExecutorService senders = Executors.newFixedThreadPool(3);
+        List<String> keys = keys(subject, 3);
+        List<Reply> answers;
         try {
-            List<Future<Reply>> futures = new ArrayList<>();
-            for (int i = 0; i < 3; i++) {
-                String key = subject + "-key-" + i;
-                keys.add(key);
-                futures.add(senders.submit(() -> client.post("/legacy/survey-send-info",
-                        ServiceClient.message(subject, "").getBytes(StandardCharsets.UTF_8), "application/json",
-                        ServiceClient.LEGACY_AUTH, Map.of("Idempotency-Key", key))));
-            }
-            for (Future<Reply> f : futures) {
-                answers.add(f.get(40, TimeUnit.SECONDS));
-            }
+            answers = receiveAtOnce(subject, keys);
         } finally {
             jdbc.execute("DROP TRIGGER IF EXISTS slow_inbox_commit ON inbox_message");
-            senders.shutdown();
         }
         // whatever was still on its way has landed by now, or never will: the backends were ended
         await().atMost(Duration.ofSeconds(10)).until(() -> jdbc.queryForObject(
@@ -107,6 +83,34 @@ class SlowDatabaseReceptionTest extends IntegrationTest {
             long stored = jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE idempotency_key = ?", Long.class, keys.get(i));
             assertThat(stored).as("answered %s: stored", answers.get(i).status()).isEqualTo(answers.get(i).status() == 200 ? 1 : 0);
             assertThat(answers.get(i).status()).isIn(200, 503);
+        }
+    }
+
+    private static List<String> keys(String subject, int n) {
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            keys.add(subject + "-key-" + i);
+        }
+        return keys;
+    }
+
+    /** One reception of the subject per key, all at once; the answers in the keys' order. */
+    private List<Reply> receiveAtOnce(String subject, List<String> keys) throws Exception {
+        ExecutorService senders = Executors.newFixedThreadPool(keys.size());
+        try {
+            List<Future<Reply>> futures = new ArrayList<>();
+            for (String key : keys) {
+                futures.add(senders.submit(() -> client.post("/legacy/survey-send-info",
+                        ServiceClient.message(subject, "").getBytes(StandardCharsets.UTF_8), "application/json",
+                        ServiceClient.LEGACY_AUTH, Map.of("Idempotency-Key", key))));
+            }
+            List<Reply> answers = new ArrayList<>();
+            for (Future<Reply> f : futures) {
+                answers.add(f.get(40, TimeUnit.SECONDS));
+            }
+            return answers;
+        } finally {
+            senders.shutdown();
         }
     }
 }

@@ -28,6 +28,8 @@ import org.awaitility.Awaitility;
 final class Nginx implements AutoCloseable {
 
     static final Path BINARY = Path.of("/usr/sbin/nginx");
+    /** Where the ingress connects to the pods from: the pods' one trusted proxy (adapter.security.trusted-proxies). */
+    static final String ADDRESS = "127.0.0.2";
 
     private final Path dir;
     final int port;
@@ -95,6 +97,8 @@ final class Nginx implements AutoCloseable {
                             proxy_set_header Connection "";
                             proxy_set_header Host $host;
                             proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+                            # the ingress's own address towards the pods, apart from the clients' (all on loopback here)
+                            proxy_bind %4$s;
                             # nginx's default: a connection error moves an idempotent request to the next pod,
                             # never a POST (non_idempotent is not listed)
                             proxy_next_upstream error timeout;
@@ -104,7 +108,7 @@ final class Nginx implements AutoCloseable {
                         }
                     }
                 }
-                """.formatted(dir, servers, port);
+                """.formatted(dir, servers, port, ADDRESS);
         try {
             Files.writeString(dir.resolve("nginx.conf"), config);
         } catch (IOException e) {

@@ -82,7 +82,7 @@ class ProductionShapeTest {
         p.put("adapter.security.legacy.password", "legacy-test-secret");
         p.put("adapter.security.ops.username", "ops");
         p.put("adapter.security.ops.password", "ops-test-secret");
-        p.put("adapter.security.trusted-proxies", "127.0.0.1/32");
+        p.put("adapter.security.trusted-proxies", Nginx.ADDRESS + "/32");
         p.put("adapter.kafka.topic", RUN);
         p.put("adapter.kafka.group-id", RUN);
         p.put("adapter.kafka.partitions", "12");
@@ -229,5 +229,59 @@ class ProductionShapeTest {
                 + " WHERE m.srvy_drawup_no LIKE ? AND a.outcome = 'FAILED' AND b.started_at < a.started_at + INTERVAL '2 seconds'",
                 Long.class, RUN + "-slowdown-%");
         assertThat(early).isZero();
+    }
+
+    /**
+     * Security behind the real ingress: a client on another address (127.0.0.3) writes the legacy sender's
+     * address (127.0.0.1) into X-Forwarded-For and guesses passwords through nginx. The pods believe the header
+     * only from nginx (127.0.0.2) and take the address nginx appended, so the guesser is limited on its own
+     * address (429 once its failures are used up, on each pod) while the legacy sender keeps getting 200 — and
+     * even its own wrong password is still a plain 401: nothing was counted against its address.
+     */
+    @Test
+    @Order(5)
+    void aForgedForwardedForThroughTheIngressLocksOutNobody() throws Exception {
+        String wrong = com.hospital.surveyinbox.support.ServiceClient.basic("legacy", "a-wrong-guess");
+        String right = com.hospital.surveyinbox.support.ServiceClient.LEGACY_AUTH;
+        int limited = 0;
+        for (int i = 0; i < 45; i++) {
+            int status = post("127.0.0.3", wrong, "127.0.0.1", RUN + "-guess-" + i);
+            assertThat(status).isIn(401, 429);
+            limited += status == 429 ? 1 : 0;
+            if (i % 5 == 0) {
+                assertThat(post("127.0.0.1", right, null, RUN + "-legacy-" + i)).as("the legacy sender").isEqualTo(200);
+            }
+        }
+        assertThat(limited).as("the guesser was limited on its own address").isPositive();
+        assertThat(post("127.0.0.1", wrong, null, RUN + "-typo")).as("the sender's own address was never charged").isEqualTo(401);
+        assertThat(post("127.0.0.3", right, "127.0.0.1", RUN + "-guesser-right")).as("right credentials always pass")
+                .isEqualTo(200);
+    }
+
+    /** A POST through the ingress from a chosen local address (a raw socket: HttpClient cannot bind one). */
+    private static int post(String from, String authorization, String forwardedFor, String subject) throws Exception {
+        byte[] body = com.hospital.surveyinbox.support.ServiceClient.message(subject, "").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        try (java.net.Socket socket = new java.net.Socket()) {
+            socket.bind(new java.net.InetSocketAddress(from, 0));
+            socket.connect(new java.net.InetSocketAddress("127.0.0.1", ingress.port), 5000);
+            socket.setSoTimeout(30_000);
+            StringBuilder head = new StringBuilder("POST /legacy/survey-send-info HTTP/1.1\r\nHost: ingress\r\n")
+                    .append("Authorization: ").append(authorization).append("\r\n")
+                    .append("Content-Type: application/json\r\nContent-Length: ").append(body.length).append("\r\n")
+                    .append("Connection: close\r\n");
+            if (forwardedFor != null) {
+                head.append("X-Forwarded-For: ").append(forwardedFor).append("\r\n");
+            }
+            java.io.OutputStream out = socket.getOutputStream();
+            out.write(head.append("\r\n").toString().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+            out.write(body);
+            out.flush();
+            java.io.InputStream in = socket.getInputStream();
+            StringBuilder line = new StringBuilder();
+            for (int b = in.read(); b != -1 && b != '\n'; b = in.read()) {
+                line.append((char) b);
+            }
+            return Integer.parseInt(line.substring(9, 12));
+        }
     }
 }

@@ -28,7 +28,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class RecordingSenders implements AutoCloseable {
 
     /** One request and its answer: status -1 when no HTTP answer came at all (connection refused or cut). */
-    record Attempt(String subject, String msgType, long sentAt, long answeredAt, int status, String inboxId, String pod) {
+    record Attempt(String subject, String msgType, long sentAt, long answeredAt, int status, String inboxId, String pod,
+                   String error) {
     }
 
     private static final ObjectMapper MAPPER = new ObjectMapper();
@@ -78,6 +79,7 @@ final class RecordingSenders implements AutoCloseable {
             int status;
             String inboxId = null;
             String pod = null;
+            String error = null;
             try {
                 HttpResponse<String> answer = http.send(HttpRequest.newBuilder(reception)
                         .header("Authorization", ServiceClient.LEGACY_AUTH).header("Content-Type", "application/json")
@@ -91,11 +93,12 @@ final class RecordingSenders implements AutoCloseable {
                 }
             } catch (IOException e) {
                 status = -1;
+                error = e.getClass().getSimpleName();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return false;
             }
-            attempts.add(new Attempt(subject, msgType, sent, System.nanoTime(), status, inboxId, pod));
+            attempts.add(new Attempt(subject, msgType, sent, System.nanoTime(), status, inboxId, pod, error));
             if (status == 200) {
                 return true;
             }
