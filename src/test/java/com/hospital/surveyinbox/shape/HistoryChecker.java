@@ -47,6 +47,11 @@ final class HistoryChecker {
         await().atMost(drain).pollInterval(Duration.ofMillis(500)).until(() -> jdbc.queryForObject(
                 "SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status NOT IN ('COMPLETED', 'DEAD')",
                 Long.class, like) == 0);
+        // and every DEAD row's reply delivered (a reply whose legacy call failed, e.g. behind an open circuit, is
+        // retried by the redelivery job)
+        await().atMost(drain).pollInterval(Duration.ofMillis(500)).until(() -> jdbc.queryForObject(
+                "SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'DEAD' AND reply_status <> 'SENT'",
+                Long.class, like) == 0);
 
         List<String> violations = new ArrayList<>();
         Map<String, Long> answers = new LinkedHashMap<>();

@@ -95,6 +95,8 @@ class ProductionShapeTest {
         p.put("adapter.inbox.lost-event-after", "PT6S");
         p.put("adapter.inbox.stuck-processing-after", "PT40S");
         p.put("adapter.retention.enabled", "false");
+        // an open circuit waits 3 s (not 30) before its trials, so the poison-row scenario runs in seconds
+        p.put("adapter.circuit.open-duration", "PT3S");
         p.put("adapter.http.response-timeout", "PT6S");
         // 20 s instead of 5 min, so the slow-downstream scenario could push a consumer past it: with 4.5 s lookups a
         // consumer holding 10 records and waiting for a worker for each would be away from poll() for longer
@@ -200,7 +202,7 @@ class ProductionShapeTest {
     }
 
     @Test
-    @Order(4)
+    @Order(6)
     void slowDownstreamsKeepEveryConsumerInItsGroupAndRetryNothingEarly() throws Exception {
         // a backlog behind 4.5 s patient lookups: every worker held for seconds per row
         simulator.setLatency(new DownstreamSimulator.Latency(0, 2, 4500, 4500, 0, 2));
@@ -232,6 +234,29 @@ class ProductionShapeTest {
     }
 
     /**
+     * Poison rows in quiet hours: five rows whose own patient lookups always get a 500, and no other traffic. The
+     * circuit opens and half-opens again and again; its half-open trials are charged, so every row goes DEAD with
+     * exactly one reply within about max-attempts x (retry-delay + open-duration), instead of being deferred
+     * uncharged forever and blocking its subject.
+     */
+    @Test
+    @Order(4)
+    void poisonRowsWhileTheCircuitFlapsAllGoDeadWithOneReplyEach() throws Exception {
+        String prefix = RUN + "-poison-";
+        DownstreamSimulator.Fault poison = simulator.failWhen("GET /legacy/patients/P-" + prefix, 500, "{\"error\":\"boom\"}");
+        try {
+            RecordingSenders senders = RecordingSenders.exactly(ingress.port, prefix, 5);
+            HistoryChecker.Report report = check(senders, "poison rows, no other traffic, circuit half-opening");
+            assertThat(report.violations()).isEmpty();
+            assertThat(report.acknowledged()).isEqualTo(5);
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'DEAD'"
+                    + " AND attempts = 5", Long.class, prefix + "%")).isEqualTo(5);
+        } finally {
+            simulator.remove(poison);
+        }
+    }
+
+    /**
      * Security behind the real ingress: a client on another address (127.0.0.3) writes the legacy sender's
      * address (127.0.0.1) into X-Forwarded-For and guesses passwords through nginx. The pods believe the header
      * only from nginx (127.0.0.2) and take the address nginx appended, so the guesser is limited on its own
@@ -239,7 +264,7 @@ class ProductionShapeTest {
      * even its own wrong password is still a plain 401: nothing was counted against its address.
      */
     @Test
-    @Order(5)
+    @Order(7)
     void aForgedForwardedForThroughTheIngressLocksOutNobody() throws Exception {
         String wrong = com.hospital.surveyinbox.support.ServiceClient.basic("legacy", "a-wrong-guess");
         String right = com.hospital.surveyinbox.support.ServiceClient.LEGACY_AUTH;

@@ -43,6 +43,23 @@ final class RecordingSenders implements AutoCloseable {
     /** Subjects each sender starts per second at most: a steady flow, not a flood that only measures the machine. */
     static final int SUBJECTS_PER_SECOND = 4;
 
+    /** Exactly {@code subjects} SENDs (each until acknowledged), one after the other, then done: no other traffic. */
+    static RecordingSenders exactly(int ingressPort, String prefix, int subjects) throws Exception {
+        RecordingSenders senders = new RecordingSenders(prefix);
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        URI reception = URI.create("http://127.0.0.1:" + ingressPort + "/legacy/survey-send-info");
+        for (int i = 1; i <= subjects; i++) {
+            senders.deliver(http, reception, prefix + i, "SEND", false);
+        }
+        senders.running.set(false);
+        return senders;
+    }
+
+    private RecordingSenders(String prefix) {
+        this.prefix = prefix;
+        this.pool = Executors.newSingleThreadExecutor();
+    }
+
     RecordingSenders(int ingressPort, String prefix, int count) {
         this.prefix = prefix;
         this.pool = Executors.newFixedThreadPool(count);
