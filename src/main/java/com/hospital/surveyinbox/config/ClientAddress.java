@@ -150,7 +150,7 @@ public class ClientAddress {
          * Too broad to name a proxy: shorter than /8 (0.0.0.0/1 and 128.0.0.0/1 together are everyone), so
          * X-Forwarded-For would be believed from almost anyone.
          */
-        boolean everything() {
+        boolean tooBroad() {
             return prefix < 8;
         }
 

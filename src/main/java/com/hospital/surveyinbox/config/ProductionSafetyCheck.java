@@ -59,7 +59,7 @@ public class ProductionSafetyCheck implements InitializingBean {
      */
     private void forwardedHeaders(List<String> problems) {
         for (String range : properties.getSecurity().getTrustedProxies()) {
-            if (ClientAddress.Cidr.parse(range).everything()) {
+            if (ClientAddress.Cidr.parse(range).tooBroad()) {
                 problems.add("adapter.security.trusted-proxies must not contain " + range
                         + " (broader than /8): X-Forwarded-For would be believed from anyone; name the ingress's range");
             }

@@ -99,10 +99,6 @@ public class DownstreamCircuits {
         return null;
     }
 
-    public boolean isOpen(String downstream) {
-        return properties.getCircuit().isEnabled() && state(downstream) == State.OPEN;
-    }
-
     /**
      * Whether a call to {@code downstream} may be made now: always while closed, never while open, and while
      * half-open as one of at most {@code failure-threshold} trials of this half-open phase.
