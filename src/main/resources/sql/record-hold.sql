@@ -1,6 +1,7 @@
 -- Says on a row whose claim was refused which earlier row of its subject it waits behind; returns
 -- that row's id, or nothing when the refusal was not the ordering guard (taken or finished).
--- Run by: processing/ClaimRepository.add right after a refused claim (Spring named parameter :id).
+-- Run by: routes/inbox-process.camel.yaml, step inbox-process-record-hold, right after a refused claim
+-- (camel-sql, named parameter :#id).
 -- Why this WHERE: only a row that is still claimable (RECEIVED|FAILED) can be "held"; the blocker is
 -- the oldest unfinished earlier row of the same subject, exactly what the claim's guard looked for.
 UPDATE inbox_message m
@@ -8,11 +9,11 @@ UPDATE inbox_message m
   FROM (SELECT e.id
           FROM inbox_message e
           JOIN inbox_message me ON me.srvy_drawup_no = e.srvy_drawup_no
-         WHERE me.id = :id
+         WHERE me.id = :#id
            AND e.id < me.id
            AND e.status IN ('RECEIVED', 'PROCESSING', 'FAILED')
          ORDER BY e.id
          LIMIT 1) blocker
- WHERE m.id = :id
+ WHERE m.id = :#id
    AND m.status IN ('RECEIVED', 'FAILED')
 RETURNING blocker.id

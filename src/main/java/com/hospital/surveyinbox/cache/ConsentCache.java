@@ -22,7 +22,6 @@ public class ConsentCache {
 
     private static final Logger log = LoggerFactory.getLogger(ConsentCache.class);
 
-    private final StringRedisTemplate redis;
     private final AdapterProperties properties;
     private final MeterRegistry meters;
     private final ConcurrentHashMap<String, Semaphore> turns = new ConcurrentHashMap<>();
@@ -32,8 +31,7 @@ public class ConsentCache {
     private record Turn(String srvyNo, Semaphore semaphore) {
     }
 
-    public ConsentCache(StringRedisTemplate redis, AdapterProperties properties, MeterRegistry meters) {
-        this.redis = redis;
+    public ConsentCache(AdapterProperties properties, MeterRegistry meters) {
         this.properties = properties;
         this.meters = meters;
     }
@@ -84,14 +82,5 @@ public class ConsentCache {
     public void unavailable(Exception failure) {
         meters.counter("adapter.consent.cache", "result", "error").increment();
         log.warn("Consent cache unavailable, going on without it: {}", failure.getClass().getSimpleName());
-    }
-
-    /** Drops a cached list (operators, tests). */
-    public void evict(String srvyNo) {
-        try {
-            redis.delete(properties.getCache().getKeyPrefix() + srvyNo);
-        } catch (RuntimeException e) {
-            log.warn("Consent cache evict failed: {}", e.getClass().getSimpleName());
-        }
     }
 }

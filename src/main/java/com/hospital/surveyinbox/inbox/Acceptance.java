@@ -7,6 +7,11 @@ package com.hospital.surveyinbox.inbox;
  */
 public record Acceptance(long inboxId, String srvyDrawupNo, String msgType, boolean fresh) {
 
+    /** The {@code resultMessage} of the 200 Y: a replayed key says it returned the first row. */
+    public String answer() {
+        return fresh ? "received" : "received (duplicate Idempotency-Key, first inboxId returned)";
+    }
+
     public InboxEvent event() {
         return new InboxEvent(Long.toString(inboxId), srvyDrawupNo, msgType);
     }

@@ -2,8 +2,11 @@ package com.hospital.surveyinbox.inbox;
 
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
+import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.CannotGetJdbcConnectionException;
+import org.springframework.stereotype.Component;
 import org.springframework.transaction.CannotCreateTransactionException;
+import org.springframework.transaction.TransactionException;
 
 /**
  * Tells "the database cannot be reached or will not take work now" — worth a 503 and a retry by the
@@ -12,10 +15,8 @@ import org.springframework.transaction.CannotCreateTransactionException;
  * exception type: Spring files some refusals of a single row (e.g. 54000, an index row too large) under
  * "resource failure".
  */
-public final class DatabaseFailures {
-
-    private DatabaseFailures() {
-    }
+@Component("databaseFailures")
+public class DatabaseFailures {
 
     /**
      * True for: no connection from the pool; SQLState class 08 (connection exception); 53300 (too many
@@ -31,6 +32,19 @@ public final class DatabaseFailures {
             if (t instanceof SQLException sql && sql.getSQLState() != null) {
                 String state = sql.getSQLState();
                 return state.startsWith("08") || state.equals("53300") || state.startsWith("57P") || state.equals("57014");
+            }
+        }
+        return false;
+    }
+
+    /**
+     * True when the database refused this row (a {@link DataAccessException} or {@link TransactionException}
+     * anywhere in the chain) — a retry would be refused again. Asked after {@link #unavailable}.
+     */
+    public static boolean refusedRow(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof DataAccessException || t instanceof TransactionException) {
+                return true;
             }
         }
         return false;

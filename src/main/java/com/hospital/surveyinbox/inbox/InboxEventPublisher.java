@@ -4,19 +4,20 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.camel.Exchange;
 import org.apache.camel.ProducerTemplate;
-import org.apache.camel.component.kafka.KafkaConstants;
 import org.springframework.context.annotation.Lazy;
 import org.springframework.stereotype.Component;
 
 /**
- * Turns an inbox row into its Kafka event and publishes it through {@code routes/inbox-publish.camel.yaml}.
- * {@link #prepare} is that route's step {@code inbox-publish-prepare}: it drops every inbound header
- * first, so nothing from the HTTP request (Authorization!) can leak into Kafka record headers.
+ * Turns an inbox row into its Kafka event ({@link #event}, {@link #json}: steps of
+ * {@code routes/inbox-publish.camel.yaml}, which drops every inbound header before the send, so nothing from
+ * the HTTP request (Authorization!) can leak into Kafka record headers), reads an event back
+ * ({@link #inboxIdOf}) and publishes one for the operator requeue ({@link #publish}).
  */
-@Component("inboxEvents")
+@Component("inboxEventPublisher")
 public class InboxEventPublisher {
 
     public static final String ENDPOINT = "direct:inbox-publish";
+    /** Exchange property the publish route answers with: whether Kafka took the event. */
     public static final String PUBLISHED = "inboxPublished";
 
     private final ObjectMapper objectMapper;
@@ -28,24 +29,23 @@ public class InboxEventPublisher {
     }
 
     /**
-     * Body {@link Acceptance}, {@link InboxEvent} or a row read by camel-sql (a map with inboxId,
-     * srvyDrawupNo, msgType) -> JSON event, key = srvyDrawupNo, no other header.
+     * The event of {@code body}: an {@link Acceptance}, an {@link InboxEvent} or a row read by camel-sql (a map
+     * with inboxId, srvyDrawupNo, msgType).
      */
-    public void prepare(Exchange exchange) throws JsonProcessingException {
-        Object body = exchange.getMessage().getBody();
-        InboxEvent event;
+    public InboxEvent event(Object body) {
         if (body instanceof Acceptance acceptance) {
-            event = acceptance.event();
-        } else if (body instanceof java.util.Map<?, ?> row) {
-            event = new InboxEvent(String.valueOf(row.get("inboxId")), (String) row.get("srvyDrawupNo"),
-                    (String) row.get("msgType"));
-        } else {
-            event = (InboxEvent) body;
+            return acceptance.event();
         }
-        exchange.getMessage().getHeaders().clear();
-        exchange.setProperty("inboxId", event.inboxId());
-        exchange.getMessage().setHeader(KafkaConstants.KEY, event.srvyDrawupNo());
-        exchange.getMessage().setBody(objectMapper.writeValueAsString(event));
+        if (body instanceof java.util.Map<?, ?> row) {
+            return new InboxEvent(String.valueOf(row.get("inboxId")), (String) row.get("srvyDrawupNo"),
+                    (String) row.get("msgType"));
+        }
+        return (InboxEvent) body;
+    }
+
+    /** The event as the record's JSON value. */
+    public String json(InboxEvent event) throws JsonProcessingException {
+        return objectMapper.writeValueAsString(event);
     }
 
     /**

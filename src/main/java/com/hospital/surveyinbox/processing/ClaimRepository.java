@@ -21,8 +21,8 @@ import org.springframework.stereotype.Component;
  * ({@code routes/inbox-process.camel.yaml}), backed by the claim: {@link #add(Exchange, String)} runs
  * {@code sql/claim-row.sql} — one conditional {@code UPDATE … RETURNING} with the ordering guard, the
  * attempt history and a fresh claim token — puts the claimed row on the exchange (property
- * {@value #ROW}) and answers whether a row was claimed. When nothing was claimed it records the hold
- * ({@code sql/record-hold.sql}) if an earlier row of the subject is the reason.
+ * {@value #ROW}) and answers whether a row was claimed. What a refused claim means (held behind an earlier
+ * row, or taken/finished) is the route's branch on {@code CamelDuplicateMessage}.
  *
  * <p><b>Not Set semantics.</b> "Added" means "claimed by this attempt", not "seen before": a FAILED row
  * is claimed again when its retry event arrives, and a COMPLETED row is never claimed however often its
@@ -37,7 +37,6 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
     public static final String ROW = "row";
     private static final Logger log = LoggerFactory.getLogger(ClaimRepository.class);
     private static final String CLAIM = SqlFiles.read("claim-row");
-    private static final String RECORD_HOLD = SqlFiles.read("record-hold");
 
     private final NamedParameterJdbcTemplate jdbc;
     private final PayloadCipher cipher;
@@ -67,7 +66,6 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
         MDC.put("inboxId", key);
         Optional<ClaimedRow> row = claim(inboxId);
         if (row.isEmpty()) {
-            recordRefusal(inboxId);
             return false;
         }
         ClaimedRow claimed = row.get();
@@ -94,23 +92,6 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
                 openPayload(rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getBytes("payload"),
                         rs.getString("payload_key_id")),
                 rs.getInt("attempts"), token)).stream().findFirst();
-    }
-
-    /** Records on a refused row which earlier row it waits behind; empty when it was not held by ordering. */
-    public Optional<Long> recordHold(long inboxId) {
-        return jdbc.queryForList(RECORD_HOLD, new MapSqlParameterSource("id", inboxId), Long.class).stream().findFirst();
-    }
-
-    private void recordRefusal(long inboxId) {
-        recordHold(inboxId).ifPresentOrElse(
-                blocker -> {
-                    meters.counter("adapter.inbox.claims", "result", "held").increment();
-                    log.info("Inbox {} held: waiting behind inbox {} of the same subject", inboxId, blocker);
-                },
-                () -> {
-                    meters.counter("adapter.inbox.claims", "result", "not-claimable").increment();
-                    log.debug("Inbox {} not claimable (taken or finished); event ignored", inboxId);
-                });
     }
 
     /**

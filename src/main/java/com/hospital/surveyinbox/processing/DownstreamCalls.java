@@ -17,25 +17,31 @@ import org.springframework.stereotype.Component;
 
 /**
  * What every downstream HTTP step of the registration gets without a line of Java, through the
- * {@code routeConfiguration} {@code inbox-downstream} ({@code routes/inbox-downstream.camel.yaml}):
+ * {@code routeConfiguration} {@code inbox-downstream} ({@code routes/inbox-downstream.camel.yaml}), and how a
+ * failed registration is named:
  * <ul>
- *   <li>{@link #before}: which downstream the endpoint is (by base URL), its circuit (open = the call is
- *       not made: {@link CircuitOpenException}; half-open, only its trials), a timer;</li>
- *   <li>{@link #after}: the circuit learns the downstream answered, the timer stops, and the answer's
- *       headers are dropped so nothing of one call is sent on the next;</li>
- *   <li>{@link #classify}: an exception of the flow as an {@link Outcome} — 4xx with {@code {code,message}}
- *       is a business error with that message; 5xx, timeouts, refused connections and anything else a
- *       system error, charged; a call the circuit refused defers the row uncharged.</li>
+ *   <li>{@link #before}: which downstream the call goes to (by base URL), its circuit (open = the call is
+ *       not made: {@link CircuitOpenException}; half-open, only its trials), JSON headers, a timer;</li>
+ *   <li>{@link #after}: the call is accounted — an answer the step accepts tells the circuit the downstream is
+ *       up; a 5xx, a timeout or a refused connection counts against it (a 4xx does not: the downstream
+ *       answered) — the timer stops, and the answer's headers are dropped so nothing of one call is sent on
+ *       the next;</li>
+ *   <li>{@link #classify}: the exception that ended a registration as an {@link Outcome} — 4xx with
+ *       {@code {code,message}} is a business error with that message (the row's patient values masked); 5xx,
+ *       timeouts, refused connections and anything else a system error, charged; a call the circuit refused
+ *       defers the row uncharged.</li>
  * </ul>
  * Which statuses a step accepts is the step's {@code okStatusCodeRange} in YAML; anything else throws and
- * comes here. The timer and error metrics are tagged {@code call} with the enclosing {@code step} id.
+ * comes to {@link #classify}. The timer and error metrics are tagged {@code call} with the enclosing
+ * {@code step} id. {@link #before} and {@link #after} take the {@link Exchange}: they are the interceptor.
  */
 @Component("downstreamCalls")
 public class DownstreamCalls {
 
     private static final Logger log = LoggerFactory.getLogger(DownstreamCalls.class);
+    /** Exchange property: the downstream of the last call (legacy, account, survey, other). */
     static final String DOWNSTREAM = "downstream";
-    /** The call's name, taken before the call: a failing {@code step} clears its own id on the way out. */
+    /** Exchange property: the last call's name, taken before the call (a failing {@code step} clears its own id). */
     static final String CALL = "downstreamCall";
     private static final String STARTED = "downstreamStartedNanos";
 
@@ -55,7 +61,7 @@ public class DownstreamCalls {
     /** Before an HTTP step: name the downstream, refuse the call while its circuit is open, start the timer. */
     public void before(Exchange exchange) {
         String uri = exchange.getProperty(ExchangePropertyKey.INTERCEPTED_ENDPOINT, String.class);
-        String downstream = downstreamOf(uri);
+        String downstream = downstreamOf(uri, exchange.getMessage().getHeader(Exchange.HTTP_PATH, String.class));
         exchange.setProperty(DOWNSTREAM, downstream);
         String step = exchange.getProperty(ExchangePropertyKey.STEP_ID, String.class);
         exchange.setProperty(CALL, step != null ? step : downstream);
@@ -63,12 +69,16 @@ public class DownstreamCalls {
             throw new CircuitOpenException(downstream); // open, or half-open with its trials taken
         }
         exchange.getMessage().setHeader("Accept", "application/json");
+        if (exchange.getMessage().getBody() != null && exchange.getMessage().getHeader(Exchange.CONTENT_TYPE) == null) {
+            exchange.getMessage().setHeader(Exchange.CONTENT_TYPE, "application/json");
+        }
         exchange.setProperty(STARTED, System.nanoTime());
     }
 
     /** The {@code code} of a downstream answer {@code {"code":…,"message":…}}, or null. */
-    public String codeOf(String answer) {
-        return businessCode(answer);
+    public String code(String answer) {
+        JsonNode error = errorBody(answer);
+        return error == null ? null : error.path("code").asText(null);
     }
 
     /**
@@ -79,85 +89,96 @@ public class DownstreamCalls {
         throw new HttpOperationFailedException(null, status, null, null, java.util.Map.of(), answer);
     }
 
-    /** After an HTTP step answered with a status the step accepts. */
+    /** After an HTTP step, answered or failed: the circuit, the timer, the error counter, the answer's headers. */
     public void after(Exchange exchange) {
-        if (exchange.getException() != null || exchange.isFailed()) {
-            return; // the call failed: classify() counts it against the circuit, never as an answer
-        }
         String downstream = exchange.getProperty(DOWNSTREAM, String.class);
-        Integer status = exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class);
-        circuits.recordSuccess(downstream);
-        stopTimer(exchange, status == null ? "error" : (status / 100) + "xx");
-        exchange.getMessage().getHeaders().keySet().removeIf(name -> !Exchange.HTTP_RESPONSE_CODE.equals(name));
+        Exception failure = exchange.getException();
+        if (failure == null) {
+            Integer status = exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class);
+            circuits.recordSuccess(downstream);
+            stopTimer(exchange, status == null ? "error" : (status / 100) + "xx");
+            exchange.getMessage().getHeaders().keySet().removeIf(name -> !Exchange.HTTP_RESPONSE_CODE.equals(name));
+            // the answer as text: a variable that receives it can be read by as many steps as need it
+            // (a stream would be empty on its second read)
+            exchange.getMessage().setBody(exchange.getMessage().getBody(String.class));
+            return;
+        }
+        String call = callOf(exchange);
+        HttpOperationFailedException http = exchange.getException(HttpOperationFailedException.class);
+        if (http != null) {
+            stopTimer(exchange, (http.getStatusCode() / 100) + "xx");
+            if (http.getStatusCode() < 500) {
+                circuits.recordSuccess(downstream); // it answered: a refusal is no sign of an outage
+                if (businessMessage(http.getResponseBody()) == null) {
+                    meters.counter("adapter.downstream.errors", "call", call, "kind", "4xx").increment();
+                }
+            } else {
+                circuits.recordFailure(downstream);
+                meters.counter("adapter.downstream.errors", "call", call, "kind", "5xx").increment();
+            }
+        } else { // the call itself failed: timeout, refused, reset
+            stopTimer(exchange, "error");
+            circuits.recordFailure(downstream);
+            meters.counter("adapter.downstream.errors", "call", call, "kind", "transport").increment();
+        }
     }
 
     /**
-     * The outcome of a registration that ended in an exception. System errors count against the circuit
-     * of the downstream that failed and charge the attempt (the call was made); only a call the circuit did
-     * not let through defers the row uncharged.
+     * The outcome of a registration that ended in an exception. The call was accounted by {@link #after}
+     * (circuit, timer, counters); here it is only named. A system error charges the attempt (the call was
+     * made); only a call the circuit did not let through defers the row uncharged.
+     *
+     * @param downstream the downstream of the last call ({@code ${exchangeProperty.downstream}}), or null
+     * @param call       the step of the last call ({@code ${exchangeProperty.downstreamCall}}), or null
+     * @param msg        the message ({@code ${variable.msg}}), or null when it could not be read
+     * @param patient    the legacy patient record ({@code ${variable.patient}}), or null when not read yet
      */
-    public Outcome classify(Exception failure, Exchange exchange) {
-        String downstream = exchange.getProperty(DOWNSTREAM, String.class);
-        String call = callOf(exchange);
+    public Outcome classify(Exception failure, String downstream, String call, Registration msg, String patient) {
+        String at = call == null ? "unknown" : call;
         if (failure instanceof CircuitOpenException open) {
             log.info("Deferred uncharged: {} circuit is open", open.downstream());
             return Outcome.deferred(open.downstream());
         }
         if (failure instanceof HttpOperationFailedException http) {
-            stopTimer(exchange, (http.getStatusCode() / 100) + "xx");
             if (http.getStatusCode() < 500) {
-                circuits.recordSuccess(downstream);
                 String message = businessMessage(http.getResponseBody());
                 if (message != null) {
-                    Outcome refused = Outcome.businessFailure(businessCode(http.getResponseBody()),
-                            PatientDataMask.mask(message, patientValues(exchange)));
-                    log.info("Refused by {} at {}: HTTP {} {}", downstream, call, http.getStatusCode(), refused.failureCode());
+                    Outcome refused = Outcome.businessFailure(code(http.getResponseBody()), masked(message, msg, patient));
+                    log.info("Refused by {} at {}: HTTP {} {}", downstream, at, http.getStatusCode(), refused.failureCode());
                     return refused;
                 }
-            } else {
-                circuits.recordFailure(downstream);
             }
-            meters.counter("adapter.downstream.errors", "call", call, "kind", http.getStatusCode() >= 500 ? "5xx" : "4xx").increment();
-            log.warn("System error from {} at {}: HTTP {}", downstream, call, http.getStatusCode());
+            log.warn("System error from {} at {}: HTTP {}", downstream, at, http.getStatusCode());
             return Outcome.systemFailure(downstream); // the call was made: charged, even if it (re-)opened the circuit
         }
-        if (exchange.getProperty(STARTED) != null) { // the call itself failed: timeout, refused, reset
-            stopTimer(exchange, "error");
-            circuits.recordFailure(downstream);
-            meters.counter("adapter.downstream.errors", "call", call, "kind", "transport").increment();
-            log.warn("System error from {} at {}: {}", downstream, call, LoggedFailure.describe(failure));
+        if (failure instanceof SystemException || failure instanceof IOException) {
+            // an answer the flow could not use (no guestId, unreadable body), or the call itself failed (timeout, refused)
+            log.warn("System error from {} at {}: {}", downstream, at, LoggedFailure.describe(failure));
             return Outcome.systemFailure(downstream);
         }
-        if (failure instanceof SystemException) { // an answer the flow could not use (no guestId, unreadable body)
-            log.warn("System error from {} at {}: {}", downstream, call, LoggedFailure.describe(failure));
-            return Outcome.systemFailure(downstream);
-        }
-        log.error("Registration failed at {}: {}", call, LoggedFailure.describe(failure));
+        log.error("Registration failed at {}: {}", at, LoggedFailure.describe(failure));
         return Outcome.systemFailure(downstream);
     }
 
-    /** The row's own patient values: from the message and from the legacy patient record, if it was read. */
-    private java.util.List<String> patientValues(Exchange exchange) {
+    /**
+     * A downstream's text with the row's own patient values masked (see {@link PatientDataMask}): those of the
+     * message and, once it was read, of the legacy patient record.
+     */
+    public String masked(String text, Registration msg, String patient) {
         java.util.List<String> values = new java.util.ArrayList<>();
-        if (exchange.getProperty("msg") instanceof Registration msg) {
+        if (msg != null) {
             values.add(msg.patno());
             values.add(msg.patNm());
             values.add(msg.mobileNo());
         }
-        JsonNode patient = errorBody(exchange.getProperty("patient", String.class));
-        if (patient != null) {
-            values.add(patient.path("patno").asText(null));
-            values.add(patient.path("patNm").asText(null));
-            values.add(patient.path("mobileNo").asText(null));
+        JsonNode record = errorBody(patient);
+        if (record != null) {
+            values.add(record.path("patno").asText(null));
+            values.add(record.path("patNm").asText(null));
+            values.add(record.path("mobileNo").asText(null));
         }
-        return values;
+        return PatientDataMask.mask(text, values);
     }
-
-    /** Masks the row's patient values in a downstream's text (see {@link PatientDataMask}). */
-    public String masked(String text, Exchange exchange) {
-        return PatientDataMask.mask(text, patientValues(exchange));
-    }
-
 
     private void stopTimer(Exchange exchange, String outcome) {
         Long started = exchange.removeProperty(STARTED) instanceof Long l ? l : null;
@@ -173,27 +194,34 @@ public class DownstreamCalls {
         return call == null ? "unknown" : call;
     }
 
-    String downstreamOf(String uri) {
-        if (uri != null) {
-            if (matches(uri, properties.getLegacy().getBaseUrl())) {
-                return "legacy";
+    /**
+     * The downstream a call goes to: the endpoint (scheme, host, port; a {@code toD} keeps the path out of it)
+     * plus the request path ({@code CamelHttpPath}), matched against the configured base URLs, the longest
+     * first — so downstreams behind one host (an API gateway) are told apart by their path.
+     */
+    String downstreamOf(String uri, String path) {
+        if (uri == null) {
+            return "other";
+        }
+        String target = uri.replaceFirst("^https?:/*", "").replaceFirst("[?].*$", "");
+        if (path != null && !path.isEmpty()) {
+            target = target.replaceFirst("/+$", "") + (path.startsWith("/") ? path : "/" + path);
+        }
+        String best = "other";
+        int bestLength = -1;
+        for (String[] candidate : new String[][] {{"legacy", properties.getLegacy().getBaseUrl()},
+                {"account", properties.getAccount().getBaseUrl()}, {"survey", properties.getSurvey().getBaseUrl()}}) {
+            if (candidate[1] == null) {
+                continue;
             }
-            if (matches(uri, properties.getAccount().getBaseUrl())) {
-                return "account";
-            }
-            if (matches(uri, properties.getSurvey().getBaseUrl())) {
-                return "survey";
+            String base = candidate[1].replaceFirst("^https?:/*", "").replaceFirst("/+$", "");
+            boolean under = target.equals(base) || target.startsWith(base + "/");
+            if (under && base.length() > bestLength) {
+                best = candidate[0];
+                bestLength = base.length();
             }
         }
-        return "other";
-    }
-
-    private static boolean matches(String uri, String baseUrl) {
-        if (baseUrl == null) {
-            return false;
-        }
-        String bare = baseUrl.replaceFirst("^https?://", "");
-        return uri.replaceFirst("^https?:/*", "").startsWith(bare);
+        return best;
     }
 
     private String businessMessage(String body) {
@@ -202,11 +230,6 @@ public class DownstreamCalls {
             return error.get("message").asText();
         }
         return null;
-    }
-
-    private String businessCode(String body) {
-        JsonNode error = errorBody(body);
-        return error == null ? null : error.path("code").asText(null);
     }
 
     private JsonNode errorBody(String body) {

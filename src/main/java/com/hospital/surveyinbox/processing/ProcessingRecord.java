@@ -13,7 +13,8 @@ import org.springframework.stereotype.Component;
 /**
  * Steps of {@code routes/inbox-process.camel.yaml} around the outcome write: the named parameters of
  * {@code sql/complete-row.sql}, {@code fail-row.sql}, {@code defer-row.sql} and {@code find-successor.sql}
- * ({@link #params}), and what gets logged and counted once the row said what it recorded.
+ * ({@link #params}), and what gets logged and counted once the row said what it recorded, or once a claim
+ * was refused ({@link #held}, {@link #notClaimable}).
  */
 @Component("processingRecord")
 public class ProcessingRecord {
@@ -42,6 +43,11 @@ public class ProcessingRecord {
         return params;
     }
 
+    /** Named parameters of the statements about one row by id ({@code sql/record-hold.sql}). */
+    public Map<String, Object> key(long inboxId) {
+        return Map.of("id", inboxId);
+    }
+
     /** The fenced write applied: log and count the status it recorded. */
     public void recorded(ClaimedRow row, Outcome outcome, String status) {
         String counted = outcome.deferred() ? "deferred" : status.toLowerCase();
@@ -62,6 +68,18 @@ public class ProcessingRecord {
     public void stale(ClaimedRow row) {
         meters.counter("adapter.inbox.outcomes", "outcome", "stale").increment();
         log.warn("Inbox {} attempt {}: outcome not recorded, the row was re-claimed meanwhile", row.inboxId(), row.attempt());
+    }
+
+    /** The claim was refused because an earlier row of the subject is unfinished ({@code sql/record-hold.sql} named it). */
+    public void held(long inboxId, long blocker) {
+        meters.counter("adapter.inbox.claims", "result", "held").increment();
+        log.info("Inbox {} held: waiting behind inbox {} of the same subject", inboxId, blocker);
+    }
+
+    /** The claim was refused and nothing holds the row: it is taken by another worker, or finished. */
+    public void notClaimable(long inboxId) {
+        meters.counter("adapter.inbox.claims", "result", "not-claimable").increment();
+        log.debug("Inbox {} not claimable (taken or finished); event ignored", inboxId);
     }
 
     /** An event whose inbox id cannot be read: nothing to claim; the offset is committed. */

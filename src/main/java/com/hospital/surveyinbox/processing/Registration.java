@@ -1,44 +1,69 @@
 package com.hospital.surveyinbox.processing;
 
-import java.net.URLEncoder;
+import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 
 /**
- * The fields of a claimed message that {@code routes/inbox-register.camel.yaml} reads (as
- * {@code ${exchangeProperty.msg.…}}). Values that become URL path or query parts have an encoded
- * accessor, so the route never builds a URL from raw text.
+ * The claimed message as {@code routes/inbox-register.camel.yaml} reads it: the variable
+ * {@code ${variable.msg}}. The fields the flow always uses are named ({@code ${variable.msg.srvyNo}});
+ * any other field of the stored message is {@link #field} ({@code ${variable.msg.field('wardCd')}}), so a
+ * route can use a field the code does not know. Values that go into a URL have accessors that encode them,
+ * so a route never builds a URL from raw text: {@link #segment} for a path segment of a {@code toD} uri,
+ * and {@link #query} for a query value.
  *
  * @param inboxId the row's id; above every stored id on the synchronous path (nothing stored)
  * @param notifyPatient false when {@code alimtalkYn=N}: create the questionnaire, send no notification
  * @param sendAt  {@code sendDt} as an ISO offset time in the legacy zone, or the time of processing
+ * @param message the stored message as received (every field, including those the code does not name)
  */
 public record Registration(long inboxId, String srvyDrawupNo, String msgType, String patno, String srvyNo,
                            String formCd, String groupCd, String patNm, String mobileNo, boolean notifyPatient,
-                           String sendAt) {
+                           String sendAt, JsonNode message) {
 
     /** Named parameters of the statements the registration runs ({@code sql/has-completed-send.sql}). */
-    public java.util.Map<String, Object> params() {
-        return java.util.Map.of("id", inboxId, "srvyDrawupNo", srvyDrawupNo);
+    public Map<String, Object> params() {
+        return Map.of("id", inboxId, "srvyDrawupNo", srvyDrawupNo);
     }
 
-    public String srvyDrawupNoSegment() {
-        return encode(srvyDrawupNo);
+    /**
+     * A top-level field of the message as text ({@code ${variable.msg.field('wardCd')}}); null when it is
+     * absent, null or blank. Objects and arrays come back as their JSON text.
+     */
+    public String field(String name) {
+        JsonNode value = message == null ? null : message.get(name);
+        if (value == null || value.isNull() || value.isMissingNode()) {
+            return null;
+        }
+        String text = value.isContainerNode() ? value.toString() : value.asText();
+        return text.isBlank() ? null : text;
     }
 
-    public String patnoSegment() {
-        return encode(patno);
+    /**
+     * A field as one path segment of a {@code toD} http uri
+     * ({@code "{{adapter.legacy.base-url}}/patients/${variable.msg.segment('patno')}"}): every character outside
+     * RFC 3986's unreserved set percent-encoded, {@code .} and {@code ..} too, and then encoded once more,
+     * because camel-http's {@code toD} optimisation decodes the uri's path once before it sends the request
+     * (it keeps one endpoint per base URL and passes the path in {@code CamelHttpPath}). The request then carries
+     * the value encoded exactly once: a {@code /}, {@code ;} or {@code ?} in a value can never become part of
+     * the URL's structure. Throws when the field is absent: a URL with "null" in it is never sent.
+     */
+    public String segment(String name) {
+        String value = field(name);
+        if (value == null) {
+            throw new SystemException(null, "message field '" + name + "' is absent: it cannot be a path segment", null);
+        }
+        String once = value.equals(".") || value.equals("..") ? value.replace(".", "%2E") : percentEncoded(value);
+        return percentEncoded(once);
     }
 
-    public String srvyNoSegment() {
-        return encode(srvyNo);
-    }
-
-    public String formCdSegment() {
-        return encode(formCd);
-    }
-
-    public String groupCdSegment() {
-        return encode(groupCd);
+    /**
+     * A field as a query value for the {@code CamelHttpQuery} header ({@code "patno=${variable.msg.query('patno')}"}),
+     * percent-encoded once ({@code +}, {@code &}, {@code =} included); null when the field is absent.
+     */
+    public String query(String name) {
+        String value = field(name);
+        return value == null ? null : percentEncoded(value);
     }
 
     /**
@@ -74,7 +99,4 @@ public record Registration(long inboxId, String srvyDrawupNo, String msgType, St
         return out.toString();
     }
 
-    private static String encode(String value) {
-        return value == null ? null : URLEncoder.encode(value, StandardCharsets.UTF_8).replace("+", "%20");
-    }
 }

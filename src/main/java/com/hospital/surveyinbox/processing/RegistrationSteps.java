@@ -18,7 +18,7 @@ import org.springframework.stereotype.Component;
  * building the request bodies, picking the guest id out of an answer, and naming the outcomes. Plain
  * typed methods; the order of the calls and every decision stay in the route.
  */
-@Component("registration")
+@Component("registrationSteps")
 public class RegistrationSteps {
 
     static final DateTimeFormatter SEND_DT = DateTimeFormatter.ofPattern("yyyyMMddHHmmss");
@@ -45,7 +45,7 @@ public class RegistrationSteps {
         return new Registration(row.inboxId(), row.srvyDrawupNo(), row.msgType(), text(message, "patno"),
                 text(message, "srvyNo"), text(message, "formCd"), text(message, "groupCd"), text(message, "patNm"),
                 text(message, "mobileNo"), !"N".equalsIgnoreCase(text(message, "alimtalkYn")),
-                sendAt(text(message, "sendDt")));
+                sendAt(text(message, "sendDt")), message);
     }
 
     /** Body of {@code POST {account}/guests}: the legacy patient record's name and mobile, else the message's. */
@@ -67,8 +67,12 @@ public class RegistrationSteps {
         return id;
     }
 
-    /** Body of {@code POST {survey}/dispatch-bundles} (CONTRACT §3 step 4). */
-    public String bundleBody(Registration msg, String guestId, String consentsJson) {
+    /**
+     * Body of {@code POST {survey}/dispatch-bundles} (CONTRACT §3 step 4), with the {@code guestId} of the
+     * account's answer (found, created, or 409 "exists").
+     */
+    public String bundleBody(Registration msg, String guestAnswer, String consentsJson) {
+        String guestId = guestId(guestAnswer);
         ObjectNode bundle = mapper.createObjectNode();
         bundle.put("srvyDrawupNo", msg.srvyDrawupNo());
         bundle.put("formCd", msg.formCd());
@@ -80,9 +84,27 @@ public class RegistrationSteps {
         return write(bundle);
     }
 
-    /** Registered; nothing owed to the legacy system. */
-    public Outcome completed() {
-        return Outcome.completed();
+    /**
+     * {@code json} (an object) with one more field: {@code value} embedded as JSON when it is the JSON text of
+     * an object or an array (a downstream's answer), else as a string; a null value leaves the field out. How a
+     * route puts a lookup's answer into a request body without Java
+     * ({@code "with(${body}, 'form', ${variable.form})"}).
+     */
+    public String with(String json, String field, String value) {
+        JsonNode node = json(json);
+        if (!node.isObject()) {
+            throw new IllegalArgumentException("not a JSON object: the field '" + field + "' cannot be added");
+        }
+        ObjectNode object = (ObjectNode) node;
+        if (value != null) {
+            JsonNode embedded = jsonOrNull(value);
+            if (embedded != null && embedded.isContainerNode()) {
+                object.set(field, embedded);
+            } else {
+                object.put(field, value);
+            }
+        }
+        return write(object);
     }
 
     /** Registered without a notification ({@code alimtalkYn=N}): the legacy system is told so. */
@@ -119,6 +141,18 @@ public class RegistrationSteps {
             return node;
         } catch (IOException e) {
             throw new SystemException(null, "unreadable response body", e);
+        }
+    }
+
+    private JsonNode jsonOrNull(String text) {
+        String trimmed = text.strip();
+        if (!trimmed.startsWith("{") && !trimmed.startsWith("[")) {
+            return null;
+        }
+        try {
+            return mapper.readTree(trimmed);
+        } catch (IOException e) {
+            return null;
         }
     }
 

@@ -26,7 +26,7 @@ import org.springframework.stereotype.Component;
  *
  * <p>Called by {@code routes/inbox-receive.camel.yaml}, step {@code inbox-receive-validate}.
  */
-@Component("receptionValidator")
+@Component("surveySendInfoValidator")
 public class SurveySendInfoValidator {
 
     static final List<String> REQUIRED = List.of("srvyDrawupNo", "patno", "formCd");
@@ -44,6 +44,11 @@ public class SurveySendInfoValidator {
                 .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
     }
 
+    /**
+     * Step {@code inbox-receive-validate}. It takes the {@link Exchange} because the bytes it must check are
+     * the servlet request's, as received ({@link ReceptionBodyLimitFilter#RAW_BODY}): the body platform-http
+     * hands the route is already decoded, so an invalid UTF-8 body would pass ({@code ReceptionTest}).
+     */
     public ReceivedMessage validate(Exchange exchange) {
         Message in = exchange.getMessage();
         // the content type was judged by ReceptionBodyLimitFilter (415) before the route ran

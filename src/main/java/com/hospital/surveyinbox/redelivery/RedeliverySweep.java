@@ -3,7 +3,6 @@ package com.hospital.surveyinbox.redelivery;
 import com.hospital.surveyinbox.config.AdapterProperties;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.Date;
 import java.util.HashMap;
 import java.util.List;
@@ -16,9 +15,9 @@ import org.springframework.context.annotation.Lazy;
 import org.springframework.stereotype.Component;
 
 /**
- * Steps of {@code routes/inbox-redeliver.camel.yaml} that a route cannot say clearly: the statements'
- * named parameters ({@link #params}), which rows to republish and in what order ({@link #toRepublish}),
- * and the run record with the Quartz instance that ran it ({@link #runRecord}). The statements themselves
+ * Steps of {@code routes/inbox-redeliver.camel.yaml} that compute: the statements' named parameters
+ * ({@link #params}), the tick's candidates as one list ({@link #candidates}; the route filters and orders
+ * them), the publishing budget, and the run record with the Quartz instance that ran it ({@link #runRecord}). The statements themselves
  * are {@code sql/reset-stuck-rows.sql}, {@code republish-lost-events.sql}, {@code republish-due-retries.sql},
  * {@code reset-stuck-replies.sql}, {@code find-owed-replies.sql} and {@code record-redelivery-run.sql}.
  */
@@ -56,30 +55,19 @@ public class RedeliverySweep {
     }
 
     /**
-     * The events to republish: reset stuck rows that went back to RECEIVED (a reset that reached the
-     * attempt limit went DEAD and is not republished, but the next row of its subject is), lost events and
-     * due retries — in arrival order,
-     * so rows of one subject are republished in the order they were received.
+     * The tick's candidates as one list: reset stuck rows (RECEIVED again, DEAD at the attempt limit, or the
+     * next row of a subject whose row just went DEAD), lost events and due retries. Which of them are
+     * republished, and in what order, is the route's ({@code inbox-redeliver-in-arrival-order},
+     * {@code inbox-redeliver-if-not-dead}).
      */
-    public List<Map<String, Object>> toRepublish(List<Map<String, Object>> stuck, List<Map<String, Object>> lost,
-                                                 List<Map<String, Object>> retries) {
-        List<Map<String, Object>> events = new ArrayList<>();
-        for (Map<String, Object> row : stuck) {
-            if ("DEAD".equals(row.get("status"))) {
-                log.warn("Inbox {} DEAD: its last allowed attempt lost its worker", row.get("inboxId"));
-            } else { // RECEIVED again, or the next row of a subject whose row just went DEAD
-                events.add(row);
-            }
-        }
+    public List<Map<String, Object>> candidates(List<Map<String, Object>> stuck, List<Map<String, Object>> lost,
+                                                List<Map<String, Object>> retries) {
+        List<Map<String, Object>> events = new ArrayList<>(stuck.size() + lost.size() + retries.size());
+        events.addAll(stuck);
         events.addAll(lost);
         events.addAll(retries);
-        events.sort(Comparator.comparingLong(e -> ((Number) e.get("inboxId")).longValue()));
-        meters.counter("adapter.redelivery.republished", "kind", "stuck").increment(
-                stuck.stream().filter(r -> !"SUCCESSOR".equals(r.get("status"))).count());
-        meters.counter("adapter.redelivery.republished", "kind", "lost-event").increment(lost.size());
-        meters.counter("adapter.redelivery.republished", "kind", "retry").increment(retries.size());
         if (!events.isEmpty()) {
-            log.info("Redelivery: republishing {} events ({} stuck reset, {} lost, {} retries)",
+            log.info("Redelivery: {} candidates ({} stuck reset, {} lost, {} retries)",
                     events.size(), stuck.size(), lost.size(), retries.size());
         }
         return events;
@@ -105,8 +93,14 @@ public class RedeliverySweep {
     }
 
     /** Named parameters of {@code sql/record-redelivery-run.sql}: which instance ran which fire time, and what it did. */
-    public Map<String, Object> runRecord(Date scheduledFireTime, int stuck, int lost, int retries, int replies) {
-        meters.counter("adapter.redelivery.republished", "kind", "reply").increment(replies);
+    public Map<String, Object> runRecord(Date scheduledFireTime, List<Map<String, Object>> stuck,
+                                         List<Map<String, Object>> lost, List<Map<String, Object>> retries,
+                                         List<Map<String, Object>> replies) {
+        meters.counter("adapter.redelivery.republished", "kind", "stuck").increment(
+                stuck.stream().filter(r -> !"SUCCESSOR".equals(r.get("status"))).count());
+        meters.counter("adapter.redelivery.republished", "kind", "lost-event").increment(lost.size());
+        meters.counter("adapter.redelivery.republished", "kind", "retry").increment(retries.size());
+        meters.counter("adapter.redelivery.republished", "kind", "reply").increment(replies.size());
         String instance;
         String name;
         try {
@@ -120,10 +114,10 @@ public class RedeliverySweep {
         params.put("scheduled", new java.sql.Timestamp((scheduledFireTime == null ? new Date() : scheduledFireTime).getTime()));
         params.put("instance", instance);
         params.put("scheduler", name);
-        params.put("stuck", stuck);
-        params.put("lost", lost);
-        params.put("retries", retries);
-        params.put("replies", replies);
+        params.put("stuck", stuck.size());
+        params.put("lost", lost.size());
+        params.put("retries", retries.size());
+        params.put("replies", replies.size());
         return params;
     }
 }

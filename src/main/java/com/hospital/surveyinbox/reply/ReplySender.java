@@ -11,10 +11,8 @@ import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Component;
 
 /**
- * Steps of {@code routes/inbox-reply.camel.yaml}: the claim's parameters ({@link #key}), the legacy
- * request body ({@link #body}), what an HTTP status means for the reply ({@link #errorOf}: only a 2xx
- * delivers it), the record statement's parameters ({@link #result}) and the log line and counter
- * ({@link #logged}). The obligation itself ({@code sql/claim-reply.sql}) is a map of the row:
+ * Steps of {@code routes/inbox-reply.camel.yaml} that compute: the legacy request body ({@link #body}), the record statement's parameters ({@link #result}) and the log line
+ * and counter ({@link #logged}). Which answer delivers the reply (a 2xx) is the route's. The obligation itself ({@code sql/claim-reply.sql}) is a map of the row:
  * id, srvyDrawupNo, reasonCode, reason.
  */
 @Component("replySender")
@@ -30,11 +28,6 @@ public class ReplySender {
         this.meters = meters;
     }
 
-    /** Named parameters of {@code sql/claim-reply.sql}. */
-    public Map<String, Object> key(long inboxId) {
-        return Map.of("id", inboxId);
-    }
-
     /** {@code POST {legacy}/survey-send-results} body (CONTRACT §3). */
     public String body(Map<String, Object> owed) throws JsonProcessingException {
         Map<String, Object> body = new LinkedHashMap<>();
@@ -44,11 +37,6 @@ public class ReplySender {
         body.put("reasonCode", owed.get("reasonCode"));
         body.put("reason", owed.get("reason"));
         return mapper.writeValueAsString(body);
-    }
-
-    /** Null when the legacy system took the reply (2xx), else why not. */
-    public String errorOf(Integer status) {
-        return status != null && status >= 200 && status < 300 ? null : "legacy answered HTTP " + status;
     }
 
     /** Named parameters of {@code sql/mark-reply-sent.sql} / {@code mark-reply-failed.sql}. */

@@ -175,7 +175,8 @@ class ClaimTest extends IntegrationTest {
         long second = insert(subject);
 
         assertThat(claims.claim(second)).isEmpty();
-        assertThat(claims.recordHold(second)).contains(first);
+        assertThat(producer.requestBody("sql:classpath:sql/record-hold.sql?outputType=SelectOne&parametersCount=2",
+                Map.of("id", second), Long.class)).isEqualTo(first);
         ClaimedRow claimed = claims.claim(first).orElseThrow();
         assertThat(claims.claim(second)).isEmpty();
         assertThat(outcomes().fail(claimed, "x")).isEqualTo("FAILED");

@@ -5,28 +5,28 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.hospital.surveyinbox.support.DownstreamSimulator;
 import com.hospital.surveyinbox.support.IntegrationTest;
 import com.hospital.surveyinbox.support.ServiceClient;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
+import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.TestPropertySource;
 
 /**
- * The promise of routes/: the service started on an edited copy of the route files — the three recipes
- * of the README's "Editing routes", applied as text, no Java changed — behaves as edited:
+ * The promise of routes/: the service started on an edited copy of the route files — every recipe of
+ * {@code routes/recipes/} applied as YAML by {@link RouteRecipes} (the same files the README lists), no Java
+ * changed — behaves as edited:
  * <ol>
  *   <li>the patient lookup moved before the consent lookup: the simulator sees the calls in the new order;</li>
  *   <li>a lookup step added ({@code GET {survey}/forms/{formCd}}): it is called, its 404 {code,message}
- *       fails the row with that message, and it is timed under its step id — all without Java;</li>
- *   <li>what a status means changed: a patient 404 now means "use the message's own name and mobile".</li>
+ *       fails the row with that message, it is timed under its step id, and a formCd with {@code /} and
+ *       {@code ;} stays one path segment;</li>
+ *   <li>what a status means changed: a patient 404 now means "use the message's own name and mobile";</li>
+ *   <li>a message field the code does not know ({@code wardCd}) reaches the dispatch bundle;</li>
+ *   <li>the added lookup's answer reaches the dispatch bundle.</li>
  * </ol>
- * The same three messages against the shipped routes behave the other way (ProcessingTest).
+ * The same messages against the shipped routes behave the other way (ProcessingTest).
  */
 @TestPropertySource(properties = {
         "camel.main.routes-include-pattern=file:target/route-edit/*.camel.yaml",
@@ -39,108 +39,7 @@ class RouteEditTest extends IntegrationTest {
     static final Path EDITED = Paths.get("target/route-edit");
 
     static {
-        copyAndEdit(); // before the Spring context (and so Camel) reads the folder
-    }
-
-    /** Recipe 1 of the README: cut the patient step and paste it above the consents step. */
-    static String movePatientBeforeConsents(String yaml) {
-        String consents = block(yaml, "inbox-register-legacy-consents");
-        String patient = block(yaml, "inbox-register-legacy-patient");
-        return yaml.replace(consents + patient, patient + consents);
-    }
-
-    /** Recipe 2: a new lookup step before the dispatch bundle. */
-    static String addFormLookup(String yaml) {
-        String bundle = "        - step:\n            id: inbox-register-survey-bundle\n";
-        return yaml.replace(bundle, """
-                        - step:
-                            id: inbox-register-survey-form
-                            steps:
-                              - setHeader:
-                                  name: CamelHttpPath
-                                  expression:
-                                    simple:
-                                      expression: "/forms/${exchangeProperty.msg.formCdSegment}"
-                              - to:
-                                  id: to-http-survey-form
-                                  uri: "{{adapter.survey.base-url}}"
-                                  parameters:
-                                    httpMethod: GET
-                """ + bundle);
-    }
-
-    /** Recipe 3: a patient 404 is accepted and means "no legacy record: use the message's own fields". */
-    static String patientNotFoundUsesTheMessage(String yaml) {
-        String before = """
-                              - to:
-                                  id: to-http-legacy-patient
-                                  uri: "{{adapter.legacy.base-url}}"
-                                  parameters:
-                                    httpMethod: GET
-                              - setProperty:
-                                  name: patient
-                                  expression:
-                                    simple:
-                                      expression: "${bodyAs(String)}"
-                """;
-        String after = """
-                              - to:
-                                  id: to-http-legacy-patient
-                                  uri: "{{adapter.legacy.base-url}}"
-                                  parameters:
-                                    httpMethod: GET
-                                    okStatusCodeRange: "200-299,404"
-                              - choice:
-                                  when:
-                                    - expression:
-                                        simple:
-                                          expression: "${header.CamelHttpResponseCode} == 404"
-                                      steps:
-                                        - setProperty:
-                                            name: patient
-                                            expression:
-                                              constant:
-                                                expression: "{}"
-                                  otherwise:
-                                    steps:
-                                      - setProperty:
-                                          name: patient
-                                          expression:
-                                            simple:
-                                              expression: "${bodyAs(String)}"
-                """;
-        assertThat(yaml).contains(before);
-        return yaml.replace(before, after);
-    }
-
-    /** The text of one `- step:` block of the SEND route, up to the next step at the same indent. */
-    private static String block(String yaml, String stepId) {
-        int start = yaml.indexOf("        - step:\n            id: " + stepId + "\n");
-        assertThat(start).as(stepId).isNotNegative();
-        int next = yaml.indexOf("\n        - ", start + 1);
-        return yaml.substring(start, next + 1);
-    }
-
-    private static void copyAndEdit() {
-        try {
-            Files.createDirectories(EDITED);
-            try (Stream<Path> old = Files.list(EDITED)) {
-                for (Path p : old.toList()) {
-                    Files.delete(p);
-                }
-            }
-            try (Stream<Path> files = Files.list(Paths.get("routes"))) {
-                for (Path f : files.filter(p -> p.toString().endsWith(".camel.yaml")).toList()) {
-                    String yaml = Files.readString(f, StandardCharsets.UTF_8);
-                    if (f.getFileName().toString().equals("inbox-register.camel.yaml")) {
-                        yaml = patientNotFoundUsesTheMessage(addFormLookup(movePatientBeforeConsents(yaml)));
-                    }
-                    Files.writeString(EDITED.resolve(f.getFileName()), yaml, StandardCharsets.UTF_8);
-                }
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        RouteRecipes.applyAll(Paths.get("routes"), Paths.get("routes/recipes"), EDITED); // before Camel reads the folder
     }
 
     @Test
@@ -167,6 +66,26 @@ class RouteEditTest extends IntegrationTest {
         assertThat(simulator().events("F-EDIT-1")).extracting(DownstreamSimulator.Event::kind).contains("FORM");
         assertThat(rows.row(missing).get("last_error")).isEqualTo("form NOFORM-EDIT does not exist");
         assertThat(client.management("/actuator/prometheus").body()).contains("adapter_downstream_calls_seconds_count{call=\"inbox-register-survey-form\"");
+    }
+
+    @Test
+    void aPathValueWithSlashAndSemicolonStaysOneSegment() {
+        String id = client.accept(ServiceClient.message(uniqueSubject("EDIT-SEG"), "P-seg", "").replace("F100", "F/2;x y"));
+
+        rows.awaitStatus(id, "COMPLETED");
+        assertThat(simulator().events("F/2;x y")).extracting(DownstreamSimulator.Event::kind).containsExactly("FORM");
+    }
+
+    @Test
+    void aMessageFieldTheCodeDoesNotKnowAndTheLookupsAnswerReachTheBundle() {
+        String subject = uniqueSubject("EDIT-FIELD");
+        String id = client.accept(ServiceClient.message(subject, "P-field", "\"wardCd\":\"W-7\"").replace("F100", "F-EDIT-5"));
+
+        rows.awaitStatus(id, "COMPLETED");
+        JsonNode bundle = simulator().bundleRequests(subject).get(0);
+        assertThat(bundle.path("wardCd").asText()).isEqualTo("W-7");
+        assertThat(bundle.path("form").path("formCd").asText()).isEqualTo("F-EDIT-5");
+        assertThat(bundle.path("form").path("active").asBoolean()).isTrue();
     }
 
     @Test

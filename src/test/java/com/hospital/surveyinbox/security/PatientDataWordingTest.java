@@ -32,4 +32,21 @@ class PatientDataWordingTest extends IntegrationTest {
                 + " WHERE inbox_id = m.id), '') FROM inbox_message m WHERE id = ?", String.class, Long.parseLong(id));
         assertThat(stored).contains("***").doesNotContain("김구").doesNotContain("5678");
     }
+
+    /**
+     * The name a refusal quotes may be known only from the legacy patient record (not from the message): the
+     * record read by an earlier step is still there for the masking when a later step fails.
+     */
+    @Test
+    void aRefusalQuotingTheLegacyRecordsNameIsMaskedAfterLaterSteps() {
+        String subject = uniqueSubject("WORDING-REC");
+        String patno = "PR" + Math.abs(subject.hashCode());
+        simulator().failWhen("POST /survey/dispatch-bundles", 422,
+                "{\"code\":\"GUEST_BLOCKED\",\"message\":\"guest Patient-" + patno + " is blocked\"}");
+        String id = client.accept(ServiceClient.message(subject, patno, "\"patNm\":\"Other Name\""));
+
+        rows.awaitStatus(id, "FAILED");
+        assertThat((String) rows.row(id).get("last_error")).startsWith("guest ").endsWith(" is blocked").contains("***")
+                .doesNotContain(patno).doesNotContain("Patient");
+    }
 }

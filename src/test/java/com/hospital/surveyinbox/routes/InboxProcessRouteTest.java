@@ -1,0 +1,53 @@
+package com.hospital.surveyinbox.routes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.hospital.surveyinbox.processing.Outcome;
+import org.junit.jupiter.api.Test;
+
+/** The route kit for {@code routes/inbox-process.camel.yaml} (shared setup: {@link RouteKit}). */
+class InboxProcessRouteTest extends RouteKit {
+
+    @Test
+    void processClaimsOnceAndRecordsWhatTheRegistrationCameTo() throws Exception {
+        String subject = uniqueSubject("ALONE-PROC");
+        long id = stored(subject);
+        mock("mock:register").expectedMessageCount(1);
+
+        // the consumer route hands each event to a worker and returns: both duplicates may be in flight at once
+        template.sendBody("direct:process-alone", event(id, subject));
+        template.sendBody("direct:process-alone", event(id, subject)); // a duplicate event: the claim refuses it
+        template.sendBody("direct:process-alone", "not an event");   // unreadable: skipped, no exception
+
+        mock("mock:register").assertIsSatisfied();
+        rows.awaitStatus(Long.toString(id), "COMPLETED");
+        await().atMost(java.time.Duration.ofSeconds(10)).until(() -> camel.getInflightRepository().size("inbox-process-row") == 0);
+        mock("mock:register").assertIsSatisfied(); // both workers done: still only one registration
+        assertThat(rows.attempts(Long.toString(id))).isEqualTo(1);
+        assertThat(jdbc.queryForObject("SELECT outcome FROM inbox_attempt WHERE inbox_id = ?", String.class, id))
+                .isEqualTo("COMPLETED");
+    }
+
+    @Test
+    void processRecordsTheLastAllowedFailureAsDeadAndRepliesOnce() throws Exception {
+        String subject = uniqueSubject("ALONE-DEAD");
+        long id = stored(subject);
+        jdbc.update("UPDATE inbox_message SET status = 'FAILED', attempts = 4 WHERE id = ?", id);
+        mock("mock:register").whenAnyExchangeReceived(e -> e.setProperty("outcome", Outcome.businessFailure("FORM_NOT_REGISTERED", "form X is not registered")));
+        mock("mock:legacy-reply").expectedMessageCount(1);
+
+        template.sendBody("direct:process-alone", event(id, subject));
+
+        mock("mock:legacy-reply").assertIsSatisfied();
+        rows.awaitStatus(Long.toString(id), "DEAD");
+        await().atMost(java.time.Duration.ofSeconds(10)).until(() -> "SENT".equals(rows.row(Long.toString(id)).get("reply_status")));
+        JsonNode reply = mapper.readTree(mock("mock:legacy-reply").getReceivedExchanges().get(0).getMessage().getBody(String.class));
+        assertThat(reply.get("reasonCode").asText()).isEqualTo("DEAD");
+        assertThat(reply.get("reason").asText()).isEqualTo("form X is not registered");
+        assertThat(rows.status(Long.toString(id))).isEqualTo("DEAD");
+        assertThat(rows.row(Long.toString(id)).get("reply_status")).isEqualTo("SENT");
+    }
+}

@@ -1,0 +1,70 @@
+package com.hospital.surveyinbox.routes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.camel.builder.NotifyBuilder;
+import org.junit.jupiter.api.Test;
+
+/** The route kit for {@code routes/inbox-redeliver.camel.yaml} (shared setup: {@link RouteKit}). */
+class InboxRedeliverRouteTest extends RouteKit {
+
+    @Test
+    void redeliverRepublishesStalledRowsInArrivalOrderResetsStuckOnesAndRecordsTheRun() throws Exception {
+        String run = uniqueSubject("ALONE-REDEL");
+        long lost = stored(run + "-lost");
+        long retry = stored(run + "-retry");
+        long stuck = stored(run + "-stuck");
+        long stuckLast = stored(run + "-stuck-last");
+        long successor = stored(run + "-stuck-last"); // waits behind stuckLast; not old enough to count as lost
+        jdbc.update("UPDATE inbox_message SET created_at = now() - INTERVAL '1 hour' WHERE id = ?", lost);
+        jdbc.update("UPDATE inbox_message SET status = 'FAILED', attempts = 1, last_attempt_at = now() - INTERVAL '1 hour' WHERE id = ?", retry);
+        jdbc.update("UPDATE inbox_message SET status = 'PROCESSING', attempts = 1, updated_at = now() - INTERVAL '1 hour' WHERE id = ?", stuck);
+        jdbc.update("UPDATE inbox_message SET status = 'PROCESSING', attempts = 5, updated_at = now() - INTERVAL '1 hour' WHERE id = ?", stuckLast);
+        NotifyBuilder tick = new NotifyBuilder(camel).fromRoute("inbox-redeliver").whenDone(1).create();
+
+        template.sendBody("direct:redeliver-tick", null);
+
+        assertThat(tick.matches(30, TimeUnit.SECONDS)).isTrue();
+        List<String> republished = mock("mock:kafka").getReceivedExchanges().stream()
+                .map(e -> e.getMessage().getBody(String.class)).filter(b -> b.contains(run)).toList();
+        assertThat(republished).hasSize(4);
+        assertThat(republished.get(0)).contains("\"inboxId\":\"" + lost + "\"");
+        assertThat(republished.get(1)).contains("\"inboxId\":\"" + retry + "\"");
+        assertThat(republished.get(2)).contains("\"inboxId\":\"" + stuck + "\"");
+        // stuckLast went DEAD: the row waiting behind it is released at once
+        assertThat(republished.get(3)).contains("\"inboxId\":\"" + successor + "\"");
+        assertThat(rows.status(Long.toString(stuck))).isEqualTo("RECEIVED");
+        assertThat(rows.status(Long.toString(stuckLast))).isEqualTo("DEAD");
+        assertThat(rows.row(Long.toString(stuckLast))).containsEntry("reply_status", "SENT"); // the same tick sent its reply
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM redelivery_run WHERE scheduler = 'routes-alone-tests'", Long.class))
+                .isPositive();
+    }
+
+    @Test
+    void redeliverDuringAKafkaOutageSendsTheRepliesAndStopsPublishingAtTheFirstFailure() throws Exception {
+        String run = uniqueSubject("ALONE-KDOWN");
+        for (int i = 0; i < 3; i++) {
+            long lost = stored(run + "-lost-" + i);
+            jdbc.update("UPDATE inbox_message SET created_at = now() - INTERVAL '1 hour' WHERE id = ?", lost);
+        }
+        long owed = stored(run + "-reply");
+        jdbc.update("UPDATE inbox_message SET status = 'DEAD', reply_status = 'PENDING', reply_reason_code = 'DEAD', "
+                + "reply_reason = 'x', reply_updated_at = now() - INTERVAL '1 hour' WHERE id = ?", owed);
+        mock("mock:kafka").whenAnyExchangeReceived(e -> {
+            throw new org.apache.kafka.common.errors.TimeoutException("broker unavailable"); // what a delivery timeout looks like
+        });
+        NotifyBuilder tick = new NotifyBuilder(camel).fromRoute("inbox-redeliver").whenDone(1).create();
+
+        template.sendBody("direct:redeliver-tick", null);
+
+        assertThat(tick.matches(30, TimeUnit.SECONDS)).isTrue();
+        // one publish tried and failed: the rest of the tick's events wait for a later tick instead of each
+        // waiting out a delivery timeout; the owed reply, which needs no Kafka, went out all the same
+        assertThat(mock("mock:kafka").getReceivedCounter()).isOne();
+        assertThat(rows.row(Long.toString(owed))).containsEntry("reply_status", "SENT");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'RECEIVED'",
+                Long.class, run + "-lost-%")).isEqualTo(3);
+    }
+}

@@ -1,0 +1,129 @@
+package com.hospital.surveyinbox.routes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.hospital.surveyinbox.inbox.ClaimedRow;
+import com.hospital.surveyinbox.inbox.InboxEvent;
+import com.hospital.surveyinbox.inbox.InboxStore;
+import com.hospital.surveyinbox.inbox.ReceivedMessage;
+import com.hospital.surveyinbox.processing.Outcome;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.ServiceClient;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import org.apache.camel.CamelContext;
+import org.apache.camel.Exchange;
+import org.apache.camel.ProducerTemplate;
+import org.apache.camel.builder.AdviceWith;
+import org.apache.camel.component.mock.MockEndpoint;
+import org.apache.camel.support.DefaultExchange;
+import org.apache.camel.test.spring.junit5.UseAdviceWith;
+import org.junit.jupiter.api.BeforeEach;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.TestPropertySource;
+
+/**
+ * The route kit's shared setup: each route of {@code routes/} driven alone — the kit an engineer runs after
+ * editing a route, one test class per route file ({@code InboxRegisterRouteTest} for
+ * {@code inbox-register.camel.yaml}, …). Its consumer (Kafka, Quartz, platform-http) is replaced by a
+ * {@code direct:} endpoint with AdviceWith, and the side effects it is about are woven by step id into
+ * MockEndpoints; everything else (PostgreSQL, Redis, the downstream simulator) is real. The black-box tests
+ * prove the whole; these pin each route.
+ */
+@UseAdviceWith
+@TestPropertySource(properties = {
+        "adapter.kafka.topic=routes-alone-tests",
+        "adapter.kafka.group-id=routes-alone-tests",
+        "spring.quartz.scheduler-name=routes-alone-tests",
+        // the jobs are driven by hand here (their Quartz consumers are replaced), so they may start
+        "adapter.inbox.redeliver-enabled=true",
+        "adapter.retention.enabled=true",
+        "adapter.retention.batch-size=2",
+        // a publish pool this small fills at once: receptions must not wait on it
+        "adapter.kafka.publish-threads=1",
+        "adapter.kafka.publish-queue=2"})
+@DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
+abstract class RouteKit extends IntegrationTest {
+
+    private static CamelContext advisedContext;
+
+    @Autowired
+    protected CamelContext camel;
+
+    @Autowired
+    ProducerTemplate template;
+
+    @Autowired
+    InboxStore store;
+
+    @Autowired
+    StringRedisTemplate redis;
+
+    @Autowired
+    ObjectMapper mapper;
+
+    @Autowired
+    io.micrometer.core.instrument.MeterRegistry meters;
+
+    @BeforeEach
+    void adviseOnceAndStart() throws Exception {
+        if (advisedContext != camel) { // once per context (each test class gets its own: @DirtiesContext)
+            AdviceWith.adviceWith(camel, "inbox-receive", a -> a.replaceFromWith("direct:receive-alone"));
+            AdviceWith.adviceWith(camel, "inbox-process", a -> a.replaceFromWith("direct:process-alone"));
+            AdviceWith.adviceWith(camel, "inbox-process-row", a ->
+                    a.weaveById("inbox-process-register").replace().to("mock:register"));
+            AdviceWith.adviceWith(camel, "inbox-publish", a -> a.weaveById("to-kafka-inbox-event").replace().to("mock:kafka"));
+            AdviceWith.adviceWith(camel, "inbox-register-send", a ->
+                    a.weaveById("to-http-survey-bundle").replace().toV("mock:bundle", "bundleRequest", "bundle"));
+            AdviceWith.adviceWith(camel, "inbox-consents-lookup", a ->
+                    a.weaveById("to-http-legacy-consents").before().to("mock:consent-lookup"));
+            AdviceWith.adviceWith(camel, "inbox-reply", a -> a.weaveById("to-legacy-reply").replace().toV("mock:legacy-reply", "request", "answer"));
+            AdviceWith.adviceWith(camel, "inbox-redeliver", a -> a.replaceFromWith("direct:redeliver-tick"));
+            AdviceWith.adviceWith(camel, "inbox-retention", a -> a.replaceFromWith("direct:retention-tick"));
+            camel.start();
+            advisedContext = camel;
+        }
+        MockEndpoint.resetMocks(camel);
+        mock("mock:register").whenAnyExchangeReceived(e -> e.setProperty("outcome", Outcome.completed()));
+        mock("mock:legacy-reply").whenAnyExchangeReceived(e -> e.getMessage().setHeader(Exchange.HTTP_RESPONSE_CODE, 200));
+        mock("mock:bundle").whenAnyExchangeReceived(e -> {
+            e.getMessage().setHeader(Exchange.HTTP_RESPONSE_CODE, 201);
+            e.getMessage().setBody("{\"dispatchId\":\"D-alone\"}");
+        });
+    }
+
+
+    protected MockEndpoint mock(String uri) {
+        return camel.getEndpoint(uri, MockEndpoint.class);
+    }
+
+    protected long stored(String subject) {
+        return store.accept(new ReceivedMessage(subject, "SEND",
+                ServiceClient.message(subject, "P-" + subject, "").getBytes(StandardCharsets.UTF_8), null)).inboxId();
+    }
+
+    protected long aged(String subject, String status, int ageDays) {
+        long id = stored(subject);
+        jdbc.update("UPDATE inbox_message SET status = ?, updated_at = now() - make_interval(days => ?), "
+                + "created_at = now() - make_interval(days => ?) WHERE id = ?", status, ageDays, ageDays, id);
+        jdbc.update("INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at, outcome) VALUES (?, 1, now(), ?)", id, status);
+        return id;
+    }
+
+    protected String event(long id, String subject) throws Exception {
+        return mapper.writeValueAsString(new InboxEvent(Long.toString(id), subject, "SEND"));
+    }
+
+    /** inbox-register on a row that is not stored (as the synchronous path does), with some inbound headers. */
+    protected Outcome register(String subject, String json, Map<String, Object> inboundHeaders) {
+        Exchange exchange = new DefaultExchange(camel);
+        exchange.setProperty("row", new ClaimedRow(Long.MAX_VALUE, subject, "SEND", json.getBytes(StandardCharsets.UTF_8), 1, null));
+        exchange.getMessage().setHeaders(new java.util.HashMap<>(inboundHeaders));
+        Exchange done = template.send("direct:inbox-register", exchange);
+        assertThat(done.getException()).isNull();
+        return done.getProperty("outcome", Outcome.class);
+    }
+}
