@@ -85,7 +85,10 @@ public class DownstreamCalls {
      * A status the step accepted but the route does not want after all (e.g. a 409 other than
      * ALREADY_SUBMITTED): fails the flow exactly as if the step had not accepted it.
      */
-    public void refuse(int status, String answer) throws HttpOperationFailedException {
+    public void refuse(int status, String answer, String call) throws HttpOperationFailedException {
+        if (businessMessage(answer) == null) { // counted as the step's own unaccepted 4xx would be
+            meters.counter("adapter.downstream.errors", "call", call == null ? "unknown" : call, "kind", "4xx").increment();
+        }
         throw new HttpOperationFailedException(null, status, null, null, java.util.Map.of(), answer);
     }
 

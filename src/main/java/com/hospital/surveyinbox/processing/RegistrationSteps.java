@@ -88,7 +88,8 @@ public class RegistrationSteps {
      * {@code json} (an object) with one more field: {@code value} embedded as JSON when it is the JSON text of
      * an object or an array (a downstream's answer), else as a string; a null value leaves the field out. How a
      * route puts a lookup's answer into a request body without Java
-     * ({@code "with(${body}, 'form', ${variable.form})"}).
+     * ({@code "with(${variable.bundleRequest}, 'form', ${variable.form})"}). For a field of the message use
+     * {@link #withField}: a sender's text must never become JSON structure.
      */
     public String with(String json, String field, String value) {
         JsonNode node = json(json);
@@ -105,6 +106,23 @@ public class RegistrationSteps {
             }
         }
         return write(object);
+    }
+
+    /**
+     * {@code json} (an object) with the message's field {@code name} added as {@code field}, always as text
+     * (a sender's value that looks like JSON stays a string); absent, the field is left out. The message
+     * field is read here, not passed as text through the route, so no quote or "null" in it is reinterpreted.
+     */
+    public String withField(String json, String field, Registration msg, String name) {
+        JsonNode node = json(json);
+        if (!node.isObject()) {
+            throw new IllegalArgumentException("not a JSON object: the field '" + field + "' cannot be added");
+        }
+        String value = msg.field(name);
+        if (value != null) {
+            ((ObjectNode) node).put(field, value);
+        }
+        return write(node);
     }
 
     /** Registered without a notification ({@code alimtalkYn=N}): the legacy system is told so. */

@@ -1,6 +1,7 @@
 package com.hospital.surveyinbox.reception;
 
 import com.hospital.surveyinbox.config.LoggedFailure;
+import com.hospital.surveyinbox.processing.Outcome;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.LinkedHashMap;
@@ -57,6 +58,23 @@ public class ReceptionReplies {
         // a small body with Content-Length goes out in one write; chunked needs a second for its terminator
         headers.put(Exchange.HTTP_CHUNKED, false);
         return objectMapper.writeValueAsString(body);
+    }
+
+    /**
+     * The answer with an outcome's own text: its failure reason, or the reason of the reply it owes. The
+     * text is read from the {@link Outcome}, never passed through the route as a parameter string (Camel's
+     * parameter binding strips surrounding quotes and reads "null" as null).
+     */
+    public String writeReason(int status, String resultCode, Outcome outcome, long elapsedMillis,
+                              Map<String, Object> headers) throws JsonProcessingException {
+        return write(status, resultCode, outcome.success() ? outcome.replyReason() : outcome.failureReason(), null,
+                elapsedMillis, headers);
+    }
+
+    /** The answer to a refused message: the status and text the validator gave it (400 N). */
+    public String writeRejected(ReceptionRejectedException rejected, long elapsedMillis, Map<String, Object> headers)
+            throws JsonProcessingException {
+        return write(rejected.status(), "N", rejected.getMessage(), null, elapsedMillis, headers);
     }
 
     /** A failure as a log line may carry it (see {@link LoggedFailure}): never a value of the row. */

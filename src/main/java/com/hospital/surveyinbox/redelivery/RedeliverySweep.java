@@ -66,6 +66,10 @@ public class RedeliverySweep {
         events.addAll(stuck);
         events.addAll(lost);
         events.addAll(retries);
+        meters.counter("adapter.redelivery.republished", "kind", "stuck").increment(
+                stuck.stream().filter(r -> !"SUCCESSOR".equals(r.get("status"))).count());
+        meters.counter("adapter.redelivery.republished", "kind", "lost-event").increment(lost.size());
+        meters.counter("adapter.redelivery.republished", "kind", "retry").increment(retries.size());
         if (!events.isEmpty()) {
             log.info("Redelivery: {} candidates ({} stuck reset, {} lost, {} retries)",
                     events.size(), stuck.size(), lost.size(), retries.size());
@@ -96,10 +100,6 @@ public class RedeliverySweep {
     public Map<String, Object> runRecord(Date scheduledFireTime, List<Map<String, Object>> stuck,
                                          List<Map<String, Object>> lost, List<Map<String, Object>> retries,
                                          List<Map<String, Object>> replies) {
-        meters.counter("adapter.redelivery.republished", "kind", "stuck").increment(
-                stuck.stream().filter(r -> !"SUCCESSOR".equals(r.get("status"))).count());
-        meters.counter("adapter.redelivery.republished", "kind", "lost-event").increment(lost.size());
-        meters.counter("adapter.redelivery.republished", "kind", "retry").increment(retries.size());
         meters.counter("adapter.redelivery.republished", "kind", "reply").increment(replies.size());
         String instance;
         String name;

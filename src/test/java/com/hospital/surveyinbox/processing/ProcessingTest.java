@@ -35,6 +35,26 @@ class ProcessingTest extends IntegrationTest {
         assertThat(publisher.publish(new InboxEvent(inboxId, subject, msgType))).isTrue();
     }
 
+    /**
+     * The patient number goes where CONTRACT §3 puts it and nowhere else: the patient lookup's path and the
+     * guest find's query — not the guest create, not the bundle (a header a step sets must not ride along to
+     * the next call) — and a value with '+', '&', '=' and a space arrives as sent.
+     */
+    @Test
+    void sendsThePatientNumberOnlyWhereTheContractPutsIt() {
+        String subject = uniqueSubject("PATNO-URL");
+        String token = "T" + Math.abs(subject.hashCode());
+        String patno = "PQ+1&x=2 " + token;
+        String id = client.accept(send(subject, patno, ""));
+
+        rows.awaitStatus(id, "COMPLETED");
+        List<String> lines = simulator().requestLines().stream().filter(l -> l.contains(token)).toList();
+        assertThat(lines).hasSize(2);
+        assertThat(lines).anyMatch(l -> l.startsWith("GET /legacy/patients/")).anyMatch(l -> l.startsWith("GET /account/guests?patno="));
+        assertThat(simulator().events(patno + "|Patient-" + patno)).extracting(DownstreamSimulator.Event::kind)
+                .containsExactly("GUEST_CREATE");
+    }
+
     @Test
     void registersASendDownstreamOnceAndCompletesTheRow() {
         String subject = uniqueSubject("HAPPY");

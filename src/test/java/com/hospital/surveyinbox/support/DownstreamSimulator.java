@@ -75,6 +75,8 @@ public final class DownstreamSimulator {
     private final List<JsonNode> bundleRequests = new CopyOnWriteArrayList<>();
     private final List<JsonNode> replies = new CopyOnWriteArrayList<>();
     private final List<Map<String, List<String>>> requestHeaders = new CopyOnWriteArrayList<>();
+    /** Every request line as sent: method, raw path and raw query ("GET /legacy/patients/P%201?x=1"). */
+    private final List<String> requestLines = new CopyOnWriteArrayList<>();
     private final List<Event> events = new CopyOnWriteArrayList<>();
     private final AtomicLong seq = new AtomicLong();
     private final AtomicLong ids = new AtomicLong(1000);
@@ -172,6 +174,11 @@ public final class DownstreamSimulator {
         return events.stream().filter(e -> e.key().equals(key)).toList();
     }
 
+    /** Every request line received, in order: method, raw path and raw query. */
+    public List<String> requestLines() {
+        return new ArrayList<>(requestLines);
+    }
+
     public List<Map<String, List<String>>> requestHeaders() {
         return new ArrayList<>(requestHeaders);
     }
@@ -201,6 +208,7 @@ public final class DownstreamSimulator {
             String query = http.getRequestURI().getRawQuery();
             byte[] requestBody = http.getRequestBody().readAllBytes();
             requestHeaders.add(Map.copyOf(http.getRequestHeaders()));
+            requestLines.add(method + " " + path + (query == null ? "" : "?" + query));
             String key = method + " " + path;
             for (Fault fault : path.startsWith("/_sim/") ? List.<Fault>of() : faults) {
                 if (fault.matches().test(key)) {

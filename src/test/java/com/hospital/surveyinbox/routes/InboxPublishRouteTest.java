@@ -1,0 +1,44 @@
+package com.hospital.surveyinbox.routes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.Map;
+import org.apache.camel.Exchange;
+import org.junit.jupiter.api.Test;
+
+/** The route kit for {@code routes/inbox-publish.camel.yaml} (shared setup: {@link RouteKit}). */
+class InboxPublishRouteTest extends RouteKit {
+
+    @Test
+    void publishesARowAsItsEventKeyedBySubjectWithNoInboundHeader() throws Exception {
+        String subject = uniqueSubject("ALONE-PUB");
+        mock("mock:kafka").expectedMessageCount(1);
+
+        Exchange done = template.request("direct:inbox-publish", e -> {
+            e.getMessage().setBody(Map.of("inboxId", 42L, "srvyDrawupNo", subject, "msgType", "SUBMIT"));
+            e.getMessage().setHeader("Authorization", "Basic c2VjcmV0");
+        });
+
+        mock("mock:kafka").assertIsSatisfied();
+        Exchange sent = mock("mock:kafka").getReceivedExchanges().get(0);
+        assertThat(sent.getMessage().getHeaders()).containsOnlyKeys("kafka.KEY").containsEntry("kafka.KEY", subject);
+        JsonNode event = mapper.readTree(sent.getMessage().getBody(String.class));
+        assertThat(event.get("inboxId").asText()).isEqualTo("42");
+        assertThat(event.get("msgType").asText()).isEqualTo("SUBMIT");
+        assertThat(done.getProperty("inboxPublished", Boolean.class)).isTrue();
+    }
+
+    @Test
+    void aFailedPublishAnswersFalseAndNeverFailsTheCaller() {
+        mock("mock:kafka").whenAnyExchangeReceived(e -> {
+            throw new IllegalStateException("broker gone");
+        });
+
+        Exchange done = template.request("direct:inbox-publish", e ->
+                e.getMessage().setBody(Map.of("inboxId", 43L, "srvyDrawupNo", uniqueSubject("ALONE-PUB"), "msgType", "SEND")));
+
+        assertThat(done.getException()).isNull();
+        assertThat(done.getProperty("inboxPublished", Boolean.class)).isFalse();
+    }
+}
