@@ -3,6 +3,7 @@ package com.hospital.surveyinbox.observability;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.hospital.surveyinbox.support.DownstreamSimulator;
 import com.hospital.surveyinbox.support.IntegrationTest;
 import com.hospital.surveyinbox.support.Rows;
@@ -59,6 +60,16 @@ class ObservabilityTest extends IntegrationTest {
                 "adapter_consent_cache_total",
                 "adapter_circuit_state{downstream=\"legacy\"",
                 "camel_exchanges_total");
+    }
+
+    @Test
+    void theInfoEndpointNamesTheBuildAndTheCommitAPodRuns() {
+        JsonNode info = client.management("/actuator/info", ServiceClient.OPS_AUTH).json();
+
+        assertThat(info.at("/build/artifact").asText()).isEqualTo("survey-inbox-adapter");
+        assertThat(info.at("/build/version").asText()).isNotBlank();
+        assertThat(info.at("/build/time").asText()).isNotBlank();
+        assertThat(info.at("/git/commit/id").asText()).matches("[0-9a-f]{7,40}");
     }
 
     @Test
