@@ -79,7 +79,7 @@ final class GroupInsert implements AutoCloseable {
         this.maxRows = maxRows;
         this.groupRows = DistributionSummary.builder("adapter.inbox.insert.group")
                 .description("receptions committed together in one transaction").baseUnit("rows")
-                .publishPercentiles(0.5, 0.99).register(meters);
+                .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64).register(meters);
         for (int i = 0; i < lanes; i++) {
             this.lanes.add(new Lane());
         }

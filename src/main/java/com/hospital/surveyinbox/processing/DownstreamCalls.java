@@ -187,7 +187,7 @@ public class DownstreamCalls {
         Long started = exchange.removeProperty(STARTED) instanceof Long l ? l : null;
         if (started != null) {
             Timer.builder("adapter.downstream.calls").tag("call", callOf(exchange)).tag("outcome", outcome)
-                    .register(meters).record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+                    .serviceLevelObjectives(com.hospital.surveyinbox.config.LatencyBuckets.DOWNSTREAM).register(meters).record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
         }
     }
 

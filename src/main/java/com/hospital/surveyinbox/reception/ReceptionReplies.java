@@ -1,5 +1,6 @@
 package com.hospital.surveyinbox.reception;
 
+import com.hospital.surveyinbox.config.LatencyBuckets;
 import com.hospital.surveyinbox.config.LoggedFailure;
 import com.hospital.surveyinbox.processing.Outcome;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -49,7 +50,7 @@ public class ReceptionReplies {
         acceptTimers.computeIfAbsent(status + resultCode, k -> Timer.builder("adapter.reception.accept")
                         .description("reception time, request to answer")
                         .tag("status", Integer.toString(status)).tag("resultCode", resultCode)
-                        .publishPercentiles(0.5, 0.99).register(meters))
+                        .serviceLevelObjectives(LatencyBuckets.RECEPTION).register(meters))
                 .record(elapsedMillis, TimeUnit.MILLISECONDS);
         headers.clear();
         headers.put(Exchange.HTTP_RESPONSE_CODE, status);
