@@ -53,6 +53,71 @@
     });
     document.querySelector('#oldest .value').textContent = age(stats.oldestPendingAgeSeconds);
     document.getElementById('oldest').dataset.seconds = stats.oldestPendingAgeSeconds;
+    if (stats.workers) {
+      document.getElementById('workers').textContent = stats.workers.busy + ' of ' + stats.workers.size + ' busy';
+    }
+    if (stats.circuits) {
+      document.getElementById('circuits').textContent = Object.entries(stats.circuits)
+        .map(([downstream, state]) => downstream + ' ' + state.toLowerCase().replace('_', '-')).join(', ');
+    }
+  }
+
+  // ---- requeue many: filter -> count (dry run) -> confirm -> requeue at most BULK_LIMIT ----
+  const BULK_LIMIT = 100;
+
+  function bulkFilter() {
+    const filter = { status: document.getElementById('bulk-status').value };
+    const error = document.getElementById('bulk-error').value.trim();
+    const prefix = document.getElementById('bulk-prefix').value.trim();
+    if (error) { filter.lastErrorContains = error; }
+    if (prefix) { filter.srvyDrawupNoPrefix = prefix; }
+    return filter;
+  }
+
+  async function bulkPost(body) {
+    const r = await fetch(api('/requeue'), {
+      method: 'POST', credentials: 'same-origin',
+      headers: { Accept: 'application/json', 'Content-Type': 'application/json', 'X-XSRF-TOKEN': csrfToken() },
+      body: JSON.stringify(body),
+    });
+    let answer = {};
+    try { answer = await r.json(); } catch (e) { /* no body */ }
+    return { ok: r.ok, status: r.status, body: answer };
+  }
+
+  function bulkMessage(...children) {
+    const m = document.getElementById('bulk-result');
+    m.replaceChildren(...children);
+    m.hidden = children.length === 0;
+  }
+
+  async function bulkCount() {
+    const filter = bulkFilter();
+    const r = await bulkPost({ ...filter, dryRun: true });
+    if (!r.ok) {
+      bulkMessage('Not counted: ' + r.status + ' ' + (r.body.error || ''));
+      return;
+    }
+    const n = r.body.matching;
+    if (n === 0) {
+      bulkMessage('No ' + filter.status + ' row matches.');
+      return;
+    }
+    const take = Math.min(n, BULK_LIMIT);
+    const yes = el('button', { type: 'button', class: 'danger', 'data-action': 'bulk-confirm' }, 'yes, requeue ' + take);
+    const no = el('button', { type: 'button', 'data-action': 'bulk-cancel' }, 'cancel');
+    no.addEventListener('click', () => bulkMessage());
+    yes.addEventListener('click', () => bulkRequeue(filter));
+    bulkMessage(n + ' ' + filter.status + ' rows match' + (n > take ? ' (the oldest ' + take + ' are taken per call)' : '') + '. ',
+      yes, ' ', no);
+  }
+
+  async function bulkRequeue(filter) {
+    const r = await bulkPost({ ...filter, dryRun: false, limit: BULK_LIMIT });
+    bulkMessage(r.ok
+      ? 'Requeued ' + r.body.requeued + ' rows' + (r.body.remaining ? '; ' + r.body.remaining + ' still match' : '') + '.'
+      : 'Not requeued: ' + r.status + ' ' + (r.body.error || ''));
+    await refresh();
   }
 
   async function loadChart() {
@@ -181,6 +246,10 @@
     subject = document.getElementById('subject').value.trim();
     showMessage('');
     refresh();
+  });
+  document.getElementById('bulk').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    bulkCount().catch((e) => bulkMessage('Not counted: ' + e.message));
   });
   window.addEventListener('resize', () => loadChart().catch(() => {}));
   refresh();

@@ -115,6 +115,10 @@ public class AdapterProperties {
         @Min(1) private final int redeliverHistoryDays;
         /** Longest one redelivery tick spends publishing; what is left waits for a later tick. */
         @NotNull private final Duration redeliverPublishDeadline;
+        /** Most rows one operator bulk requeue takes (POST /ops/inbox/requeue). */
+        @Min(1) private final int bulkRequeueMax;
+        /** Events per second a bulk requeue republishes (a downstream that just recovered is not flooded). */
+        @Min(1) private final int bulkRequeueRatePerSecond;
 
         public Inbox(@DefaultValue("true") boolean enabled,
                 @DefaultValue("5") int maxAttempts,
@@ -125,7 +129,9 @@ public class AdapterProperties {
                 @DefaultValue("200") int redeliverBatchSize,
                 @DefaultValue("true") boolean redeliverEnabled,
                 @DefaultValue("7") int redeliverHistoryDays,
-                @DefaultValue("PT30S") Duration redeliverPublishDeadline) {
+                @DefaultValue("PT30S") Duration redeliverPublishDeadline,
+                @DefaultValue("500") int bulkRequeueMax,
+                @DefaultValue("10") int bulkRequeueRatePerSecond) {
             this.enabled = enabled;
             this.maxAttempts = maxAttempts;
             this.retryDelay = retryDelay;
@@ -136,6 +142,8 @@ public class AdapterProperties {
             this.redeliverEnabled = redeliverEnabled;
             this.redeliverHistoryDays = redeliverHistoryDays;
             this.redeliverPublishDeadline = redeliverPublishDeadline;
+            this.bulkRequeueMax = bulkRequeueMax;
+            this.bulkRequeueRatePerSecond = bulkRequeueRatePerSecond;
         }
 
         public boolean isEnabled() { return enabled; }
@@ -148,6 +156,8 @@ public class AdapterProperties {
         public boolean isRedeliverEnabled() { return redeliverEnabled; }
         public int getRedeliverHistoryDays() { return redeliverHistoryDays; }
         public Duration getRedeliverPublishDeadline() { return redeliverPublishDeadline; }
+        public int getBulkRequeueMax() { return bulkRequeueMax; }
+        public int getBulkRequeueRatePerSecond() { return bulkRequeueRatePerSecond; }
     }
 
     public static class Kafka {

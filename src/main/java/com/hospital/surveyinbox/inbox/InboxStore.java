@@ -197,7 +197,7 @@ public class InboxStore implements DisposableBean {
         this.storeTimeout = properties.getReception().getStoreTimeout();
         this.insertTimer = Timer.builder("adapter.inbox.insert")
                 .description("reception's wait until its inbox row is committed (insert + commit, grouped or not)")
-                .publishPercentiles(0.5, 0.99).register(meters);
+                .serviceLevelObjectives(com.hospital.surveyinbox.config.LatencyBuckets.RECEPTION).register(meters);
         AdapterProperties.GroupInsert group = properties.getReception().getGroupInsert();
         this.groupInsert = group.isEnabled()
                 ? new GroupInsert(group.getWriters(), group.getMaxRows(), this::acceptGroup, this::acceptOne, meters,
@@ -406,6 +406,24 @@ public class InboxStore implements DisposableBean {
     public boolean hasUnfinished(String srvyDrawupNo) {
         return Boolean.TRUE.equals(jdbc.queryForObject(HAS_UNFINISHED,
                 new MapSqlParameterSource("srvyDrawupNo", srvyDrawupNo), Boolean.class));
+    }
+
+    private static final String REQUEUE_CANDIDATES = SqlFiles.read("find-requeue-candidates");
+
+    /** The rows a bulk requeue matches: at most {@code limit} ids, oldest first, and the number matching in all. */
+    public RequeueFilter.Candidates requeueCandidates(RequeueFilter filter, int limit) {
+        MapSqlParameterSource params = new MapSqlParameterSource("status", filter.status().name())
+                .addValue("lastError", filter.lastErrorContains())
+                .addValue("prefix", filter.srvyDrawupNoPrefix())
+                .addValue("receivedFrom", filter.receivedFrom())
+                .addValue("receivedTo", filter.receivedTo())
+                .addValue("limit", limit);
+        long[] matching = {0};
+        List<Long> ids = jdbc.query(REQUEUE_CANDIDATES, params, (rs, n) -> {
+            matching[0] = rs.getLong("matching");
+            return rs.getLong("id");
+        });
+        return new RequeueFilter.Candidates(ids, matching[0]);
     }
 
     /**

@@ -36,13 +36,24 @@ public class InboxOpsController {
     private final InboxHistory history;
     private final InboxStore store;
     private final InboxEventPublisher publisher;
+    private final PacedRepublisher paced;
+    private final int bulkRequeueMax;
+    private final com.hospital.surveyinbox.processing.DownstreamCircuits circuits;
+    private final com.hospital.surveyinbox.processing.ProcessingWorkers workers;
 
     public InboxOpsController(InboxRowRepository rows, InboxHistory history, InboxStore store,
-                              InboxEventPublisher publisher) {
+                              InboxEventPublisher publisher, PacedRepublisher paced,
+                              com.hospital.surveyinbox.config.AdapterProperties properties,
+                              com.hospital.surveyinbox.processing.DownstreamCircuits circuits,
+                              com.hospital.surveyinbox.processing.ProcessingWorkers workers) {
+        this.circuits = circuits;
+        this.workers = workers;
         this.rows = rows;
         this.history = history;
         this.store = store;
         this.publisher = publisher;
+        this.paced = paced;
+        this.bulkRequeueMax = properties.getInbox().getBulkRequeueMax();
     }
 
     @GetMapping("/stats")
@@ -57,6 +68,13 @@ public class InboxOpsController {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("counts", counts);
         body.put("oldestPendingAgeSeconds", (long) Math.floor(rows.oldestPendingAgeSeconds()));
+        // this pod's view (each pod keeps its own circuits and workers); the metrics have every pod's
+        Map<String, String> circuitStates = new LinkedHashMap<>();
+        for (String downstream : com.hospital.surveyinbox.processing.DownstreamCircuits.DOWNSTREAMS) {
+            circuitStates.put(downstream, circuits.state(downstream).name());
+        }
+        body.put("circuits", circuitStates);
+        body.put("workers", Map.of("busy", workers.busy(), "size", workers.getMaximumPoolSize()));
         return body;
     }
 
@@ -120,6 +138,113 @@ public class InboxOpsController {
         log.info("Inbox {} requeued by operator {} (was {})", id, operator.getName(), result.fromStatus());
         publisher.publish(result.event());
         return get(inboxId);
+    }
+
+    /**
+     * A bulk requeue request: which rows ({@code status} DEAD or FAILED; optionally {@code lastErrorContains},
+     * {@code srvyDrawupNoPrefix}, {@code receivedFrom}/{@code receivedTo} as ISO-8601 instants), whether to
+     * only count them ({@code dryRun}, the default), and at most how many to take ({@code limit}).
+     */
+    public record BulkRequeue(String status, String lastErrorContains, String srvyDrawupNoPrefix,
+                              String receivedFrom, String receivedTo, Boolean dryRun, Integer limit) {
+
+        static final java.util.Set<String> FIELDS = java.util.Set.of("status", "lastErrorContains",
+                "srvyDrawupNoPrefix", "receivedFrom", "receivedTo", "dryRun", "limit");
+
+        /** The request, or null when it names a field that is not one of {@link #FIELDS} or has a wrong type. */
+        static BulkRequeue of(com.fasterxml.jackson.databind.JsonNode json) {
+            if (json == null || !json.isObject()) {
+                return null;
+            }
+            for (java.util.Iterator<String> names = json.fieldNames(); names.hasNext(); ) {
+                if (!FIELDS.contains(names.next())) {
+                    return null; // a misspelt filter must never widen a bulk operation
+                }
+            }
+            com.fasterxml.jackson.databind.JsonNode dryRun = json.get("dryRun");
+            com.fasterxml.jackson.databind.JsonNode limit = json.get("limit");
+            if ((dryRun != null && !dryRun.isBoolean()) || (limit != null && !limit.canConvertToInt())) {
+                return null;
+            }
+            return new BulkRequeue(text(json, "status"), text(json, "lastErrorContains"), text(json, "srvyDrawupNoPrefix"),
+                    text(json, "receivedFrom"), text(json, "receivedTo"), dryRun == null ? null : dryRun.asBoolean(),
+                    limit == null ? null : limit.asInt());
+        }
+
+        private static String text(com.fasterxml.jackson.databind.JsonNode json, String field) {
+            com.fasterxml.jackson.databind.JsonNode value = json.get(field);
+            return value == null || value.isNull() ? null : value.asText();
+        }
+    }
+
+    static final int FIRST_IDS = 20;
+    static final int MAX_FILTER_TEXT = 200;
+
+    /**
+     * Requeues the DEAD or FAILED rows a filter matches, oldest first, at most {@code limit} per call
+     * ({@code adapter.inbox.bulk-requeue-max}); each exactly as a single requeue (one transaction, audited
+     * with the operator's name); their events are republished at {@code adapter.inbox.bulk-requeue-rate-per-second}.
+     * A dry run ({@code "dryRun": true}, the default) changes nothing and answers how many rows match and the
+     * first ids. 400 for a filter that is not one.
+     */
+    @PostMapping("/requeue")
+    public ResponseEntity<?> requeueMany(@org.springframework.web.bind.annotation.RequestBody com.fasterxml.jackson.databind.JsonNode json,
+                                         Principal operator) {
+        BulkRequeue request = BulkRequeue.of(json);
+        if (request == null) {
+            return ResponseEntity.badRequest().body(Map.of("error", "a JSON object with only the fields " + new java.util.TreeSet<>(BulkRequeue.FIELDS)
+                    + " (dryRun a boolean, limit a number)"));
+        }
+        if (request.status() == null
+                || !(request.status().equals("DEAD") || request.status().equals("FAILED"))) {
+            return ResponseEntity.badRequest().body(Map.of("error", "status must be DEAD or FAILED"));
+        }
+        int limit = request.limit() == null ? Math.min(100, bulkRequeueMax) : request.limit();
+        if (limit < 1 || limit > bulkRequeueMax) {
+            return ResponseEntity.badRequest().body(Map.of("error", "limit must be 1.." + bulkRequeueMax));
+        }
+        String lastError = blankToNull(request.lastErrorContains());
+        String prefix = blankToNull(request.srvyDrawupNoPrefix());
+        if ((lastError != null && lastError.length() > MAX_FILTER_TEXT) || (prefix != null && prefix.length() > MAX_FILTER_TEXT)) {
+            return ResponseEntity.badRequest().body(Map.of("error", "filter texts must be at most " + MAX_FILTER_TEXT + " characters"));
+        }
+        java.time.OffsetDateTime from;
+        java.time.OffsetDateTime to;
+        try {
+            from = request.receivedFrom() == null ? null : java.time.OffsetDateTime.parse(request.receivedFrom());
+            to = request.receivedTo() == null ? null : java.time.OffsetDateTime.parse(request.receivedTo());
+        } catch (java.time.format.DateTimeParseException e) {
+            return ResponseEntity.badRequest().body(Map.of("error", "receivedFrom and receivedTo must be ISO-8601 times with an offset"));
+        }
+        com.hospital.surveyinbox.inbox.RequeueFilter filter = new com.hospital.surveyinbox.inbox.RequeueFilter(
+                InboxStatus.valueOf(request.status()), lastError, prefix, from, to);
+        boolean dryRun = request.dryRun() == null || request.dryRun();
+        com.hospital.surveyinbox.inbox.RequeueFilter.Candidates candidates =
+                store.requeueCandidates(filter, dryRun ? FIRST_IDS : limit);
+        Map<String, Object> body = new LinkedHashMap<>();
+        if (dryRun) {
+            body.put("dryRun", true);
+            body.put("matching", candidates.matching());
+            body.put("firstIds", candidates.ids().stream().map(String::valueOf).toList());
+            return ResponseEntity.ok(body);
+        }
+        List<String> requeued = new java.util.ArrayList<>();
+        List<com.hospital.surveyinbox.inbox.InboxEvent> events = new java.util.ArrayList<>();
+        for (long id : candidates.ids()) {
+            RequeueResult result = store.requeue(id, operator.getName());
+            if (result.requeued()) { // a row another operator or a worker changed meanwhile is skipped
+                requeued.add(Long.toString(id));
+                events.add(result.event());
+            }
+        }
+        paced.republish(events);
+        log.info("Bulk requeue by operator {}: {} rows requeued ({} matched {})", operator.getName(), requeued.size(),
+                candidates.matching(), request.status());
+        body.put("dryRun", false);
+        body.put("requeued", requeued.size());
+        body.put("ids", requeued);
+        body.put("remaining", Math.max(0, candidates.matching() - requeued.size()));
+        return ResponseEntity.ok(body);
     }
 
     static Long parseId(String inboxId) {

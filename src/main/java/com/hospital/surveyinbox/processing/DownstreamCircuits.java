@@ -67,11 +67,6 @@ public class DownstreamCircuits {
         }
     }
 
-    /** Downstreams a message's registration needs; it waits while any of them is down. */
-    public static List<String> needs(String msgType) {
-        return "SUBMIT".equals(msgType) ? List.of("survey") : DOWNSTREAMS;
-    }
-
     public State state(String downstream) {
         Circuit c = circuits.get(downstream);
         if (c == null) {
@@ -84,19 +79,6 @@ public class DownstreamCircuits {
             return clock.instant().isBefore(c.openedAt.plus(properties.getCircuit().getOpenDuration()))
                     ? State.OPEN : State.HALF_OPEN;
         }
-    }
-
-    /** The first of {@code needed} whose circuit is open (rows needing it wait), or null. */
-    public String firstOpen(List<String> needed) {
-        if (!properties.getCircuit().isEnabled()) {
-            return null;
-        }
-        for (String downstream : needed) {
-            if (state(downstream) == State.OPEN) {
-                return downstream;
-            }
-        }
-        return null;
     }
 
     /**

@@ -72,6 +72,11 @@ class InboxOpsTest extends IntegrationTest {
         }
         assertThat(sum).isLessThanOrEqualTo(total).isPositive();
         assertThat(stats.get("oldestPendingAgeSeconds").asLong()).isGreaterThanOrEqualTo(0);
+        // this pod's circuits and workers, for the console
+        assertThat(stats.get("circuits").fieldNames()).toIterable().containsExactly("legacy", "account", "survey");
+        assertThat(stats.at("/circuits/survey").asText()).isIn("CLOSED", "OPEN", "HALF_OPEN");
+        assertThat(stats.at("/workers/size").asInt()).isPositive();
+        assertThat(stats.at("/workers/busy").asInt()).isBetween(0, stats.at("/workers/size").asInt());
     }
 
     @Test

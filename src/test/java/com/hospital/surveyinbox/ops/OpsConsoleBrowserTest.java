@@ -63,7 +63,10 @@ class OpsConsoleBrowserTest extends IntegrationTest {
 
     /** A row that goes DEAD on its first attempt: the patient lookup answers 404, quoting the patient number. */
     private String deadRow(String marker) {
-        String subject = uniqueSubject("CONSOLE");
+        return deadRow(marker, uniqueSubject("CONSOLE"));
+    }
+
+    private String deadRow(String marker, String subject) {
         String patno = "PMARK" + marker;
         simulator().add(new DownstreamSimulator.Fault(s -> s.equals("GET /legacy/patients/" + patno), 404,
                 "{\"code\":\"PATIENT_NOT_FOUND\",\"message\":\"patient " + patno + " not found\"}", 0));
@@ -128,6 +131,33 @@ class OpsConsoleBrowserTest extends IntegrationTest {
         assertThat(jdbc.queryForMap("SELECT actor, from_status, to_status FROM operator_audit WHERE inbox_id = ? ORDER BY id LIMIT 1",
                 Long.parseLong(dead))).containsEntry("actor", "ops").containsEntry("from_status", "DEAD")
                 .containsEntry("to_status", "RECEIVED");
+    }
+
+    /** Requeue many from the page: filter, count (a dry run: nothing changes), confirm; and this pod's circuits and workers. */
+    @Test
+    void deadRowsAFilterMatchesAreCountedThenRequeuedFromThePage() {
+        String marker = Long.toString(System.nanoTime());
+        String prefix = "BULKUI-" + marker + "-";
+        String first = deadRow(marker + "1", prefix + "1");
+        String second = deadRow(marker + "2", prefix + "2");
+        simulator().clearFaults(); // the cause is fixed
+        open();
+        assertThat(browser.findElement(By.id("workers")).getText()).matches("\\d+ of \\d+ busy");
+        assertThat(browser.findElement(By.id("circuits")).getText()).contains("legacy").contains("account").contains("survey");
+
+        browser.findElement(By.id("bulk-error")).sendKeys("not found");
+        browser.findElement(By.id("bulk-prefix")).sendKeys(prefix);
+        browser.findElement(By.cssSelector("button[data-action='count']")).click();
+        await().atMost(Duration.ofSeconds(10)).until(() -> browser.findElement(By.id("bulk-result")).isDisplayed());
+        assertThat(browser.findElement(By.id("bulk-result")).getText()).startsWith("2 DEAD rows match");
+        assertThat(rows.status(first)).as("counting changes nothing").isEqualTo("DEAD");
+
+        browser.findElement(By.cssSelector("button[data-action='bulk-confirm']")).click();
+        await().atMost(Duration.ofSeconds(10)).until(() -> browser.findElement(By.id("bulk-result")).getText().startsWith("Requeued"));
+        rows.awaitStatus(first, "COMPLETED");
+        rows.awaitStatus(second, "COMPLETED");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM operator_audit WHERE inbox_id IN (?, ?) AND actor = 'ops'",
+                Long.class, Long.parseLong(first), Long.parseLong(second))).isEqualTo(2);
     }
 
     @Test

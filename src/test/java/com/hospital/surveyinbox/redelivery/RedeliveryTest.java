@@ -20,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -191,6 +192,70 @@ class RedeliveryTest extends IntegrationTest {
         int maxAttempts = jdbc.queryForObject("SELECT max(attempts) FROM inbox_message WHERE srvy_drawup_no LIKE ?",
                 Integer.class, run + "-%");
         assertThat(maxAttempts).isLessThan(5);
+    }
+
+    /**
+     * Bulk requeue after a downstream fix: a dry run counts the DEAD rows a filter matches and changes nothing;
+     * the real call takes at most {@code limit} of them, oldest first, each audited like a single requeue, and
+     * they complete; rows the filter does not match stay DEAD; a filter that is not one is a 400.
+     */
+    @Test
+    void bulkRequeuesTheDeadRowsAFilterMatchesAfterADryRun() {
+        String run = uniqueSubject("BULK");
+        List<String> matching = new java.util.ArrayList<>();
+        List<DownstreamSimulator.Fault> faults = new java.util.ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            String patno = "PBULK" + i + "-" + run;
+            faults.add(simulator().failWhen("GET /legacy/patients/" + patno, 404,
+                    "{\"code\":\"PATIENT_NOT_FOUND\",\"message\":\"patient not registered yet\"}"));
+            matching.add(client.accept(send(run + "-" + i, patno, "")));
+        }
+        String otherPatno = "PBULKX-" + run;
+        faults.add(simulator().failWhen("GET /legacy/patients/" + otherPatno, 404,
+                "{\"code\":\"PATIENT_BLOCKED\",\"message\":\"patient blocked\"}"));
+        String other = client.accept(send(run + "-x", otherPatno, ""));
+        for (String id : matching) {
+            rows.awaitStatus(id, "DEAD", Duration.ofSeconds(60));
+        }
+        rows.awaitStatus(other, "DEAD", Duration.ofSeconds(60));
+        faults.forEach(simulator()::remove); // the cause is fixed
+
+        String filter = "\"status\":\"DEAD\",\"lastErrorContains\":\"not registered yet\",\"srvyDrawupNoPrefix\":\"" + run + "-\"";
+        Reply dry = bulk("{" + filter + "}");
+        assertThat(dry.status()).as(dry.body()).isEqualTo(200);
+        assertThat(dry.json().get("dryRun").asBoolean()).isTrue();
+        assertThat(dry.json().get("matching").asLong()).isEqualTo(3);
+        assertThat(dry.json().get("firstIds")).extracting(JsonNode::asText).containsExactlyElementsOf(matching);
+        assertThat(matching).allSatisfy(id -> assertThat(rows.status(id)).isEqualTo("DEAD"));
+
+        Reply real = bulk("{" + filter + ",\"dryRun\":false,\"limit\":2}");
+        assertThat(real.status()).as(real.body()).isEqualTo(200);
+        assertThat(real.json().get("requeued").asInt()).isEqualTo(2);
+        assertThat(real.json().get("remaining").asLong()).isEqualTo(1);
+        assertThat(real.json().get("ids")).extracting(JsonNode::asText).containsExactlyElementsOf(matching.subList(0, 2));
+        rows.awaitStatus(matching.get(0), "COMPLETED");
+        rows.awaitStatus(matching.get(1), "COMPLETED");
+        assertThat(rows.status(matching.get(2))).isEqualTo("DEAD");
+        assertThat(rows.status(other)).isEqualTo("DEAD");
+        assertThat(client.ops("/ops/inbox/" + matching.get(0)).json().get("audit")).singleElement().satisfies(a -> {
+            assertThat(a.get("actor").asText()).isEqualTo("ops");
+            assertThat(a.get("action").asText()).isEqualTo("REQUEUE");
+            assertThat(a.get("fromStatus").asText()).isEqualTo("DEAD");
+        });
+
+        // a filter that is not one changes nothing
+        for (String bad : List.of("{\"status\":\"COMPLETED\"}", "{" + filter + ",\"lastError\":\"x\"}",
+                "{" + filter + ",\"limit\":0}", "{" + filter + ",\"receivedFrom\":\"yesterday\"}", "[]",
+                "{" + filter + ",\"dryRun\":\"no\"}")) {
+            Reply refused = bulk(bad);
+            assertThat(refused.status()).as(bad + " -> " + refused.body()).isEqualTo(400);
+        }
+        assertThat(rows.status(matching.get(2))).isEqualTo("DEAD");
+    }
+
+    private Reply bulk(String json) {
+        return client.post("/ops/inbox/requeue", json.getBytes(java.nio.charset.StandardCharsets.UTF_8), "application/json",
+                ServiceClient.OPS_AUTH, Map.of());
     }
 
     @Test
