@@ -109,6 +109,48 @@ class LocalRunShutdownTest {
         }
     }
 
+    /**
+     * A local run killed hard (SIGKILL, the OOM killer, a crashed IDE) runs no shutdown hook: its orphan watcher
+     * stops the PostgreSQL, broker and redis-server it started, within seconds.
+     */
+    @Test
+    void aKilledLocalRunLeavesNoServiceRunning() throws Exception {
+        Path log = Files.createTempFile("local-run-killed", ".log");
+        String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+        List<String> command = new ArrayList<>(List.of("/usr/bin/setsid",
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx512m", "-Dlocal.simulator.port=0", "-cp", classpath, LocalRun.class.getName(),
+                "--server.port=0", "--management.server.port=0"));
+        Process run = new ProcessBuilder(command).directory(new File(".")).redirectErrorStream(true)
+                .redirectOutput(log.toFile()).start();
+        List<ProcessHandle> started = new ArrayList<>();
+        try {
+            await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(500)).until(() -> {
+                assertThat(run.isAlive()).as("local run exited early:%n%s", Files.readString(log)).isTrue();
+                return Files.readString(log).contains("(local run) ====");
+            });
+            String banner = Files.readString(log);
+            List<Integer> ports = List.of(port(banner, "postgres"), port(banner, "kafka"), port(banner, "redis"));
+            ProcessHandle.of(run.pid()).orElseThrow().descendants().forEach(started::add);
+            assertThat(ports).allSatisfy(p -> assertThat(listening(p)).as("listening on %d", p).isTrue());
+
+            new ProcessBuilder("kill", "-KILL", Long.toString(run.pid())).inheritIO().start().waitFor(); // the JVM only
+            assertThat(run.waitFor(10, TimeUnit.SECONDS)).isTrue();
+
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250)).untilAsserted(() ->
+                    assertThat(ports).allSatisfy(p -> assertThat(listening(p)).as("nothing listens on %d", p).isFalse()));
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250)).untilAsserted(() ->
+                    assertThat(started.stream().filter(ProcessHandle::isAlive).map(h -> h.info().command().orElse("?")))
+                            .as("the local run's processes").isEmpty());
+        } finally {
+            if (run.isAlive()) {
+                new ProcessBuilder("kill", "-INT", "--", "-" + run.pid()).start().waitFor();
+                run.waitFor(60, TimeUnit.SECONDS);
+            }
+            started.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+        }
+    }
+
     private static int port(String banner, String service) {
         String line = banner.lines().filter(l -> l.trim().startsWith(service + " ")).findFirst()
                 .orElseThrow(() -> new AssertionError("no " + service + " line in the banner:\n" + banner));

@@ -47,6 +47,8 @@ public final class EmbeddedServices {
     private volatile RedisProcess redis;
     private final DownstreamSimulator simulator;
     private final List<ConfigurableApplicationContext> contexts = new CopyOnWriteArrayList<>();
+    /** The local run's watcher for a JVM that dies without its shutdown hook; null in the tests. */
+    private volatile OrphanReaper reaper;
 
     private EmbeddedServices(boolean withSimulator, int simulatorPort) {
         try {
@@ -87,8 +89,26 @@ public final class EmbeddedServices {
     public static synchronized EmbeddedServices startForLocalRun(boolean withSimulator, int simulatorPort) {
         if (instance == null) {
             instance = new EmbeddedServices(withSimulator, simulatorPort);
+            instance.watchForOrphans();
         }
         return instance;
+    }
+
+    /** Starts the {@link OrphanReaper}: a SIGKILL of this JVM must not leave PostgreSQL, the broker and Redis running. */
+    private void watchForOrphans() {
+        List<Long> term = new java.util.ArrayList<>();
+        List<Path> folders = new java.util.ArrayList<>(List.of(pgData));
+        if (kafkaProcess != null) {
+            kafkaProcess.handle().ifPresent(h -> term.add(h.pid()));
+            folders.add(kafkaProcess.directory());
+        }
+        term.add(redis.pid());
+        try {
+            reaper = OrphanReaper.watch(ProcessHandle.current().pid(), term, OrphanReaper.postmaster(pgData), folders);
+        } catch (IOException e) {
+            System.err.println("embedded services: no orphan watcher (" + e.getMessage() + "); a SIGKILL of this JVM "
+                    + "would leave PostgreSQL, the broker and Redis running");
+        }
     }
 
     /** Spring properties that point the service at these services. */
@@ -184,6 +204,9 @@ public final class EmbeddedServices {
 
     private void shutdown() {
         long started = System.nanoTime();
+        if (reaper != null) {
+            reaper.cancel(); // an ordinary stop: the services are stopped here
+        }
         for (ConfigurableApplicationContext context : contexts) {
             try {
                 context.close();

@@ -103,6 +103,11 @@ public final class KafkaProcess implements AutoCloseable {
     }
 
     /** Removes the log directory (after {@link #stopBroker()} or {@link #close()}). */
+    /** The broker's folder (logs, config): removed on stop, or by the local run's orphan watcher. */
+    public Path directory() {
+        return dir;
+    }
+
     public void deleteDirectory() throws IOException {
         org.springframework.util.FileSystemUtils.deleteRecursively(dir);
     }

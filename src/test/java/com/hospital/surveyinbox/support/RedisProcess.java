@@ -27,9 +27,13 @@ final class RedisProcess {
 
     static RedisProcess start(int port) throws IOException {
         String server = ExecutableProvider.newJarResourceProvider().get().getAbsolutePath();
-        Process process = new ProcessBuilder(List.of("/usr/bin/setsid", server, "--port", Integer.toString(port),
-                "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"))
-                .redirectErrorStream(true).start();
+        List<String> command = new java.util.ArrayList<>();
+        if (java.nio.file.Files.isExecutable(java.nio.file.Path.of("/usr/bin/setsid"))) {
+            command.add("/usr/bin/setsid"); // where it exists (Linux); elsewhere Redis shares the run's process group
+        }
+        command.addAll(List.of(server, "--port", Integer.toString(port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "no"));
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         CompletableFuture<Boolean> ready = new CompletableFuture<>();
         Thread output = new Thread(() -> {
             try (BufferedReader lines = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
@@ -55,6 +59,11 @@ final class RedisProcess {
             throw e instanceof IOException io ? io : new IOException("redis-server on port " + port + " did not start", e);
         }
         return new RedisProcess(process);
+    }
+
+    /** The redis-server's pid ({@code setsid} execs it: the same process). */
+    long pid() {
+        return process.pid();
     }
 
     /** SIGTERM (redis-server shuts down at once: nothing to save), then waits for it to end. */
