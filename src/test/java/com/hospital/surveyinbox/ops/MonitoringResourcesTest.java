@@ -8,7 +8,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.hospital.surveyinbox.support.DownstreamSimulator;
 import com.hospital.surveyinbox.support.IntegrationTest;
 import com.hospital.surveyinbox.support.ServiceClient;
-import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -129,6 +128,11 @@ class MonitoringResourcesTest extends IntegrationTest {
             Set<String> exported = new TreeSet<>();
             scrape.lines().filter(l -> !l.startsWith("#")).forEach(l -> exported.add(l.split("[{ ]", 2)[0]));
             assertThat(exported).as("metrics named in k8s/monitoring").containsAll(named);
+            // the reception SLO's rules read the bucket at its boundary: it must be exported with that le
+            String slo = java.math.BigDecimal.valueOf(com.hospital.surveyinbox.config.LatencyBuckets.RECEPTION_SLO.toNanos(), 9)
+                    .stripTrailingZeros().toPlainString();
+            assertThat(Files.readString(RULE)).contains("le=\"" + slo + "\"");
+            assertThat(scrape).containsPattern("adapter_reception_accept_seconds_bucket\\{[^}]*le=\"" + slo + "\"");
         });
     }
 
@@ -141,20 +145,9 @@ class MonitoringResourcesTest extends IntegrationTest {
         return names;
     }
 
-    /** promtool from Debian's prometheus package, installed on first use; a clear failure when impossible. */
-    private static synchronized String promtool() throws Exception {
-        Path promtool = Path.of("/usr/bin/promtool");
-        if (!Files.isExecutable(promtool)) {
-            System.out.println("[monitoring] installing promtool (apt-get install prometheus)");
-            Process install = new ProcessBuilder("sh", "-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
-                    + "apt-get install -y -qq --no-install-recommends prometheus")
-                    .redirectErrorStream(true).redirectOutput(new File("target/promtool-install.log")).start();
-            install.waitFor();
-            if (!Files.isExecutable(promtool)) {
-                throw new IllegalStateException("The monitoring check needs promtool from Debian's prometheus package; "
-                        + "installing it failed (see target/promtool-install.log). Install it: apt-get install prometheus");
-            }
-        }
-        return promtool.toString();
+    /** promtool on PATH, else Debian's prometheus package where that can be installed; a clear failure otherwise. */
+    private static String promtool() {
+        return com.hospital.surveyinbox.support.Tools.require("the alert rules' checks", java.util.List.of("promtool"),
+                java.util.List.of("prometheus")).toString();
     }
 }
