@@ -62,7 +62,8 @@
     }
   }
 
-  // ---- requeue many: filter -> count (dry run) -> confirm -> requeue at most BULK_LIMIT ----
+  // ---- requeue many: filter -> count (dry run) -> confirm -> requeue the oldest, at most the server's
+  // default per call (100, or adapter.inbox.bulk-requeue-max when lower) ----
   const BULK_LIMIT = 100;
 
   function bulkFilter() {
@@ -104,7 +105,7 @@
       return;
     }
     const take = Math.min(n, BULK_LIMIT);
-    const yes = el('button', { type: 'button', class: 'danger', 'data-action': 'bulk-confirm' }, 'yes, requeue ' + take);
+    const yes = el('button', { type: 'button', class: 'danger', 'data-action': 'bulk-confirm' }, 'yes, requeue up to ' + take);
     const no = el('button', { type: 'button', 'data-action': 'bulk-cancel' }, 'cancel');
     no.addEventListener('click', () => bulkMessage());
     yes.addEventListener('click', () => bulkRequeue(filter));
@@ -113,7 +114,7 @@
   }
 
   async function bulkRequeue(filter) {
-    const r = await bulkPost({ ...filter, dryRun: false, limit: BULK_LIMIT });
+    const r = await bulkPost({ ...filter, dryRun: false });
     bulkMessage(r.ok
       ? 'Requeued ' + r.body.requeued + ' rows' + (r.body.remaining ? '; ' + r.body.remaining + ' still match' : '') + '.'
       : 'Not requeued: ' + r.status + ' ' + (r.body.error || ''));

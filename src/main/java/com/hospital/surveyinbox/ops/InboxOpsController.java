@@ -75,6 +75,7 @@ public class InboxOpsController {
         }
         body.put("circuits", circuitStates);
         body.put("workers", Map.of("busy", workers.busy(), "size", workers.getMaximumPoolSize()));
+        body.put("requeuePending", paced.pending());
         return body;
     }
 
@@ -163,8 +164,15 @@ public class InboxOpsController {
             }
             com.fasterxml.jackson.databind.JsonNode dryRun = json.get("dryRun");
             com.fasterxml.jackson.databind.JsonNode limit = json.get("limit");
-            if ((dryRun != null && !dryRun.isBoolean()) || (limit != null && !limit.canConvertToInt())) {
+            if ((dryRun != null && !dryRun.isBoolean()) || (limit != null && !limit.isIntegralNumber())) {
                 return null;
+            }
+            for (String field : List.of("status", "lastErrorContains", "srvyDrawupNoPrefix", "receivedFrom", "receivedTo")) {
+                com.fasterxml.jackson.databind.JsonNode value = json.get(field);
+                // a filter given must be a text with something in it: "", "  ", {} or [] would filter nothing
+                if (value != null && (!value.isTextual() || value.asText().isBlank())) {
+                    return null;
+                }
             }
             return new BulkRequeue(text(json, "status"), text(json, "lastErrorContains"), text(json, "srvyDrawupNoPrefix"),
                     text(json, "receivedFrom"), text(json, "receivedTo"), dryRun == null ? null : dryRun.asBoolean(),
@@ -185,7 +193,10 @@ public class InboxOpsController {
      * ({@code adapter.inbox.bulk-requeue-max}); each exactly as a single requeue (one transaction, audited
      * with the operator's name); their events are republished at {@code adapter.inbox.bulk-requeue-rate-per-second}.
      * A dry run ({@code "dryRun": true}, the default) changes nothing and answers how many rows match and the
-     * first ids. 400 for a filter that is not one.
+     * first ids. 400 for a filter that is not one; 409 while this pod still republishes earlier bulk requeues
+     * beyond what it can publish before the redelivery job would take them as lost ({@link PacedRepublisher}).
+     * {@code remaining}: the rows that matched and this call did not requeue (another call or a worker may
+     * have changed some meanwhile).
      */
     @PostMapping("/requeue")
     public ResponseEntity<?> requeueMany(@org.springframework.web.bind.annotation.RequestBody com.fasterxml.jackson.databind.JsonNode json,
@@ -193,7 +204,7 @@ public class InboxOpsController {
         BulkRequeue request = BulkRequeue.of(json);
         if (request == null) {
             return ResponseEntity.badRequest().body(Map.of("error", "a JSON object with only the fields " + new java.util.TreeSet<>(BulkRequeue.FIELDS)
-                    + " (dryRun a boolean, limit a number)"));
+                    + ": filters as non-blank texts (leave one out not to filter by it), dryRun a boolean, limit a whole number"));
         }
         if (request.status() == null
                 || !(request.status().equals("DEAD") || request.status().equals("FAILED"))) {
@@ -227,6 +238,11 @@ public class InboxOpsController {
             body.put("matching", candidates.matching());
             body.put("firstIds", candidates.ids().stream().map(String::valueOf).toList());
             return ResponseEntity.ok(body);
+        }
+        if (!paced.hasRoomFor(candidates.ids().size())) {
+            return ResponseEntity.status(HttpStatus.CONFLICT).body(Map.of("error",
+                    "the events of earlier bulk requeues are still being republished on this pod; retry in a minute",
+                    "pending", paced.pending()));
         }
         List<String> requeued = new java.util.ArrayList<>();
         List<com.hospital.surveyinbox.inbox.InboxEvent> events = new java.util.ArrayList<>();

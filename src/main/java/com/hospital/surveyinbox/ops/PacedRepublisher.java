@@ -14,10 +14,12 @@ import org.springframework.beans.factory.DisposableBean;
 import org.springframework.stereotype.Component;
 
 /**
- * Republishes the events of a bulk requeue at {@code adapter.inbox.bulk-requeue-rate-per-second}, so 500
- * requeued rows reach a downstream that just recovered as a steady stream, not at once. The rows are
+ * Republishes the events of a bulk requeue at {@code adapter.inbox.bulk-requeue-rate-per-second} (per pod), so
+ * 500 requeued rows reach a downstream that just recovered as a steady stream, not at once. The rows are
  * RECEIVED and committed before they are queued here: an event this instance never publishes (it stopped,
- * Kafka refused it) is the redelivery job's, as for any lost event.
+ * Kafka refused it) is the redelivery job's, as for any lost event. The queue holds at most what it can
+ * publish in half of {@code adapter.inbox.lost-event-after}, so the job never republishes a row that is still
+ * waiting here; a publish that waits on Kafka delays the next one (fixed delay, no catch-up burst).
  */
 @Component
 public class PacedRepublisher implements DisposableBean {
@@ -26,6 +28,8 @@ public class PacedRepublisher implements DisposableBean {
 
     private final InboxEventPublisher publisher;
     private final int perSecond;
+    /** Most events queued at once: what the rate publishes in half of lost-event-after. */
+    private final long capacity;
     private final ConcurrentLinkedQueue<InboxEvent> queue = new ConcurrentLinkedQueue<>();
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "bulk-requeue-publisher");
@@ -36,9 +40,15 @@ public class PacedRepublisher implements DisposableBean {
     public PacedRepublisher(InboxEventPublisher publisher, AdapterProperties properties) {
         this.publisher = publisher;
         this.perSecond = properties.getInbox().getBulkRequeueRatePerSecond();
+        this.capacity = Math.max(1, (long) perSecond * properties.getInbox().getLostEventAfter().toSeconds() / 2);
         // one event per tick: the rate is even within a second, not a burst at its start
         long periodMicros = Math.max(1, 1_000_000L / perSecond);
-        ticker.scheduleAtFixedRate(this::publishOne, periodMicros, periodMicros, TimeUnit.MICROSECONDS);
+        ticker.scheduleWithFixedDelay(this::publishOne, periodMicros, periodMicros, TimeUnit.MICROSECONDS);
+    }
+
+    /** Whether {@code events} more fit in the queue now. */
+    public boolean hasRoomFor(int events) {
+        return queue.size() + (long) events <= capacity;
     }
 
     /** Queues events for publishing at the configured rate. */

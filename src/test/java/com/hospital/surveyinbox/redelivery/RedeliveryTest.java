@@ -58,6 +58,9 @@ class RedeliveryTest extends IntegrationTest {
     @Autowired
     ProcessingRecord record;
 
+    @Autowired
+    com.hospital.surveyinbox.ops.PacedRepublisher paced;
+
     static String send(String subject, String patno, String extra) {
         return ServiceClient.message(subject, patno, extra);
     }
@@ -228,6 +231,16 @@ class RedeliveryTest extends IntegrationTest {
         assertThat(dry.json().get("firstIds")).extracting(JsonNode::asText).containsExactlyElementsOf(matching);
         assertThat(matching).allSatisfy(id -> assertThat(rows.status(id)).isEqualTo("DEAD"));
 
+        // while this pod still has more events queued than it can publish before the job would take them as lost
+        // (10/s x half of lost-event-after here: 10), a bulk requeue is refused and changes nothing
+        paced.republish(java.util.stream.IntStream.range(0, 10)
+                .mapToObj(i -> new com.hospital.surveyinbox.inbox.InboxEvent("999999999" + i, "NO-SUCH-ROW", "SEND")).toList());
+        Reply busy = bulk("{" + filter + ",\"dryRun\":false,\"limit\":2}");
+        assertThat(busy.status()).as(busy.body()).isEqualTo(409);
+        assertThat(busy.json().get("pending").asInt()).isPositive();
+        assertThat(matching).allSatisfy(id -> assertThat(rows.status(id)).isEqualTo("DEAD"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> paced.pending() == 0);
+
         Reply real = bulk("{" + filter + ",\"dryRun\":false,\"limit\":2}");
         assertThat(real.status()).as(real.body()).isEqualTo(200);
         assertThat(real.json().get("requeued").asInt()).isEqualTo(2);
@@ -245,6 +258,8 @@ class RedeliveryTest extends IntegrationTest {
 
         // a filter that is not one changes nothing
         for (String bad : List.of("{\"status\":\"COMPLETED\"}", "{" + filter + ",\"lastError\":\"x\"}",
+                "{\"status\":\"DEAD\",\"lastErrorContains\":\"\"}", "{\"status\":\"DEAD\",\"lastErrorContains\":{}}",
+                "{\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"  \"}", "{\"status\":\"DEAD\",\"limit\":1.5}",
                 "{" + filter + ",\"limit\":0}", "{" + filter + ",\"receivedFrom\":\"yesterday\"}", "[]",
                 "{" + filter + ",\"dryRun\":\"no\"}")) {
             Reply refused = bulk(bad);
