@@ -394,19 +394,10 @@ class InboxBenchmark extends IntegrationTest {
         return figures;
     }
 
-    /** wrk from Debian's packages; installed on first use (the machine's user is root). */
-    private static String wrk() throws Exception {
-        for (String candidate : List.of("/usr/bin/wrk", "/usr/local/bin/wrk")) {
-            if (Files.isExecutable(Path.of(candidate))) {
-                return candidate;
-            }
-        }
-        progress("installing wrk (apt-get install wrk)");
-        new ProcessBuilder("sh", "-c", "apt-get update -qq && apt-get install -y -qq wrk").inheritIO().start().waitFor();
-        if (!Files.isExecutable(Path.of("/usr/bin/wrk"))) {
-            throw new IllegalStateException("wrk is needed for the accept phase: apt-get install wrk");
-        }
-        return "/usr/bin/wrk";
+    /** wrk on PATH, else Debian's package where it can be installed (root on Debian), else a clear failure. */
+    private static String wrk() {
+        return com.hospital.surveyinbox.support.Tools.require("the benchmark's accept phase", List.of("wrk"), List.of("wrk"))
+                .toString();
     }
 
     // ---- 2b. the peer: a hand-written Spring MVC accept path (bench sources only), same run, same wrk ----

@@ -2,7 +2,6 @@ package com.hospital.surveyinbox.shape;
 
 import com.hospital.surveyinbox.support.EmbeddedServices;
 import com.hospital.surveyinbox.support.ServiceClient;
-import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -27,7 +26,6 @@ import org.awaitility.Awaitility;
  */
 final class Nginx implements AutoCloseable {
 
-    static final Path BINARY = Path.of("/usr/sbin/nginx");
     /** Where the ingress connects to the pods from: the pods' one trusted proxy (adapter.security.trusted-proxies). */
     static final String ADDRESS = "127.0.0.2";
 
@@ -41,7 +39,7 @@ final class Nginx implements AutoCloseable {
     }
 
     static Nginx start(Collection<Integer> pods) {
-        provision();
+        binary();
         try {
             Path dir = Files.createTempDirectory("ingress-nginx-");
             for (String temp : new String[] {"client_body", "proxy", "fastcgi", "uwsgi", "scgi"}) {
@@ -144,7 +142,7 @@ final class Nginx implements AutoCloseable {
 
     private void run(String... args) {
         String[] command = new String[args.length + 5];
-        command[0] = BINARY.toString();
+        command[0] = binary().toString();
         command[1] = "-p";
         command[2] = dir.toString();
         command[3] = "-c";
@@ -164,24 +162,9 @@ final class Nginx implements AutoCloseable {
         }
     }
 
-    private static synchronized void provision() {
-        if (Files.isExecutable(BINARY)) {
-            return;
-        }
-        System.out.println("[ingress] installing nginx (apt-get install nginx)");
-        try {
-            Files.createDirectories(Path.of("target"));
-            Process install = new ProcessBuilder("sh", "-c",
-                    "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx")
-                    .redirectErrorStream(true).redirectOutput(new File("target/nginx-install.log")).start();
-            install.waitFor();
-        } catch (IOException | InterruptedException e) {
-            throw new IllegalStateException("could not run apt-get to install nginx", e);
-        }
-        if (!Files.isExecutable(BINARY)) {
-            throw new IllegalStateException("The production-shape harness needs Debian's nginx (" + BINARY + "); installing it "
-                    + "failed (see target/nginx-install.log). Install it: apt-get install nginx");
-        }
+    private static synchronized Path binary() {
+        return com.hospital.surveyinbox.support.Tools.require("the production-shape harness's ingress", java.util.List.of("nginx"),
+                java.util.List.of("nginx"));
     }
 
     @Override

@@ -1,7 +1,5 @@
 package com.hospital.surveyinbox.support;
 
-import java.io.File;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import org.openqa.selenium.chrome.ChromeDriver;
@@ -9,44 +7,38 @@ import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
 
 /**
- * Headless Chromium driven by chromium-driver, both from Debian's packages. Installed on first use when
- * missing (the machine's user is root, as for the benchmark's wrk); a clear failure when that is impossible.
+ * Headless Chromium for the console's browser tests: a Chromium or Chrome and its chromedriver on PATH;
+ * else Debian's {@code chromium} and {@code chromium-driver} where they can be installed (root on Debian);
+ * else Selenium Manager, which finds or downloads a matching browser and driver itself.
  */
 public final class Chromium {
 
-    static final Path BROWSER = Path.of("/usr/bin/chromium");
-    static final Path DRIVER = Path.of("/usr/bin/chromedriver");
+    private static final java.util.List<String> BROWSERS =
+            java.util.List.of("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome");
 
     private Chromium() {
     }
 
     /** A new headless browser at 1280×800 that records the page's console messages. */
     public static ChromeDriver start() throws Exception {
-        provision();
         ChromeOptions options = new ChromeOptions();
-        options.setBinary(BROWSER.toFile());
         options.addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                 "--window-size=1280,800", "--lang=en-US");
         options.setCapability("goog:loggingPrefs", Map.of("browser", "ALL"));
-        ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(DRIVER.toFile())
-                .usingAnyFreePort().build();
-        return new ChromeDriver(service, options);
-    }
-
-    private static synchronized void provision() throws Exception {
-        if (Files.isExecutable(BROWSER) && Files.isExecutable(DRIVER)) {
-            return;
+        java.util.Optional<Path> browser = Tools.find(BROWSERS.toArray(String[]::new));
+        java.util.Optional<Path> driver = Tools.find("chromedriver");
+        if ((browser.isEmpty() || driver.isEmpty()) && Tools.canApt()) {
+            browser = java.util.Optional.of(Tools.require("the console's browser tests", BROWSERS,
+                    java.util.List.of("chromium", "chromium-driver")));
+            driver = Tools.find("chromedriver");
         }
-        System.out.println("[browser] installing chromium and chromium-driver (apt-get install chromium chromium-driver)");
-        Process install = new ProcessBuilder("sh", "-c",
-                "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver")
-                .redirectErrorStream(true).redirectOutput(new File("target/chromium-install.log")).start();
-        install.waitFor();
-        if (!Files.isExecutable(BROWSER) || !Files.isExecutable(DRIVER)) {
-            throw new IllegalStateException("The operator console's browser tests need Debian's chromium and "
-                    + "chromium-driver (" + BROWSER + ", " + DRIVER + "); installing them failed (exit "
-                    + install.exitValue() + ", see target/chromium-install.log). Install them: "
-                    + "apt-get install chromium chromium-driver");
+        if (browser.isPresent() && driver.isPresent()) {
+            options.setBinary(browser.get().toFile());
+            ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(driver.get().toFile())
+                    .usingAnyFreePort().build();
+            return new ChromeDriver(service, options);
         }
+        System.out.println("[browser] no chromium and chromedriver on PATH: Selenium Manager provides them");
+        return new ChromeDriver(options);
     }
 }

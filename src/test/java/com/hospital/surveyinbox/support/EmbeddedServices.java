@@ -97,14 +97,16 @@ public final class EmbeddedServices {
     /** Starts the {@link OrphanReaper}: a SIGKILL of this JVM must not leave PostgreSQL, the broker and Redis running. */
     private void watchForOrphans() {
         List<Long> term = new java.util.ArrayList<>();
-        List<Path> folders = new java.util.ArrayList<>(List.of(pgData));
+        long postmaster = OrphanReaper.postmaster(pgData);
+        // the database's folder goes only with a postmaster the watcher can stop
+        List<Path> folders = new java.util.ArrayList<>(postmaster > 0 ? List.of(pgData) : List.of());
         if (kafkaProcess != null) {
             kafkaProcess.handle().ifPresent(h -> term.add(h.pid()));
             folders.add(kafkaProcess.directory());
         }
         term.add(redis.pid());
         try {
-            reaper = OrphanReaper.watch(ProcessHandle.current().pid(), term, OrphanReaper.postmaster(pgData), folders);
+            reaper = OrphanReaper.watch(ProcessHandle.current().pid(), term, postmaster, folders);
         } catch (IOException e) {
             System.err.println("embedded services: no orphan watcher (" + e.getMessage() + "); a SIGKILL of this JVM "
                     + "would leave PostgreSQL, the broker and Redis running");

@@ -102,12 +102,12 @@ public final class KafkaProcess implements AutoCloseable {
         return process == null || !process.isAlive() ? java.util.Optional.empty() : java.util.Optional.of(process.toHandle());
     }
 
-    /** Removes the log directory (after {@link #stopBroker()} or {@link #close()}). */
     /** The broker's folder (logs, config): removed on stop, or by the local run's orphan watcher. */
     public Path directory() {
         return dir;
     }
 
+    /** Removes the log directory (after {@link #stopBroker()} or {@link #close()}). */
     public void deleteDirectory() throws IOException {
         org.springframework.util.FileSystemUtils.deleteRecursively(dir);
     }

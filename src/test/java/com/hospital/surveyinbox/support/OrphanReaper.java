@@ -46,8 +46,8 @@ final class OrphanReaper {
                 "  [ $alive = 0 ] && break",
                 "  sleep 1; i=$((i+1))",
                 "done",
-                "for p in " + pids + "; do kill -KILL $p 2>/dev/null; done",
-                "rm -rf " + folders.stream().map(f -> "'" + f.toAbsolutePath() + "'").collect(Collectors.joining(" ")));
+                "for p in " + pids + "; do kill -0 $p 2>/dev/null && kill -KILL $p; done",
+                "rm -rf " + folders.stream().map(f -> quoted(f.toAbsolutePath().toString())).collect(Collectors.joining(" ")));
         List<String> command = new ArrayList<>();
         if (Files.isExecutable(Path.of("/usr/bin/setsid"))) {
             command.add("/usr/bin/setsid"); // its own session: a signal to the run's process group misses it
@@ -56,6 +56,11 @@ final class OrphanReaper {
         Process process = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.to(new File("/dev/null"))).start();
         return new OrphanReaper(process);
+    }
+
+    /** {@code text} as one shell word: in single quotes, each single quote written as '\'' . */
+    static String quoted(String text) {
+        return "'" + text.replace("'", "'\\''") + "'";
     }
 
     /** The JVM is stopping its services itself: the reaper is not needed. */
