@@ -37,18 +37,9 @@ class LocalRunShutdownTest {
     @Test
     void ctrlCStopsTheServiceFirstAndLeavesNothingRunning() throws Exception {
         Path log = Files.createTempFile("local-run", ".log");
-        String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        List<String> command = new ArrayList<>(List.of("/usr/bin/setsid",
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx512m", "-Dlocal.simulator.port=0", "-cp", classpath, LocalRun.class.getName(),
-                "--server.port=0", "--management.server.port=0"));
-        Process run = new ProcessBuilder(command).directory(new File(".")).redirectErrorStream(true)
-                .redirectOutput(log.toFile()).start();
+        Process run = startLocalRun(log);
         try {
-            await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(500)).until(() -> {
-                assertThat(run.isAlive()).as("local run exited early:%n%s", Files.readString(log)).isTrue();
-                return Files.readString(log).contains("(local run) ====");
-            });
+            awaitBanner(run, log);
             String banner = Files.readString(log);
             int postgres = port(banner, "postgres");
             int kafka = port(banner, "kafka");
@@ -116,19 +107,10 @@ class LocalRunShutdownTest {
     @Test
     void aKilledLocalRunLeavesNoServiceRunning() throws Exception {
         Path log = Files.createTempFile("local-run-killed", ".log");
-        String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        List<String> command = new ArrayList<>(List.of("/usr/bin/setsid",
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx512m", "-Dlocal.simulator.port=0", "-cp", classpath, LocalRun.class.getName(),
-                "--server.port=0", "--management.server.port=0"));
-        Process run = new ProcessBuilder(command).directory(new File(".")).redirectErrorStream(true)
-                .redirectOutput(log.toFile()).start();
+        Process run = startLocalRun(log);
         List<ProcessHandle> started = new ArrayList<>();
         try {
-            await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(500)).until(() -> {
-                assertThat(run.isAlive()).as("local run exited early:%n%s", Files.readString(log)).isTrue();
-                return Files.readString(log).contains("(local run) ====");
-            });
+            awaitBanner(run, log);
             String banner = Files.readString(log);
             List<Integer> ports = List.of(port(banner, "postgres"), port(banner, "kafka"), port(banner, "redis"));
             ProcessHandle.of(run.pid()).orElseThrow().descendants().forEach(started::add);
@@ -149,6 +131,24 @@ class LocalRunShutdownTest {
             }
             started.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
         }
+    }
+
+    /** The local run as a terminal starts it: a process group (session) of its own, free ports. */
+    private static Process startLocalRun(Path log) throws IOException {
+        String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+        List<String> command = new ArrayList<>(List.of("/usr/bin/setsid",
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx512m", "-Dlocal.simulator.port=0", "-cp", classpath, LocalRun.class.getName(),
+                "--server.port=0", "--management.server.port=0"));
+        return new ProcessBuilder(command).directory(new File(".")).redirectErrorStream(true)
+                .redirectOutput(log.toFile()).start();
+    }
+
+    private static void awaitBanner(Process run, Path log) {
+        await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(500)).until(() -> {
+            assertThat(run.isAlive()).as("local run exited early:%n%s", Files.readString(log)).isTrue();
+            return Files.readString(log).contains("(local run) ====");
+        });
     }
 
     private static int port(String banner, String service) {
