@@ -1,21 +1,30 @@
 package com.hospital.surveyinbox.ops;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.hospital.surveyinbox.config.AdapterProperties;
+import com.hospital.surveyinbox.inbox.InboxEvent;
+import com.hospital.surveyinbox.inbox.InboxEventPublisher;
 import com.hospital.surveyinbox.inbox.InboxStatus;
+import com.hospital.surveyinbox.inbox.InboxStore;
+import com.hospital.surveyinbox.inbox.RequeueFilter;
+import com.hospital.surveyinbox.inbox.RequeueResult;
+import com.hospital.surveyinbox.processing.DownstreamCircuits;
+import com.hospital.surveyinbox.processing.ProcessingWorkers;
+import java.security.Principal;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.data.domain.PageRequest;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
-import com.hospital.surveyinbox.inbox.InboxEventPublisher;
-import com.hospital.surveyinbox.inbox.InboxStore;
-import com.hospital.surveyinbox.inbox.RequeueResult;
-import java.security.Principal;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.web.bind.annotation.GetMapping;
-import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
@@ -24,6 +33,7 @@ import org.springframework.web.bind.annotation.RestController;
  * Operator reads and requeue (CONTRACT §4). Served by Spring MVC rather than a route: these are queries over the
  * ledger, not part of the integration flow, and the route folder stays about moving messages.
  */
+
 @RestController
 @RequestMapping("/ops/inbox")
 public class InboxOpsController {
@@ -38,14 +48,14 @@ public class InboxOpsController {
     private final InboxEventPublisher publisher;
     private final PacedRepublisher paced;
     private final int bulkRequeueMax;
-    private final com.hospital.surveyinbox.processing.DownstreamCircuits circuits;
-    private final com.hospital.surveyinbox.processing.ProcessingWorkers workers;
+    private final DownstreamCircuits circuits;
+    private final ProcessingWorkers workers;
 
     public InboxOpsController(InboxRowRepository rows, InboxHistory history, InboxStore store,
                               InboxEventPublisher publisher, PacedRepublisher paced,
-                              com.hospital.surveyinbox.config.AdapterProperties properties,
-                              com.hospital.surveyinbox.processing.DownstreamCircuits circuits,
-                              com.hospital.surveyinbox.processing.ProcessingWorkers workers) {
+                              AdapterProperties properties,
+                              DownstreamCircuits circuits,
+                              ProcessingWorkers workers) {
         this.circuits = circuits;
         this.workers = workers;
         this.rows = rows;
@@ -70,7 +80,7 @@ public class InboxOpsController {
         body.put("oldestPendingAgeSeconds", (long) Math.floor(rows.oldestPendingAgeSeconds()));
         // this pod's view (each pod keeps its own circuits and workers); the metrics have every pod's
         Map<String, String> circuitStates = new LinkedHashMap<>();
-        for (String downstream : com.hospital.surveyinbox.processing.DownstreamCircuits.DOWNSTREAMS) {
+        for (String downstream : DownstreamCircuits.DOWNSTREAMS) {
             circuitStates.put(downstream, circuits.state(downstream).name());
         }
         body.put("circuits", circuitStates);
@@ -153,7 +163,7 @@ public class InboxOpsController {
                 "srvyDrawupNoPrefix", "receivedFrom", "receivedTo", "dryRun", "limit");
 
         /** The request, or null when it names a field that is not one of {@link #FIELDS} or has a wrong type. */
-        static BulkRequeue of(com.fasterxml.jackson.databind.JsonNode json) {
+        static BulkRequeue of(JsonNode json) {
             if (json == null || !json.isObject()) {
                 return null;
             }
@@ -162,13 +172,13 @@ public class InboxOpsController {
                     return null; // a misspelt filter must never widen a bulk operation
                 }
             }
-            com.fasterxml.jackson.databind.JsonNode dryRun = json.get("dryRun");
-            com.fasterxml.jackson.databind.JsonNode limit = json.get("limit");
+            JsonNode dryRun = json.get("dryRun");
+            JsonNode limit = json.get("limit");
             if ((dryRun != null && !dryRun.isBoolean()) || (limit != null && !limit.isIntegralNumber())) {
                 return null;
             }
             for (String field : List.of("status", "lastErrorContains", "srvyDrawupNoPrefix", "receivedFrom", "receivedTo")) {
-                com.fasterxml.jackson.databind.JsonNode value = json.get(field);
+                JsonNode value = json.get(field);
                 // a filter given must be a text with something in it: "", "  ", {} or [] would filter nothing
                 if (value != null && (!value.isTextual() || value.asText().isBlank())) {
                     return null;
@@ -179,8 +189,8 @@ public class InboxOpsController {
                     limit == null ? null : limit.asInt());
         }
 
-        private static String text(com.fasterxml.jackson.databind.JsonNode json, String field) {
-            com.fasterxml.jackson.databind.JsonNode value = json.get(field);
+        private static String text(JsonNode json, String field) {
+            JsonNode value = json.get(field);
             return value == null || value.isNull() ? null : value.asText();
         }
     }
@@ -199,7 +209,7 @@ public class InboxOpsController {
      * have changed some meanwhile).
      */
     @PostMapping("/requeue")
-    public ResponseEntity<?> requeueMany(@org.springframework.web.bind.annotation.RequestBody com.fasterxml.jackson.databind.JsonNode json,
+    public ResponseEntity<?> requeueMany(@RequestBody JsonNode json,
                                          Principal operator) {
         BulkRequeue request = BulkRequeue.of(json);
         if (request == null) {
@@ -219,18 +229,18 @@ public class InboxOpsController {
         if ((lastError != null && lastError.length() > MAX_FILTER_TEXT) || (prefix != null && prefix.length() > MAX_FILTER_TEXT)) {
             return ResponseEntity.badRequest().body(Map.of("error", "filter texts must be at most " + MAX_FILTER_TEXT + " characters"));
         }
-        java.time.OffsetDateTime from;
-        java.time.OffsetDateTime to;
+        OffsetDateTime from;
+        OffsetDateTime to;
         try {
-            from = request.receivedFrom() == null ? null : java.time.OffsetDateTime.parse(request.receivedFrom());
-            to = request.receivedTo() == null ? null : java.time.OffsetDateTime.parse(request.receivedTo());
-        } catch (java.time.format.DateTimeParseException e) {
+            from = request.receivedFrom() == null ? null : OffsetDateTime.parse(request.receivedFrom());
+            to = request.receivedTo() == null ? null : OffsetDateTime.parse(request.receivedTo());
+        } catch (DateTimeParseException e) {
             return ResponseEntity.badRequest().body(Map.of("error", "receivedFrom and receivedTo must be ISO-8601 times with an offset"));
         }
-        com.hospital.surveyinbox.inbox.RequeueFilter filter = new com.hospital.surveyinbox.inbox.RequeueFilter(
+        RequeueFilter filter = new RequeueFilter(
                 InboxStatus.valueOf(request.status()), lastError, prefix, from, to);
         boolean dryRun = request.dryRun() == null || request.dryRun();
-        com.hospital.surveyinbox.inbox.RequeueFilter.Candidates candidates =
+        RequeueFilter.Candidates candidates =
                 store.requeueCandidates(filter, dryRun ? FIRST_IDS : limit);
         Map<String, Object> body = new LinkedHashMap<>();
         if (dryRun) {
@@ -245,7 +255,7 @@ public class InboxOpsController {
                     "pending", paced.pending()));
         }
         List<String> requeued = new java.util.ArrayList<>();
-        List<com.hospital.surveyinbox.inbox.InboxEvent> events = new java.util.ArrayList<>();
+        List<InboxEvent> events = new java.util.ArrayList<>();
         for (long id : candidates.ids()) {
             RequeueResult result = store.requeue(id, operator.getName());
             if (result.requeued()) { // a row another operator or a worker changed meanwhile is skipped

@@ -92,20 +92,8 @@ public class RegistrationSteps {
      * {@link #withField}: a sender's text must never become JSON structure.
      */
     public String with(String json, String field, String value) {
-        JsonNode node = json(json);
-        if (!node.isObject()) {
-            throw new IllegalArgumentException("not a JSON object: the field '" + field + "' cannot be added");
-        }
-        ObjectNode object = (ObjectNode) node;
-        if (value != null) {
-            JsonNode embedded = jsonOrNull(value);
-            if (embedded != null && embedded.isContainerNode()) {
-                object.set(field, embedded);
-            } else {
-                object.put(field, value);
-            }
-        }
-        return write(object);
+        JsonNode embedded = value == null ? null : jsonOrNull(value);
+        return withNode(json, field, embedded != null && embedded.isContainerNode() ? embedded : textOrNull(value));
     }
 
     /**
@@ -114,15 +102,23 @@ public class RegistrationSteps {
      * field is read here, not passed as text through the route, so no quote or "null" in it is reinterpreted.
      */
     public String withField(String json, String field, Registration msg, String name) {
+        return withNode(json, field, textOrNull(msg.field(name)));
+    }
+
+    /** {@code json} (an object) with {@code value} as {@code field}; a null value leaves the field out. */
+    private String withNode(String json, String field, JsonNode value) {
         JsonNode node = json(json);
         if (!node.isObject()) {
             throw new IllegalArgumentException("not a JSON object: the field '" + field + "' cannot be added");
         }
-        String value = msg.field(name);
         if (value != null) {
-            ((ObjectNode) node).put(field, value);
+            ((ObjectNode) node).set(field, value);
         }
         return write(node);
+    }
+
+    private static JsonNode textOrNull(String value) {
+        return value == null ? null : com.fasterxml.jackson.databind.node.TextNode.valueOf(value);
     }
 
     /** Registered without a notification ({@code alimtalkYn=N}): the legacy system is told so. */
