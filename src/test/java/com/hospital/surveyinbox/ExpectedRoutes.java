@@ -17,7 +17,10 @@ final class ExpectedRoutes {
             "inbox-consents-lookup",
             "inbox-reply",
             "inbox-redeliver",
-            "inbox-retention");
+            "inbox-retention",
+            "inbox-ops-list",
+            "inbox-ops-row",
+            "inbox-ops-answer");
 
     private ExpectedRoutes() {
     }

@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.data.domain.PageRequest;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -30,8 +29,9 @@ import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * Operator reads and requeue (CONTRACT §4). Served by Spring MVC rather than a route: these are queries over the
- * ledger, not part of the integration flow, and the route folder stays about moving messages.
+ * Operator stats, history and requeue (CONTRACT §4). The list and one row's detail are routes
+ * ({@code routes/inbox-ops.camel.yaml}, jpa:); the requeue stays here because it locks, updates and audits in
+ * one transaction ({@code InboxStore}) and then republishes.
  */
 
 @RestController
@@ -39,8 +39,6 @@ import org.springframework.web.bind.annotation.RestController;
 public class InboxOpsController {
 
     private static final Logger log = LoggerFactory.getLogger(InboxOpsController.class);
-    static final int DEFAULT_LIMIT = 50;
-    static final int MAX_LIMIT = 500;
 
     private final InboxRowRepository rows;
     private final InboxHistory history;
@@ -101,33 +99,6 @@ public class InboxOpsController {
         return ResponseEntity.ok(Map.of("minutes", history.perMinute(span)));
     }
 
-    @GetMapping
-    public ResponseEntity<?> list(@RequestParam(required = false) String status,
-                                  @RequestParam(required = false) String srvyDrawupNo,
-                                  @RequestParam(required = false) Integer limit) {
-        if (status != null && !isStatus(status)) {
-            return ResponseEntity.badRequest().body(Map.of("error", "unknown status; one of " + List.of(InboxStatus.values())));
-        }
-        int size = limit == null ? DEFAULT_LIMIT : limit;
-        if (size < 1 || size > MAX_LIMIT) {
-            return ResponseEntity.badRequest().body(Map.of("error", "limit must be 1.." + MAX_LIMIT));
-        }
-        List<InboxRowView> result = rows.search(status, blankToNull(srvyDrawupNo), PageRequest.of(0, size))
-                .stream().map(InboxRowView::of).toList();
-        return ResponseEntity.ok(result);
-    }
-
-    @GetMapping("/{inboxId}")
-    public ResponseEntity<?> get(@PathVariable String inboxId) {
-        Long id = parseId(inboxId);
-        if (id == null) {
-            return ResponseEntity.status(HttpStatus.NOT_FOUND).body(Map.of("error", "no such inbox row"));
-        }
-        return rows.findById(id).<ResponseEntity<?>>map(row -> ResponseEntity.ok(
-                        InboxRowView.of(row, history.attempts(id), history.audit(id))))
-                .orElseGet(() -> ResponseEntity.status(HttpStatus.NOT_FOUND).body(Map.of("error", "no such inbox row")));
-    }
-
     /**
      * DEAD or FAILED -> RECEIVED with attempts reset, audited with the operator's name, then the event is
      * republished (if that publish fails the redelivery job republishes the RECEIVED row). 409 otherwise.
@@ -148,7 +119,9 @@ public class InboxOpsController {
         }
         log.info("Inbox {} requeued by operator {} (was {})", id, operator.getName(), result.fromStatus());
         publisher.publish(result.event());
-        return get(inboxId);
+        return rows.findById(id).<ResponseEntity<?>>map(row -> ResponseEntity.ok(
+                        InboxRowView.of(row, history.attempts(id), history.audit(id))))
+                .orElseGet(() -> ResponseEntity.status(HttpStatus.NOT_FOUND).body(Map.of("error", "no such inbox row")));
     }
 
     /**
@@ -280,15 +253,6 @@ public class InboxOpsController {
         } catch (NumberFormatException e) {
             return null;
         }
-    }
-
-    private static boolean isStatus(String status) {
-        for (InboxStatus s : InboxStatus.values()) {
-            if (s.name().equals(status)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static String blankToNull(String s) {

@@ -3,6 +3,7 @@ package com.hospital.surveyinbox.ops;
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
 import jakarta.persistence.Id;
+import jakarta.persistence.NamedQuery;
 import jakarta.persistence.Table;
 import java.time.OffsetDateTime;
 import org.hibernate.annotations.Immutable;
@@ -14,6 +15,12 @@ import org.hibernate.annotations.Immutable;
  */
 @Entity
 @Immutable
+@NamedQuery(name = "InboxRow.search", query = """
+        SELECT r FROM InboxRowEntity r
+         WHERE (:status IS NULL OR r.status = :status)
+           AND (:srvyDrawupNo IS NULL OR r.srvyDrawupNo = :srvyDrawupNo)
+         ORDER BY r.id DESC
+        """)
 @Table(name = "inbox_message")
 public class InboxRowEntity {
 

@@ -10,15 +10,6 @@ import org.springframework.data.repository.query.Param;
 /** Operator reads of the inbox (newest first). */
 public interface InboxRowRepository extends JpaRepository<InboxRowEntity, Long> {
 
-    @Query("""
-            SELECT r FROM InboxRowEntity r
-             WHERE (:status IS NULL OR r.status = :status)
-               AND (:srvyDrawupNo IS NULL OR r.srvyDrawupNo = :srvyDrawupNo)
-             ORDER BY r.id DESC
-            """)
-    List<InboxRowEntity> search(@Param("status") String status, @Param("srvyDrawupNo") String srvyDrawupNo,
-                                Pageable page);
-
     @Query(value = "SELECT status, count(*) FROM inbox_message GROUP BY status", nativeQuery = true)
     List<Object[]> countByStatus();
 

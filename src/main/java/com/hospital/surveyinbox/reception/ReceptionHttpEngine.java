@@ -7,12 +7,18 @@ import java.util.concurrent.ExecutionException;
 import org.apache.camel.component.platform.http.spi.PlatformHttpEngine;
 import org.apache.camel.component.platform.http.springboot.SpringBootPlatformHttpConsumer;
 import org.apache.camel.component.platform.http.springboot.SpringBootPlatformHttpEngine;
+import org.apache.camel.component.platform.http.springboot.CamelRequestHandlerMapping;
 import org.springframework.beans.factory.annotation.Value;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerAdapter;
+import org.springframework.web.servlet.HandlerExecutionChain;
+import org.springframework.web.servlet.handler.MatchableHandlerMapping;
+import org.springframework.web.servlet.handler.RequestMatchResult;
+import org.springframework.web.util.pattern.PathPatternParser;
 import org.springframework.web.servlet.ModelAndView;
 
 /**
@@ -42,6 +48,52 @@ public class ReceptionHttpEngine {
     @Bean(name = "platform-http-engine")
     PlatformHttpEngine platformHttpEngine(@Value("${server.port:8080}") int port) {
         return new SpringBootPlatformHttpEngine(port, Runnable::run);
+    }
+
+    /**
+     * Spring MVC's controllers are matched before platform-http routes. The starter orders its mapping first (-1),
+     * so a route path with a variable ({@code GET /ops/inbox/{inboxId}}, routes/inbox-ops.camel.yaml) would take
+     * {@code GET /ops/inbox/stats} from its controller and answer 405 to {@code POST /ops/inbox/requeue} (a path
+     * that matches with another method ends the search). Behind the controllers (order 1, before static
+     * resources), a route gets every request no controller maps.
+     */
+    @Bean
+    static BeanPostProcessor platformHttpAfterControllers() {
+        return new BeanPostProcessor() {
+            @Override
+            public Object postProcessAfterInitialization(Object bean, String beanName) {
+                return bean instanceof CamelRequestHandlerMapping routes ? new AfterControllers(routes) : bean;
+            }
+        };
+    }
+
+    /** platform-http's request mapping, unchanged but for its order. */
+    record AfterControllers(CamelRequestHandlerMapping routes) implements MatchableHandlerMapping, Ordered {
+
+        @Override
+        public HandlerExecutionChain getHandler(HttpServletRequest request) throws Exception {
+            return routes.getHandler(request);
+        }
+
+        @Override
+        public boolean usesPathPatterns() {
+            return routes.usesPathPatterns();
+        }
+
+        @Override
+        public PathPatternParser getPatternParser() {
+            return routes.getPatternParser();
+        }
+
+        @Override
+        public RequestMatchResult match(HttpServletRequest request, String pattern) {
+            return routes.match(request, pattern);
+        }
+
+        @Override
+        public int getOrder() {
+            return 1; // RequestMappingHandlerMapping (controllers) is 0
+        }
     }
 
     @Bean

@@ -1,0 +1,95 @@
+package com.hospital.surveyinbox.ops;
+
+import java.util.List;
+import java.util.Map;
+
+import com.hospital.surveyinbox.inbox.InboxStatus;
+import org.apache.camel.Header;
+import org.springframework.stereotype.Component;
+
+/**
+ * What the operator reads of {@code routes/inbox-ops.camel.yaml} compute: whether a list request is valid, its
+ * row limit, a row id from the path, and the views. The route decides what to answer; the query runs through
+ * {@code jpa:} with parameters the route writes.
+ *
+ * <p>Request text arrives through {@link Header} bindings, never as Simple parameter strings in the route
+ * (Camel's bean binding strips quotes from those and turns the text {@code null} into null).
+ */
+@Component
+public class OpsReads {
+
+    static final int DEFAULT_LIMIT = 50;
+    static final int MAX_LIMIT = 500;
+
+    private final InboxHistory history;
+
+    public OpsReads(InboxHistory history) {
+        this.history = history;
+    }
+
+    /** The error body of a list request that cannot be answered (400), or null when it can. */
+    public Map<String, String> listProblem(@Header("status") Object status, @Header("srvyDrawupNo") Object srvyDrawupNo,
+                              @Header("limit") Object limit) {
+        if (!(status == null || status instanceof String) || !(srvyDrawupNo == null || srvyDrawupNo instanceof String)
+                || !(limit == null || limit instanceof String)) {
+            return error("each filter at most once");
+        }
+        if (status != null && !isStatus((String) status)) {
+            return error("unknown status; one of " + List.of(InboxStatus.values()));
+        }
+        if (limit != null && limit((String) limit) == null) {
+            return error("limit must be 1.." + MAX_LIMIT);
+        }
+        return null;
+    }
+
+    /** The number of rows a list answers: the request's {@code limit}, else 50. */
+    public Integer limit(@Header("limit") String limit) {
+        if (limit == null) {
+            return DEFAULT_LIMIT;
+        }
+        try {
+            int size = Integer.parseInt(limit);
+            return size < 1 || size > MAX_LIMIT ? null : size;
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    /** The row id of {@code /ops/inbox/{inboxId}}, or null when the path cannot name a row. */
+    public Long rowId(@Header("inboxId") String inboxId) {
+        try {
+            long id = Long.parseLong(inboxId);
+            return id > 0 ? id : null;
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    public List<InboxRowView> list(List<InboxRowEntity> rows) {
+        return rows.stream().map(InboxRowView::of).toList();
+    }
+
+    /** One row with its attempt history and operator audit trail. */
+    public InboxRowView detail(InboxRowEntity row) {
+        return InboxRowView.of(row, history.attempts(row.getId()), history.audit(row.getId()));
+    }
+
+    /** The body of a 404 for a path that names no row. */
+    public Map<String, String> noSuchRow() {
+        return error("no such inbox row");
+    }
+
+    private static Map<String, String> error(String message) {
+        return Map.of("error", message);
+    }
+
+    private static boolean isStatus(String status) {
+        for (InboxStatus s : InboxStatus.values()) {
+            if (s.name().equals(status)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,80 @@
+package com.hospital.surveyinbox.routes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.hospital.surveyinbox.support.ServiceClient;
+import com.hospital.surveyinbox.support.ServiceClient.Reply;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The route kit for {@code routes/inbox-ops.camel.yaml} (shared setup: {@link RouteKit}): the operator reads over
+ * {@code jpa:}. camel-jpa evaluates String parameter values as Simple; the route writes those values itself
+ * ({@code ${header.srvyDrawupNo}}), so what an operator types is searched as text and never run.
+ */
+class InboxOpsRouteTest extends RouteKit {
+
+    @Test
+    void aFilterThatLooksLikeAnExpressionIsSearchedAsText() {
+        String tail = uniqueSubject("-ops");
+        String home = System.getenv("HOME");
+        // what each filter would become if it were evaluated: a row with that subject must not be found
+        long homeDecoy = stored(home + tail);
+        for (String filter : List.of("${env:HOME}" + tail, "${bean:inboxStore}" + tail,
+                "${header.Authorization}" + tail, "#{systemProperties['user.home']}" + tail)) {
+            long literal = stored(filter);
+
+            JsonNode found = client.ops("/ops/inbox?srvyDrawupNo=" + encoded(filter)).json();
+
+            assertThat(found).as(filter).singleElement().satisfies(row -> {
+                assertThat(row.get("inboxId").asText()).isEqualTo(Long.toString(literal));
+                assertThat(row.get("srvyDrawupNo").asText()).isEqualTo(filter);
+            });
+        }
+        JsonNode decoy = client.ops("/ops/inbox?srvyDrawupNo=" + encoded(home + tail)).json();
+        assertThat(decoy).singleElement().satisfies(row ->
+                assertThat(row.get("inboxId").asText()).isEqualTo(Long.toString(homeDecoy)));
+        // a status is checked against the known ones, never evaluated
+        Reply status = client.ops("/ops/inbox?status=" + encoded("${env:HOME}"));
+        assertThat(status.status()).isEqualTo(400);
+        assertThat(status.json().get("error").asText()).startsWith("unknown status");
+    }
+
+    @Test
+    void answersCarryNoRequestHeaderAndRefuseRepeatedFilters() {
+        long id = stored(uniqueSubject("OPS-HDR"));
+        for (String path : List.of("/ops/inbox?limit=1&srvyDrawupNo=x", "/ops/inbox/" + id, "/ops/inbox/999999999")) {
+            Reply reply = client.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+                    .header("Authorization", ServiceClient.OPS_AUTH).header("X-Probe", "echo-me").GET().build());
+
+            assertThat(reply.status()).as(path).isIn(200, 404);
+            assertThat(reply.header("Content-Type")).as(path).startsWith("application/json");
+            List<String> leaked = new ArrayList<>();
+            reply.headers().forEach((name, value) -> {
+                if (value.contains("echo-me") || value.contains(ServiceClient.OPS_AUTH) || name.equalsIgnoreCase("srvyDrawupNo")
+                        || name.equalsIgnoreCase("limit") || name.equalsIgnoreCase("inboxId") || name.startsWith("Camel")) {
+                    leaked.add(name);
+                }
+            });
+            assertThat(leaked).as(path).isEmpty();
+        }
+        assertThat(client.ops("/ops/inbox/" + id).json().get("inboxId").asText()).isEqualTo(Long.toString(id));
+        assertThat(client.ops("/ops/inbox/999999999").json().get("error").asText()).isEqualTo("no such inbox row");
+        assertThat(client.ops("/ops/inbox/not-a-row").status()).isEqualTo(404);
+        Reply twice = client.ops("/ops/inbox?status=DEAD&status=FAILED");
+        assertThat(twice.status()).isEqualTo(400);
+        assertThat(twice.json().get("error").asText()).isEqualTo("each filter at most once");
+        assertThat(client.ops("/ops/inbox?limit=501").status()).isEqualTo(400);
+        assertThat(client.ops("/ops/inbox?limit=x").status()).isEqualTo(400);
+    }
+
+    private static String encoded(String text) {
+        return URLEncoder.encode(text, StandardCharsets.UTF_8);
+    }
+}
