@@ -7,7 +7,8 @@
 -- only when it was held, so a plain retry still waits for retry-delay.
 SELECT id AS "inboxId",
        srvy_drawup_no AS "srvyDrawupNo",
-       msg_type AS "msgType"
+       msg_type AS "msgType",
+       trace_parent AS "traceParent"
   FROM inbox_message
  WHERE srvy_drawup_no = :#srvyDrawupNo
    AND id > :#id

@@ -16,4 +16,5 @@ UPDATE inbox_message
                  FOR UPDATE SKIP LOCKED)
 RETURNING id AS "inboxId",
           srvy_drawup_no AS "srvyDrawupNo",
-          msg_type AS "msgType"
+          msg_type AS "msgType",
+          trace_parent AS "traceParent"

@@ -4,8 +4,13 @@ package com.hospital.surveyinbox.inbox;
  * Result of storing a received message.
  *
  * @param fresh false when an {@code Idempotency-Key} replay returned an earlier row (nothing stored, no event)
+ * @param traceParent the trace the message was received in (carried by its event), or null
  */
-public record Acceptance(long inboxId, String srvyDrawupNo, String msgType, boolean fresh) {
+public record Acceptance(long inboxId, String srvyDrawupNo, String msgType, boolean fresh, String traceParent) {
+
+    public Acceptance(long inboxId, String srvyDrawupNo, String msgType, boolean fresh) {
+        this(inboxId, srvyDrawupNo, msgType, fresh, null);
+    }
 
     /** The {@code resultMessage} of the 200 Y: a replayed key says it returned the first row. */
     public String answer() {
@@ -13,6 +18,6 @@ public record Acceptance(long inboxId, String srvyDrawupNo, String msgType, bool
     }
 
     public InboxEvent event() {
-        return new InboxEvent(Long.toString(inboxId), srvyDrawupNo, msgType);
+        return new InboxEvent(Long.toString(inboxId), srvyDrawupNo, msgType, traceParent);
     }
 }

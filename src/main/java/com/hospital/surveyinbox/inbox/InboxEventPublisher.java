@@ -30,7 +30,7 @@ public class InboxEventPublisher {
 
     /**
      * The event of {@code body}: an {@link Acceptance}, an {@link InboxEvent} or a row read by camel-sql (a map
-     * with inboxId, srvyDrawupNo, msgType).
+     * with inboxId, srvyDrawupNo, msgType and traceParent).
      */
     public InboxEvent event(Object body) {
         if (body instanceof Acceptance acceptance) {
@@ -38,7 +38,7 @@ public class InboxEventPublisher {
         }
         if (body instanceof java.util.Map<?, ?> row) {
             return new InboxEvent(String.valueOf(row.get("inboxId")), (String) row.get("srvyDrawupNo"),
-                    (String) row.get("msgType"));
+                    (String) row.get("msgType"), (String) row.get("traceParent"));
         }
         return (InboxEvent) body;
     }

@@ -35,8 +35,8 @@ public class InboxStore implements DisposableBean {
      * identity's nextval, in the same statement.
      */
     static final String INSERT_ONE = """
-            INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload, payload_key_id, idempotency_key)
-            SELECT ?, ?, ?, NULL, ?
+            INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload, payload_key_id, idempotency_key, trace_parent)
+            SELECT ?, ?, ?, NULL, ?, ?
               FROM (SELECT pg_advisory_xact_lock(%d, hashtext(?))) AS subject_lock
             ON CONFLICT (idempotency_key) DO NOTHING
             RETURNING id
@@ -98,10 +98,10 @@ public class InboxStore implements DisposableBean {
 
     /**
      * A group's rows under the ids {@link #NEXT_IDS} took (hence {@code OVERRIDING SYSTEM VALUE} on the
-     * identity column), one {@code (?, ?, ?, ?, ?, ?)} tuple per row appended, then {@link #INSERT_GROUP_TAIL}.
+     * identity column), one {@code (?, ?, ?, ?, ?, ?, ?)} tuple per row appended, then {@link #INSERT_GROUP_TAIL}.
      */
     static final String INSERT_GROUP_HEAD = """
-            INSERT INTO inbox_message (id, srvy_drawup_no, msg_type, payload, payload_key_id, idempotency_key)
+            INSERT INTO inbox_message (id, srvy_drawup_no, msg_type, payload, payload_key_id, idempotency_key, trace_parent)
             OVERRIDING SYSTEM VALUE VALUES\s""";
 
     /**
@@ -146,7 +146,7 @@ public class InboxStore implements DisposableBean {
              WHERE id = :id
                AND status IN ('DEAD', 'FAILED')
                AND redacted_at IS NULL
-            RETURNING srvy_drawup_no, msg_type
+            RETURNING srvy_drawup_no, msg_type, trace_parent
             """;
 
     static final String AUDIT = """
@@ -172,12 +172,18 @@ public class InboxStore implements DisposableBean {
     private final Timer insertTimer;
     private final GroupInsert groupInsert;
     private final java.time.Duration storeTimeout;
+    private TraceContext traces = TraceContext.NONE;
 
     @org.springframework.beans.factory.annotation.Autowired
     public InboxStore(NamedParameterJdbcTemplate jdbc, ReceptionConnections receptionConnections, TransactionTemplate tx,
                       PayloadCipher cipher, MeterRegistry meters, AdapterProperties properties) {
         this(jdbc, new NamedParameterJdbcTemplate(receptionConnections.dataSource()), receptionConnections.statementBound(),
                 tx, cipher, meters, properties);
+    }
+
+    @org.springframework.beans.factory.annotation.Autowired(required = false)
+    void setTraceContext(TraceContext traces) {
+        this.traces = traces;
     }
 
     /** Receptions on the same connections as everything else (tests that build a store by hand). */
@@ -212,8 +218,10 @@ public class InboxStore implements DisposableBean {
      */
     public Acceptance accept(ReceivedMessage message) {
         long start = System.nanoTime();
+        // the row keeps the trace it was received in: its events carry it, so the worker continues that trace
+        ReceivedMessage traced = message.traceParent() == null ? message.inTrace(traces.current()) : message;
         try {
-            return groupInsert != null ? groupInsert.accept(message) : acceptOne(message);
+            return groupInsert != null ? groupInsert.accept(traced) : acceptOne(traced);
         } finally {
             insertTimer.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
         }
@@ -233,9 +241,9 @@ public class InboxStore implements DisposableBean {
         }
         List<Long> ids = receptionJdbc.getJdbcOperations().queryForList(INSERT_ONE, Long.class, message.srvyDrawupNo(),
                 message.msgType(), cipher.seal(0, message.srvyDrawupNo(), message.payload()).bytes(),
-                message.idempotencyKey(), message.srvyDrawupNo());
+                message.idempotencyKey(), message.traceParent(), message.srvyDrawupNo());
         if (!ids.isEmpty()) {
-            return new Acceptance(ids.get(0), message.srvyDrawupNo(), message.msgType(), true);
+            return new Acceptance(ids.get(0), message.srvyDrawupNo(), message.msgType(), true, message.traceParent());
         }
         return receptionJdbc.getJdbcOperations().execute((ConnectionCallback<Acceptance>) con ->
                 earlierRow(con, message.idempotencyKey())); // a replay: its first row
@@ -290,7 +298,7 @@ public class InboxStore implements DisposableBean {
                     Set<Long> inserted = new HashSet<>();
                     StringBuilder sql = new StringBuilder(INSERT_GROUP_HEAD);
                     for (int i = 0; i < messages.size(); i++) {
-                        sql.append(i == 0 ? "(?, ?, ?, ?, ?, ?)" : ", (?, ?, ?, ?, ?, ?)");
+                        sql.append(i == 0 ? "(?, ?, ?, ?, ?, ?, ?)" : ", (?, ?, ?, ?, ?, ?, ?)");
                     }
                     sql.append('\n').append(INSERT_GROUP_TAIL);
                     try (PreparedStatement insert = con.prepareStatement(sql.toString())) {
@@ -304,6 +312,7 @@ public class InboxStore implements DisposableBean {
                             insert.setBytes(p++, sealed.bytes());
                             insert.setString(p++, sealed.keyId());
                             insert.setString(p++, m.idempotencyKey());
+                            insert.setString(p++, m.traceParent());
                         }
                         try (ResultSet rs = insert.executeQuery()) {
                             while (rs.next()) {
@@ -315,7 +324,7 @@ public class InboxStore implements DisposableBean {
                     for (int i = 0; i < messages.size(); i++) {
                         ReceivedMessage m = messages.get(i);
                         result.add(inserted.contains(ids.get(i))
-                                ? new Acceptance(ids.get(i), m.srvyDrawupNo(), m.msgType(), true)
+                                ? new Acceptance(ids.get(i), m.srvyDrawupNo(), m.msgType(), true, m.traceParent())
                                 : earlierRow(con, m.idempotencyKey()));
                     }
                     answer.addAll(result);
@@ -440,7 +449,8 @@ public class InboxStore implements DisposableBean {
             }
             String from = current.get(0);
             List<InboxEvent> requeued = jdbc.query(REQUEUE, params, (rs, n) ->
-                    new InboxEvent(Long.toString(inboxId), rs.getString("srvy_drawup_no"), rs.getString("msg_type")));
+                    new InboxEvent(Long.toString(inboxId), rs.getString("srvy_drawup_no"), rs.getString("msg_type"),
+                            rs.getString("trace_parent")));
             if (requeued.isEmpty()) {
                 return RequeueResult.conflict(from);
             }

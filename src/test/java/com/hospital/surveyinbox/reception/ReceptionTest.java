@@ -58,8 +58,12 @@ class ReceptionTest extends IntegrationTest {
         assertThat(event.value().get("srvyDrawupNo").asText()).isEqualTo(subject);
         assertThat(event.value().get("msgType").asText()).isEqualTo("SEND");
         assertThat(event.value().fieldNames()).toIterable().containsExactlyInAnyOrder("inboxId", "srvyDrawupNo", "msgType");
-        // neither the Authorization header nor any other inbound header travels into Kafka
-        assertThat(event.headers()).isEmpty();
+        // neither the Authorization header nor any other inbound header travels into Kafka: only the trace the
+        // row was received in (stored on the row), which the worker continues
+        String traced = jdbc.queryForObject("SELECT trace_parent FROM inbox_message WHERE id = ?", String.class,
+                Long.parseLong(inboxId));
+        assertThat(traced).matches("00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]");
+        assertThat(event.headers()).containsOnlyKeys("traceparent").containsEntry("traceparent", traced);
     }
 
     @Test

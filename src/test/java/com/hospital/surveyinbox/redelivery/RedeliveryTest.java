@@ -122,6 +122,49 @@ class RedeliveryTest extends IntegrationTest {
         assertThat(simulator().replies(subject)).hasSize(1);
     }
 
+    /**
+     * Issue 21.1: the sender's trace reaches every downstream call of every attempt and the reply: the row stores
+     * the reception's trace context and each of its events carries it (the first publish and the redelivery).
+     */
+    @Test
+    @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
+    void theSendersTraceReachesEveryDownstreamCallTheReplyAndTheLogAlsoAfterARedelivery(
+            org.springframework.boot.test.system.CapturedOutput output) {
+        String subject = uniqueSubject("TRACE");
+        String patno = "PTRACE-" + subject;
+        String traceId = java.util.UUID.randomUUID().toString().replace("-", "");
+        java.util.concurrent.atomic.AtomicInteger patientCalls = new java.util.concurrent.atomic.AtomicInteger();
+        DownstreamSimulator.Fault firstAttemptFails = simulator().add(new DownstreamSimulator.Fault(
+                s -> s.equals("GET /legacy/patients/" + patno) && patientCalls.incrementAndGet() == 1,
+                503, "{\"error\":\"down\"}", 0));
+        try {
+            Reply reply = client.receive(send(subject, patno, "\"srvyNo\":\"S-" + subject + "\",\"alimtalkYn\":\"N\""),
+                    Map.of("traceparent", "00-" + traceId + "-00f067aa0ba902b7-01"));
+            assertThat(reply.status()).isEqualTo(200);
+            String id = reply.json().get("inboxId").asText();
+
+            rows.awaitStatus(id, "COMPLETED", Duration.ofSeconds(30)); // attempt 1 FAILED, redelivered, attempt 2
+            await().atMost(Duration.ofSeconds(20)).until(() -> "SENT".equals(rows.row(id).get("reply_status")));
+
+            assertThat(rows.attempts(id)).isEqualTo(2);
+            assertThat(rows.row(id).get("trace_parent")).asString().contains(traceId);
+            List<String> traced = simulator().requests().stream()
+                    .filter(r -> r.header("traceparent") != null && r.header("traceparent").contains(traceId))
+                    .map(r -> r.line().replaceAll("\\?.*", "")).toList();
+            assertThat(traced).containsSubsequence(
+                    "GET /legacy/surveys/S-" + subject + "/consents", "GET /legacy/patients/" + patno, // attempt 1
+                    "GET /legacy/patients/" + patno, "GET /account/guests", "POST /account/guests", // attempt 2
+                    "POST /survey/dispatch-bundles", "POST /legacy/survey-send-results");
+            assertThat(simulator().requests()).filteredOn(r -> r.line().contains(patno)).hasSize(3)
+                    .allSatisfy(r -> assertThat(r.header("traceparent")).contains(traceId));
+            List<String> rowLines = output.getAll().lines().filter(l -> l.contains("Inbox " + id + " ")).toList();
+            assertThat(rowLines).anyMatch(l -> l.contains("FAILED after attempt 1")).anyMatch(l -> l.contains("COMPLETED"))
+                    .allSatisfy(l -> assertThat(l).contains(traceId));
+        } finally {
+            simulator().remove(firstAttemptFails);
+        }
+    }
+
     @Test
     void retriesAFailedReplyLaterAndDeliversItExactlyOnce() {
         String subject = uniqueSubject("REPLY");

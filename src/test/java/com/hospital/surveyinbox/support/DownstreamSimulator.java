@@ -47,6 +47,16 @@ public final class DownstreamSimulator {
     }
 
     /** Something that happened downstream, in arrival order. */
+    /** One request as received: its line (method, raw path and query) and its headers. */
+    public record Request(String line, Map<String, List<String>> headers) {
+
+        /** The first value of a header, whatever the case of its name; null when absent. */
+        public String header(String name) {
+            return headers.entrySet().stream().filter(h -> h.getKey().equalsIgnoreCase(name))
+                    .map(h -> h.getValue().get(0)).findFirst().orElse(null);
+        }
+    }
+
     public record Event(long seq, String kind, String key) {
     }
 
@@ -77,6 +87,7 @@ public final class DownstreamSimulator {
     private final List<Map<String, List<String>>> requestHeaders = new CopyOnWriteArrayList<>();
     /** Every request line as sent: method, raw path and raw query ("GET /legacy/patients/P%201?x=1"). */
     private final List<String> requestLines = new CopyOnWriteArrayList<>();
+    private final List<Request> requests = new CopyOnWriteArrayList<>();
     private final List<Event> events = new CopyOnWriteArrayList<>();
     private final AtomicLong seq = new AtomicLong();
     private final AtomicLong ids = new AtomicLong(1000);
@@ -179,6 +190,11 @@ public final class DownstreamSimulator {
         return new ArrayList<>(requestLines);
     }
 
+    /** Every request received, in order, with its headers. */
+    public List<Request> requests() {
+        return new ArrayList<>(requests);
+    }
+
     public List<Map<String, List<String>>> requestHeaders() {
         return new ArrayList<>(requestHeaders);
     }
@@ -209,6 +225,8 @@ public final class DownstreamSimulator {
             byte[] requestBody = http.getRequestBody().readAllBytes();
             requestHeaders.add(Map.copyOf(http.getRequestHeaders()));
             requestLines.add(method + " " + path + (query == null ? "" : "?" + query));
+            requests.add(new Request(method + " " + path + (query == null ? "" : "?" + query),
+                    Map.copyOf(http.getRequestHeaders())));
             String key = method + " " + path;
             for (Fault fault : path.startsWith("/_sim/") ? List.<Fault>of() : faults) {
                 if (fault.matches().test(key)) {
