@@ -30,7 +30,7 @@ WITH stuck AS (
                    ORDER BY updated_at
                    LIMIT :#batch
                      FOR UPDATE SKIP LOCKED)
-    RETURNING id, srvy_drawup_no, msg_type, status
+    RETURNING id, srvy_drawup_no, msg_type, status, trace_parent
 ), abandoned AS (
     UPDATE inbox_attempt a
        SET finished_at = now(),
@@ -43,14 +43,15 @@ WITH stuck AS (
 SELECT id AS "inboxId",
        srvy_drawup_no AS "srvyDrawupNo",
        msg_type AS "msgType",
-       status
+       status,
+       trace_parent AS "traceParent"
   FROM stuck
 UNION ALL
 -- a row that went DEAD here finished: the next row of its subject (held behind it, or not yet tried)
 -- is returned too, so it is republished now rather than after lost-event-after
-SELECT n.id, n.srvy_drawup_no, n.msg_type, 'SUCCESSOR'
+SELECT n.id, n.srvy_drawup_no, n.msg_type, 'SUCCESSOR', n.trace_parent
   FROM stuck s
- CROSS JOIN LATERAL (SELECT e.id, e.srvy_drawup_no, e.msg_type
+ CROSS JOIN LATERAL (SELECT e.id, e.srvy_drawup_no, e.msg_type, e.trace_parent
                        FROM inbox_message e
                       WHERE e.srvy_drawup_no = s.srvy_drawup_no
                         AND e.id > s.id

@@ -46,6 +46,34 @@ import org.springframework.test.context.TestPropertySource;
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
 class RedeliveryTest extends IntegrationTest {
 
+    /** Spans as an exporter (OTLP in production) receives them: after {@code SpanRedaction}. */
+    static final List<io.opentelemetry.sdk.trace.data.SpanData> EXPORTED = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    @org.springframework.boot.test.context.TestConfiguration
+    static class SpanCollector {
+        @org.springframework.context.annotation.Bean
+        io.opentelemetry.sdk.trace.export.SpanExporter collectingSpanExporter() {
+            return new io.opentelemetry.sdk.trace.export.SpanExporter() {
+                @Override
+                public io.opentelemetry.sdk.common.CompletableResultCode export(
+                        java.util.Collection<io.opentelemetry.sdk.trace.data.SpanData> spans) {
+                    EXPORTED.addAll(spans);
+                    return io.opentelemetry.sdk.common.CompletableResultCode.ofSuccess();
+                }
+
+                @Override
+                public io.opentelemetry.sdk.common.CompletableResultCode flush() {
+                    return io.opentelemetry.sdk.common.CompletableResultCode.ofSuccess();
+                }
+
+                @Override
+                public io.opentelemetry.sdk.common.CompletableResultCode shutdown() {
+                    return io.opentelemetry.sdk.common.CompletableResultCode.ofSuccess();
+                }
+            };
+        }
+    }
+
     @Autowired
     InboxStore store;
 
@@ -87,10 +115,16 @@ class RedeliveryTest extends IntegrationTest {
     @Test
     void resetsARowWhoseWorkerDiedAndRejectsTheDeadWorkersLateCompletion() {
         String subject = uniqueSubject("STUCK");
-        long id = storeWithoutEvent(subject, send(subject, "P2", ""));
+        String patno = "PSTUCK-" + subject;
+        String traceId = java.util.UUID.randomUUID().toString().replace("-", "");
+        long id = store.accept(new ReceivedMessage(subject, "SEND", send(subject, patno, "").getBytes(StandardCharsets.UTF_8),
+                null, "00-" + traceId + "-00f067aa0ba902b7-01")).inboxId();
         ClaimedRow deadWorker = claims.claim(id).orElseThrow(); // claimed, then the worker "dies"
 
         rows.awaitStatus(Long.toString(id), "COMPLETED", Duration.ofSeconds(30));
+        // reset and republished by the job, the row is registered in the trace it was received in
+        assertThat(simulator().requests()).filteredOn(r -> r.line().contains(patno)).isNotEmpty()
+                .allSatisfy(r -> assertThat(r.header("traceparent")).contains(traceId));
 
         RowOutcomes outcomes = new RowOutcomes(producer, record);
         assertThat(outcomes.complete(deadWorker)).isFalse();
@@ -160,6 +194,16 @@ class RedeliveryTest extends IntegrationTest {
             List<String> rowLines = output.getAll().lines().filter(l -> l.contains("Inbox " + id + " ")).toList();
             assertThat(rowLines).anyMatch(l -> l.contains("FAILED after attempt 1")).anyMatch(l -> l.contains("COMPLETED"))
                     .allSatisfy(l -> assertThat(l).contains(traceId));
+
+            // the exported spans: the failed patient call is there, and no span names the patient (Camel's spans
+            // carry each call's URL and the failure's message, which quotes it)
+            await().atMost(Duration.ofSeconds(20)).until(() -> EXPORTED.stream().anyMatch(s -> s.getTraceId().equals(traceId)
+                    && s.getStatus().getStatusCode() == io.opentelemetry.api.trace.StatusCode.ERROR)
+                    && EXPORTED.stream().anyMatch(s -> s.getTraceId().equals(traceId) && s.getName().contains("inbox-reply")));
+            List<io.opentelemetry.sdk.trace.data.SpanData> spans = EXPORTED.stream()
+                    .filter(s -> s.getTraceId().equals(traceId)).toList();
+            assertThat(spans).hasSizeGreaterThan(10).allSatisfy(s -> assertThat(s.getName() + s.getAttributes()
+                    + s.getEvents() + s.getStatus()).doesNotContain(patno).doesNotContain("/patients/"));
         } finally {
             simulator().remove(firstAttemptFails);
         }

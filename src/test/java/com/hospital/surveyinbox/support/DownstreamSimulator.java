@@ -46,7 +46,6 @@ public final class DownstreamSimulator {
     public record Fault(Predicate<String> matches, int status, String body, long delayMillis) {
     }
 
-    /** Something that happened downstream, in arrival order. */
     /** One request as received: its line (method, raw path and query) and its headers. */
     public record Request(String line, Map<String, List<String>> headers) {
 
@@ -57,6 +56,7 @@ public final class DownstreamSimulator {
         }
     }
 
+    /** Something that happened downstream, in arrival order. */
     public record Event(long seq, String kind, String key) {
     }
 
