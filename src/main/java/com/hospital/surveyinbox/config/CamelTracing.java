@@ -6,10 +6,12 @@ import io.micrometer.core.instrument.observation.MeterObservationHandler;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.tracing.Tracer;
+import io.micrometer.tracing.handler.TracingAwareMeterObservationHandler;
 import org.apache.camel.CamelContext;
 import org.apache.camel.observation.MicrometerObservationTracer;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.actuate.autoconfigure.observation.ObservationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -20,7 +22,8 @@ import org.springframework.context.annotation.Configuration;
  *
  * <p>camel-observation-starter 4.17 registers its tracer only when Boot's actuator observation and tracing
  * auto-configurations are absent ({@code @ConditionalOnMissingClass}), so in a service with the actuator it does
- * nothing; the tracer is registered here as the starter would, with {@code camel.observation.exclude-patterns}.
+ * nothing; the tracer is registered here as the starter would, with {@code camel.observation.exclude-patterns}
+ * (the starter's other keys, {@code camel.observation.enabled} and {@code .encoding}, are not read).
  */
 @Configuration(proxyBeanMethods = false)
 public class CamelTracing {
@@ -45,39 +48,61 @@ public class CamelTracing {
     }
 
     /**
-     * Timers for Boot's observations (http_server_requests) as before, none for Camel's spans: each would add a
-     * timer per route and call name beside the route timers camel-micrometer already keeps, and the cost of
-     * timing every span on the accept path. Replaces Boot's default handler (which backs off for this bean).
+     * Timers for Boot's observations (http_server_requests, with exemplars) as Boot would make them, none for
+     * Camel's spans: each would add a timer per route and call name beside the route timers camel-micrometer
+     * keeps, at a cost on every step. Replaces Boot's handler, which backs off for this bean;
+     * {@code management.observations.long-task-timer.enabled} is honoured as Boot does.
      */
     @Bean
-    MeterObservationHandler<Observation.Context> meterObservationHandler(MeterRegistry meters) {
-        DefaultMeterObservationHandler timers = new DefaultMeterObservationHandler(meters,
-                DefaultMeterObservationHandler.IgnoredMeters.LONG_TASK_TIMER);
+    MeterObservationHandler<Observation.Context> meterObservationHandler(MeterRegistry meters, ObjectProvider<Tracer> tracer,
+                                                                         ObservationProperties properties) {
+        DefaultMeterObservationHandler.IgnoredMeters[] ignored = properties.getLongTaskTimer().isEnabled()
+                ? new DefaultMeterObservationHandler.IgnoredMeters[0]
+                : new DefaultMeterObservationHandler.IgnoredMeters[] {DefaultMeterObservationHandler.IgnoredMeters.LONG_TASK_TIMER};
+        MeterObservationHandler<Observation.Context> timers = new DefaultMeterObservationHandler(meters, ignored);
+        Tracer current = tracer.getIfAvailable();
+        MeterObservationHandler<Observation.Context> boots = current == null ? timers
+                : new TracingAwareMeterObservationHandler<>(timers, current);
         return new MeterObservationHandler<>() {
             @Override
             public void onStart(Observation.Context context) {
-                timers.onStart(context);
+                boots.onStart(context);
             }
 
             @Override
             public void onError(Observation.Context context) {
-                timers.onError(context);
+                boots.onError(context);
             }
 
             @Override
             public void onEvent(Observation.Event event, Observation.Context context) {
-                timers.onEvent(event, context);
+                boots.onEvent(event, context);
+            }
+
+            @Override
+            public void onScopeOpened(Observation.Context context) {
+                boots.onScopeOpened(context);
+            }
+
+            @Override
+            public void onScopeClosed(Observation.Context context) {
+                boots.onScopeClosed(context);
+            }
+
+            @Override
+            public void onScopeReset(Observation.Context context) {
+                boots.onScopeReset(context);
             }
 
             @Override
             public void onStop(Observation.Context context) {
-                timers.onStop(context);
+                boots.onStop(context);
             }
 
             @Override
             public boolean supportsContext(Observation.Context context) {
                 return !CAMEL_CALL.equals(context.getName()) && !context.containsKey(CAMEL_ROUTE)
-                        && timers.supportsContext(context);
+                        && boots.supportsContext(context);
             }
         };
     }

@@ -2,9 +2,6 @@ package com.hospital.surveyinbox.inbox;
 
 import io.micrometer.tracing.Span;
 import io.micrometer.tracing.Tracer;
-import io.micrometer.tracing.propagation.Propagator;
-import java.util.HashMap;
-import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.stereotype.Component;
 
@@ -17,29 +14,27 @@ import org.springframework.stereotype.Component;
 public class TraceContext {
 
     /** No tracing (a store built by hand in a test). */
-    static final TraceContext NONE = new TraceContext((Tracer) null, (Propagator) null);
+    static final TraceContext NONE = new TraceContext((Tracer) null);
 
     private final Tracer tracer;
-    private final Propagator propagator;
 
     @org.springframework.beans.factory.annotation.Autowired
-    public TraceContext(ObjectProvider<Tracer> tracer, ObjectProvider<Propagator> propagator) {
-        this(tracer.getIfAvailable(), propagator.getIfAvailable());
+    public TraceContext(ObjectProvider<Tracer> tracer) {
+        this(tracer.getIfAvailable());
     }
 
-    private TraceContext(Tracer tracer, Propagator propagator) {
+    private TraceContext(Tracer tracer) {
         this.tracer = tracer;
-        this.propagator = propagator;
     }
 
     public String current() {
-        Span span = tracer == null || propagator == null ? null : tracer.currentSpan();
+        Span span = tracer == null ? null : tracer.currentSpan();
         // an unsampled span is not recording (isNoop() true with OpenTelemetry) but its context is valid and travels
         if (span == null || span.context().traceId().isEmpty()) {
             return null;
         }
-        Map<String, String> carrier = new HashMap<>(4);
-        propagator.inject(span.context(), carrier, Map::put);
-        return carrier.get("traceparent");
+        // W3C traceparent, version 00 (what the propagator writes, without its map and its other fields)
+        return "00-" + span.context().traceId() + "-" + span.context().spanId()
+                + (Boolean.TRUE.equals(span.context().sampled()) ? "-01" : "-00");
     }
 }

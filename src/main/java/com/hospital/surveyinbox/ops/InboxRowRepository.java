@@ -2,10 +2,8 @@ package com.hospital.surveyinbox.ops;
 
 import com.hospital.surveyinbox.inbox.InboxStatus;
 import java.util.List;
-import org.springframework.data.domain.Pageable;
 import org.springframework.data.jpa.repository.JpaRepository;
 import org.springframework.data.jpa.repository.Query;
-import org.springframework.data.repository.query.Param;
 
 /** Operator reads of the inbox (newest first). */
 public interface InboxRowRepository extends JpaRepository<InboxRowEntity, Long> {

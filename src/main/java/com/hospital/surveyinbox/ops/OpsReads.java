@@ -43,9 +43,14 @@ public class OpsReads {
         return null;
     }
 
-    /** The number of rows a list answers: the request's {@code limit}, else 50. */
+    /** The subject filter: null (every subject) when absent or blank. */
+    public String subject(@Header("srvyDrawupNo") String srvyDrawupNo) {
+        return srvyDrawupNo == null || srvyDrawupNo.isBlank() ? null : srvyDrawupNo;
+    }
+
+    /** The number of rows a list answers: the request's {@code limit}, else (absent or blank) 50. */
     public Integer limit(@Header("limit") String limit) {
-        if (limit == null) {
+        if (limit == null || limit.isBlank()) {
             return DEFAULT_LIMIT;
         }
         try {
@@ -78,6 +83,16 @@ public class OpsReads {
     /** The body of a 404 for a path that names no row. */
     public Map<String, String> noSuchRow() {
         return error("no such inbox row");
+    }
+
+    /** The body of a 503: the database cannot be reached. */
+    public Map<String, String> unavailable() {
+        return error("inbox temporarily unavailable; please retry");
+    }
+
+    /** The body of a 500. */
+    public Map<String, String> failed() {
+        return error("internal error");
     }
 
     private static Map<String, String> error(String message) {

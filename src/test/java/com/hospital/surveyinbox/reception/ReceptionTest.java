@@ -67,6 +67,20 @@ class ReceptionTest extends IntegrationTest {
     }
 
     @Test
+    void aMalformedOrOversizedTraceContextIsNeitherStoredNorSentOn() {
+        String subject = uniqueSubject("TRACE-BAD");
+        Reply reply = client.receive(ServiceClient.message(subject, ""), Map.of(
+                "traceparent", "00-zzzz'; DROP TABLE inbox_message;--",
+                "tracestate", "k=" + "v".repeat(6000)));
+
+        assertThat(reply.status()).isEqualTo(200);
+        String stored = jdbc.queryForObject("SELECT trace_parent FROM inbox_message WHERE id = ?", String.class,
+                Long.parseLong(reply.json().get("inboxId").asText()));
+        // a trace of its own, started here: only ids, in the W3C form
+        assertThat(stored).matches("00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]").doesNotContain("zzzz");
+    }
+
+    @Test
     void storesALenientMessageByteForByte() {
         String subject = uniqueSubject("LEN");
         String body = "{ \"srvyDrawupNo\" : \"" + subject + "\", \"patno\":\"P1\", \"formCd\":\"F1\",\n"

@@ -71,6 +71,12 @@ class InboxOpsRouteTest extends RouteKit {
         assertThat(twice.status()).isEqualTo(400);
         assertThat(twice.json().get("error").asText()).isEqualTo("each filter at most once");
         assertThat(client.ops("/ops/inbox?limit=501").status()).isEqualTo(400);
+        // blank filters are no filters (as the console sends them)
+        assertThat(client.ops("/ops/inbox?srvyDrawupNo=&limit=").json()).isNotEmpty();
+        // operators only
+        assertThat(client.get("/ops/inbox", ServiceClient.LEGACY_AUTH).status()).isEqualTo(403);
+        assertThat(client.get("/ops/inbox/" + id, ServiceClient.LEGACY_AUTH).status()).isEqualTo(403);
+        assertThat(client.get("/ops/inbox/" + id, null).status()).isEqualTo(401);
         assertThat(client.ops("/ops/inbox?limit=x").status()).isEqualTo(400);
     }
 
