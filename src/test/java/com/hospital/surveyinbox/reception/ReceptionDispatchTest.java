@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.hospital.surveyinbox.support.IntegrationTest;
 import com.hospital.surveyinbox.support.ServiceClient;
 import java.util.List;
-import org.apache.camel.component.platform.http.springboot.CamelRequestHandlerMapping;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.mock.web.MockHttpServletRequest;
@@ -23,8 +22,10 @@ class ReceptionDispatchTest extends IntegrationTest {
     @Autowired
     DispatcherServlet dispatcher;
 
+    /** platform-http's request mapping, behind the controllers (ReceptionHttpEngine.AfterControllers). */
     @Autowired
-    CamelRequestHandlerMapping camelMapping;
+    @org.springframework.beans.factory.annotation.Qualifier("platformHttpEngineRequestMapping")
+    org.springframework.web.servlet.HandlerMapping camelMapping;
 
     @Test
     void aReceptionIsDispatchedToTheRouteByThePlatformHttpAdapter() throws Exception {

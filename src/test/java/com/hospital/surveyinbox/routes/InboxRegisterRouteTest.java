@@ -23,8 +23,10 @@ class InboxRegisterRouteTest extends RouteKit {
         assertThat(outcome.success()).isTrue();
         mock("mock:bundle").assertIsSatisfied();
         Map<String, Object> sent = mock("mock:bundle").getReceivedExchanges().get(0).getMessage().getHeaders();
-        // the route adds only its own header; Accept and Content-Type come from inbox-downstream's interceptor
-        assertThat(sent.keySet()).filteredOn(k -> !k.startsWith("Camel")).containsExactly("Idempotency-Key");
+        // the route adds only its own header (Accept and Content-Type come from inbox-downstream's interceptor),
+        // and tracing its traceparent; nothing inbound (Authorization, kafka.KEY) rides along
+        assertThat(sent.keySet()).filteredOn(k -> !k.startsWith("Camel"))
+                .containsExactlyInAnyOrder("Idempotency-Key", "traceparent");
         JsonNode bundle = mapper.readTree(mock("mock:bundle").getReceivedExchanges().get(0).getMessage().getBody(String.class));
         assertThat(bundle.get("guestId").asText()).startsWith("G");
     }

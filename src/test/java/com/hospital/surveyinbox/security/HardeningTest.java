@@ -34,7 +34,10 @@ class HardeningTest extends IntegrationTest {
         TopicProbe topic = TopicProbe.get("survey-send-info-received");
         await().atMost(Duration.ofSeconds(20)).until(() -> !topic.forInboxId(id).isEmpty());
         assertThat(topic.forInboxId(id).get(0).key()).isEqualTo(subject);
-        assertThat(topic.forInboxId(id).get(0).headers()).isEmpty();
+        // no inbound header becomes a record header: only the row's own trace context
+        String traced = jdbc.queryForObject("SELECT trace_parent FROM inbox_message WHERE id = ?", String.class,
+                Long.parseLong(id));
+        assertThat(topic.forInboxId(id).get(0).headers()).containsOnlyKeys("traceparent").containsEntry("traceparent", traced);
     }
 
     @Test
