@@ -425,19 +425,44 @@ public class AdapterProperties {
         @NotNull private final Duration dead;
         /** Quartz cron of the clustered retention job. */
         @NotBlank private final String cron;
-        /** Rows redacted per statement; the job loops until nothing is due. */
+        /** Rows redacted (and rows deleted) per statement; the job loops until nothing is due. */
         @Min(1) private final int batchSize;
+        /**
+         * DEAD rows and COMPLETED SUBMITs leave the table, with their attempts and audit, this long after they
+         * finished (unless a reply is still owed). Also how long an Idempotency-Key is recognised after its row
+         * finished. At least {@code dead} and {@code completed}.
+         */
+        @NotNull private final Duration keepFinished;
+        /**
+         * COMPLETED SENDs leave the table this long after they finished: a later SEND of the subject is a resend
+         * while one exists. At least {@code keepFinished}.
+         */
+        @NotNull private final Duration keepResendable;
 
         public Retention(@DefaultValue("true") boolean enabled,
                 @DefaultValue("P30D") Duration completed,
                 @DefaultValue("P90D") Duration dead,
                 @DefaultValue("0 30 3 * * ?") String cron,
-                @DefaultValue("1000") int batchSize) {
+                @DefaultValue("1000") int batchSize,
+                @DefaultValue("P90D") Duration keepFinished,
+                @DefaultValue("P400D") Duration keepResendable) {
             this.enabled = enabled;
             this.completed = completed;
             this.dead = dead;
             this.cron = cron;
             this.batchSize = batchSize;
+            this.keepFinished = keepFinished;
+            this.keepResendable = keepResendable;
+            if (keepFinished != null && dead != null && completed != null
+                    && (keepFinished.compareTo(dead) < 0 || keepFinished.compareTo(completed) < 0)) {
+                throw new IllegalArgumentException("adapter.retention.keep-finished (" + keepFinished.toDays()
+                        + " days) must be at least adapter.retention.dead (" + dead.toDays() + " days) and .completed ("
+                        + completed.toDays() + " days): a row is kept while its payload is");
+            }
+            if (keepFinished != null && keepResendable != null && keepResendable.compareTo(keepFinished) < 0) {
+                throw new IllegalArgumentException("adapter.retention.keep-resendable (" + keepResendable.toDays()
+                        + " days) must be at least adapter.retention.keep-finished (" + keepFinished.toDays() + " days)");
+            }
         }
 
         public boolean isEnabled() { return enabled; }
@@ -445,6 +470,8 @@ public class AdapterProperties {
         public Duration getDead() { return dead; }
         public String getCron() { return cron; }
         public int getBatchSize() { return batchSize; }
+        public Duration getKeepFinished() { return keepFinished; }
+        public Duration getKeepResendable() { return keepResendable; }
     }
 
     public static class Security {

@@ -34,7 +34,21 @@ public class RetentionSweep {
         params.put("completedMillis", retention.getCompleted().toMillis());
         params.put("deadMillis", retention.getDead().toMillis());
         params.put("batch", retention.getBatchSize());
+        params.put("keepFinishedMillis", retention.getKeepFinished().toMillis());
+        params.put("keepResendableMillis", retention.getKeepResendable().toMillis());
         return params;
+    }
+
+    /** Counts one batch's deleted rows by status; returns how many there were. */
+    public int deleted(List<Map<String, Object>> deleted) {
+        long completed = deleted.stream().filter(r -> "COMPLETED".equals(r.get("status"))).count();
+        long dead = deleted.size() - completed;
+        meters.counter("adapter.retention.deleted", "status", "COMPLETED").increment(completed);
+        meters.counter("adapter.retention.deleted", "status", "DEAD").increment(dead);
+        if (!deleted.isEmpty()) {
+            log.info("Retention: {} COMPLETED and {} DEAD rows past keep-finished deleted", completed, dead);
+        }
+        return deleted.size();
     }
 
     /** Counts one batch's redacted rows by status; returns how many there were. */

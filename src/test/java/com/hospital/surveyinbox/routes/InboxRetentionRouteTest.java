@@ -40,4 +40,43 @@ class InboxRetentionRouteTest extends RouteKit {
         assertThat(client.opsPost("/ops/inbox/" + deadOld + "/requeue").status()).isEqualTo(409);
         jdbc.update("UPDATE inbox_message SET status = 'COMPLETED' WHERE id IN (?, ?, ?)", received, processing, failed);
     }
+
+    /**
+     * Issue 22: finished rows leave the table — DEAD rows and COMPLETED SUBMITs after keep-finished (365 days
+     * here), COMPLETED SENDs after keep-resendable (730 days) — with their attempts and audit; what must stay, stays.
+     */
+    @Test
+    void deletesFinishedRowsPastTheirHorizonButNeverUnfinishedOnesOwedRepliesOrAResendableSend() {
+        String p = uniqueSubject("ALONE-DEL");
+        long dead = aged(p + "-dead", "DEAD", 400);            // goes, with its attempts and audit
+        jdbc.update("INSERT INTO operator_audit (actor, action, inbox_id, from_status, to_status) "
+                + "VALUES ('ops', 'REQUEUE', ?, 'DEAD', 'RECEIVED')", dead);
+        long submit = aged(p + "-sub", "COMPLETED", 400);      // a COMPLETED SUBMIT: goes
+        jdbc.update("UPDATE inbox_message SET msg_type = 'SUBMIT' WHERE id = ?", submit);
+        long oldSend = aged(p + "-old", "COMPLETED", 800);     // a COMPLETED SEND past keep-resendable: goes
+        long send = aged(p + "-send", "COMPLETED", 400);       // within keep-resendable: stays (resends)
+        long youngDead = aged(p + "-young", "DEAD", 300);      // within keep-finished: stays
+        long owed = aged(p + "-owed", "DEAD", 400);            // its reply is not delivered yet: stays
+        jdbc.update("UPDATE inbox_message SET reply_status = 'FAILED' WHERE id = ?", owed);
+        long pendingSend = aged(p + "-pend", "COMPLETED", 800); // its subject has an unfinished row: stays
+        long pendingResend = aged(p + "-pend", "RECEIVED", 1);
+        long received = aged(p + "-r", "RECEIVED", 900);       // unfinished, whatever their age: stay
+        long processing = aged(p + "-p", "PROCESSING", 900);
+        long failed = aged(p + "-f", "FAILED", 900);
+        NotifyBuilder done = new NotifyBuilder(camel).fromRoute("inbox-retention").whenDone(1).create();
+
+        template.sendBody("direct:retention-tick", null); // batch-size 2: more than one batch
+
+        assertThat(done.matches(30, TimeUnit.SECONDS)).isTrue();
+        for (long gone : new long[] {dead, submit, oldSend}) {
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE id = ?", Long.class, gone)).isZero();
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_attempt WHERE inbox_id = ?", Long.class, gone)).isZero();
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM operator_audit WHERE inbox_id = ?", Long.class, gone)).isZero();
+        }
+        for (long kept : new long[] {send, youngDead, owed, pendingSend, pendingResend, received, processing, failed}) {
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE id = ?", Long.class, kept)).isOne();
+        }
+        jdbc.update("UPDATE inbox_message SET status = 'COMPLETED', updated_at = now() WHERE id IN (?, ?, ?, ?)",
+                pendingResend, received, processing, failed);
+    }
 }

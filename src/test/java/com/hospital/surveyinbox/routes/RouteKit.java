@@ -42,6 +42,8 @@ import org.springframework.test.context.TestPropertySource;
         "adapter.inbox.redeliver-enabled=true",
         "adapter.retention.enabled=true",
         "adapter.retention.batch-size=2",
+        "adapter.retention.keep-finished=P365D",
+        "adapter.retention.keep-resendable=P730D",
         // a publish pool this small fills at once: receptions must not wait on it
         "adapter.kafka.publish-threads=1",
         "adapter.kafka.publish-queue=2"})
