@@ -8,8 +8,9 @@
 -- is recognised for keep-resendable after the subject's latest COMPLETED SEND.
 -- What never goes: RECEIVED, PROCESSING and FAILED rows, whatever their age (they owe work; the ordering
 -- guard only looks at unfinished rows); a row whose reply to the legacy system is not settled (PENDING,
--- SENDING, FAILED: the redelivery job still sends it); a COMPLETED SEND whose subject has an unfinished row
--- (that row's resend check may need it). An Idempotency-Key is recognised while its row exists.
+-- SENDING, FAILED: the redelivery job still sends it); a COMPLETED SEND whose subject has an unfinished row or
+-- a DEAD row an operator can still requeue (not redacted): that row's resend check needs it. An
+-- Idempotency-Key is recognised while its row exists.
 -- Each set is read through its own partial index (V7), oldest first, so a batch never walks rows that stay;
 -- SKIP LOCKED: a requeue or a second run never waits on it. The three deletes are one statement: the foreign
 -- keys are checked at its end.
@@ -33,6 +34,11 @@ WITH old_others AS (
                          FROM inbox_message u
                         WHERE u.srvy_drawup_no = m.srvy_drawup_no
                           AND u.status IN ('RECEIVED', 'PROCESSING', 'FAILED'))
+       AND NOT EXISTS (SELECT 1
+                         FROM inbox_message r
+                        WHERE r.srvy_drawup_no = m.srvy_drawup_no
+                          AND r.status = 'DEAD'
+                          AND r.redacted_at IS NULL)
      ORDER BY m.updated_at
      LIMIT :#batch
        FOR UPDATE SKIP LOCKED

@@ -429,13 +429,14 @@ public class AdapterProperties {
         @Min(1) private final int batchSize;
         /**
          * DEAD rows and COMPLETED SUBMITs leave the table, with their attempts and audit, this long after they
-         * finished (unless a reply is still owed). Also how long an Idempotency-Key is recognised after its row
-         * finished. At least {@code dead} and {@code completed}.
+         * finished (unless a reply is still owed); so long is their Idempotency-Key recognised. At least
+         * {@code dead} and {@code completed}; unset: 90 days or the longer of those two.
          */
         @NotNull private final Duration keepFinished;
         /**
          * COMPLETED SENDs leave the table this long after they finished: a later SEND of the subject is a resend
-         * while one exists. At least {@code keepFinished}.
+         * while one exists (and their Idempotency-Key is recognised). At least {@code keepFinished}; unset: 400 days
+         * or {@code keepFinished} if longer.
          */
         @NotNull private final Duration keepResendable;
 
@@ -444,24 +445,29 @@ public class AdapterProperties {
                 @DefaultValue("P90D") Duration dead,
                 @DefaultValue("0 30 3 * * ?") String cron,
                 @DefaultValue("1000") int batchSize,
-                @DefaultValue("P90D") Duration keepFinished,
-                @DefaultValue("P400D") Duration keepResendable) {
+                Duration keepFinished,
+                Duration keepResendable) {
             this.enabled = enabled;
             this.completed = completed;
             this.dead = dead;
             this.cron = cron;
             this.batchSize = batchSize;
-            this.keepFinished = keepFinished;
-            this.keepResendable = keepResendable;
+            // unset: 90 and 400 days, or longer where dead / completed are (an upgrade with longer ones starts)
+            Duration longestPayload = dead == null || completed == null ? Duration.ZERO
+                    : (dead.compareTo(completed) >= 0 ? dead : completed);
+            this.keepFinished = keepFinished != null ? keepFinished
+                    : (longestPayload.compareTo(Duration.ofDays(90)) > 0 ? longestPayload : Duration.ofDays(90));
+            this.keepResendable = keepResendable != null ? keepResendable
+                    : (this.keepFinished.compareTo(Duration.ofDays(400)) > 0 ? this.keepFinished : Duration.ofDays(400));
             if (keepFinished != null && dead != null && completed != null
                     && (keepFinished.compareTo(dead) < 0 || keepFinished.compareTo(completed) < 0)) {
                 throw new IllegalArgumentException("adapter.retention.keep-finished (" + keepFinished.toDays()
                         + " days) must be at least adapter.retention.dead (" + dead.toDays() + " days) and .completed ("
                         + completed.toDays() + " days): a row is kept while its payload is");
             }
-            if (keepFinished != null && keepResendable != null && keepResendable.compareTo(keepFinished) < 0) {
+            if (keepResendable != null && keepResendable.compareTo(this.keepFinished) < 0) {
                 throw new IllegalArgumentException("adapter.retention.keep-resendable (" + keepResendable.toDays()
-                        + " days) must be at least adapter.retention.keep-finished (" + keepFinished.toDays() + " days)");
+                        + " days) must be at least adapter.retention.keep-finished (" + this.keepFinished.toDays() + " days)");
             }
         }
 

@@ -46,7 +46,7 @@ public class RetentionSweep {
         meters.counter("adapter.retention.deleted", "status", "COMPLETED").increment(completed);
         meters.counter("adapter.retention.deleted", "status", "DEAD").increment(dead);
         if (!deleted.isEmpty()) {
-            log.info("Retention: {} COMPLETED and {} DEAD rows past keep-finished deleted", completed, dead);
+            log.info("Retention: {} COMPLETED and {} DEAD finished rows deleted", completed, dead);
         }
         return deleted.size();
     }

@@ -163,7 +163,7 @@ class RedeliveryTest extends IntegrationTest {
     @Test
     @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
     void theSendersTraceReachesEveryDownstreamCallTheReplyAndTheLogAlsoAfterARedelivery(
-            org.springframework.boot.test.system.CapturedOutput output) {
+            org.springframework.boot.test.system.CapturedOutput output) throws Exception {
         String subject = uniqueSubject("TRACE");
         String patno = "PTRACE-" + subject;
         String traceId = java.util.UUID.randomUUID().toString().replace("-", "");
@@ -171,6 +171,13 @@ class RedeliveryTest extends IntegrationTest {
         DownstreamSimulator.Fault firstAttemptFails = simulator().add(new DownstreamSimulator.Fault(
                 s -> s.equals("GET /legacy/patients/" + patno) && patientCalls.incrementAndGet() == 1,
                 503, "{\"error\":\"down\"}", 0));
+        // the log events themselves, to format them as the prod profile does (ECS JSON)
+        ch.qos.logback.classic.Logger root = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> events = new ch.qos.logback.core.read.ListAppender<>();
+        events.setContext(root.getLoggerContext());
+        events.start();
+        root.addAppender(events);
         try {
             Reply reply = client.receive(send(subject, patno, "\"srvyNo\":\"S-" + subject + "\",\"alimtalkYn\":\"N\""),
                     Map.of("traceparent", "00-" + traceId + "-00f067aa0ba902b7-01"));
@@ -194,6 +201,22 @@ class RedeliveryTest extends IntegrationTest {
             List<String> rowLines = output.getAll().lines().filter(l -> l.contains("Inbox " + id + " ")).toList();
             assertThat(rowLines).anyMatch(l -> l.contains("FAILED after attempt 1")).anyMatch(l -> l.contains("COMPLETED"))
                     .allSatisfy(l -> assertThat(l).contains(traceId));
+            // the same lines as the prod profile writes them (logging.structured.format.console: ecs)
+            org.springframework.boot.logging.logback.StructuredLogEncoder ecs = new org.springframework.boot.logging.logback.StructuredLogEncoder();
+            ecs.setContext(root.getLoggerContext());
+            ecs.setFormat("ecs");
+            ecs.start();
+            List<JsonNode> jsonLines = new ArrayList<>();
+            for (ch.qos.logback.classic.spi.ILoggingEvent event : List.copyOf(events.list)) {
+                if (event.getFormattedMessage().startsWith("Inbox " + id + " ")) {
+                    jsonLines.add(new com.fasterxml.jackson.databind.ObjectMapper().readTree(ecs.encode(event)));
+                }
+            }
+            assertThat(jsonLines).hasSizeGreaterThanOrEqualTo(4).allSatisfy(json -> {
+                assertThat(json.path("trace_id").asText()).isEqualTo(traceId);
+                assertThat(json.path("span_id").asText()).matches("[0-9a-f]{16}");
+                assertThat(json.path("inboxId").asText()).isEqualTo(id);
+            });
 
             // the exported spans: the failed patient call is there, and no span names the patient (Camel's spans
             // carry each call's URL and the failure's message, which quotes it)
@@ -205,6 +228,7 @@ class RedeliveryTest extends IntegrationTest {
             assertThat(spans).hasSizeGreaterThan(10).allSatisfy(s -> assertThat(s.getName() + s.getAttributes()
                     + s.getEvents() + s.getStatus()).doesNotContain(patno).doesNotContain("/patients/"));
         } finally {
+            root.detachAppender(events);
             simulator().remove(firstAttemptFails);
         }
     }

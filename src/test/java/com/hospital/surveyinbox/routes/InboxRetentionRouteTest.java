@@ -58,6 +58,12 @@ class InboxRetentionRouteTest extends RouteKit {
         long youngDead = aged(p + "-young", "DEAD", 300);      // within keep-finished: stays
         long owed = aged(p + "-owed", "DEAD", 400);            // its reply is not delivered yet: stays
         jdbc.update("UPDATE inbox_message SET reply_status = 'FAILED' WHERE id = ?", owed);
+        long pending = aged(p + "-owed2", "COMPLETED", 400);   // a reply owed (PENDING, SENDING): stays
+        jdbc.update("UPDATE inbox_message SET msg_type = 'SUBMIT', reply_status = 'PENDING' WHERE id = ?", pending);
+        long sending = aged(p + "-owed3", "DEAD", 400);
+        jdbc.update("UPDATE inbox_message SET reply_status = 'SENDING' WHERE id = ?", sending);
+        long requeueableSend = aged(p + "-rq", "COMPLETED", 800); // its subject has a DEAD row an operator can still
+        long requeueable = aged(p + "-rq", "DEAD", 60);           // requeue: the resend check of that row needs it
         long pendingSend = aged(p + "-pend", "COMPLETED", 800); // its subject has an unfinished row: stays
         long pendingResend = aged(p + "-pend", "RECEIVED", 1);
         long received = aged(p + "-r", "RECEIVED", 900);       // unfinished, whatever their age: stay
@@ -73,7 +79,8 @@ class InboxRetentionRouteTest extends RouteKit {
             assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_attempt WHERE inbox_id = ?", Long.class, gone)).isZero();
             assertThat(jdbc.queryForObject("SELECT count(*) FROM operator_audit WHERE inbox_id = ?", Long.class, gone)).isZero();
         }
-        for (long kept : new long[] {send, youngDead, owed, pendingSend, pendingResend, received, processing, failed}) {
+        for (long kept : new long[] {send, youngDead, owed, pending, sending, requeueableSend, requeueable, pendingSend,
+                pendingResend, received, processing, failed}) {
             assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE id = ?", Long.class, kept)).isOne();
         }
         jdbc.update("UPDATE inbox_message SET status = 'COMPLETED', updated_at = now() WHERE id IN (?, ?, ?, ?)",
