@@ -68,7 +68,7 @@ public class ReceptionHttpEngine {
     }
 
     /** platform-http's request mapping, unchanged but for its order. */
-    record AfterControllers(CamelRequestHandlerMapping routes) implements MatchableHandlerMapping, Ordered {
+    public record AfterControllers(CamelRequestHandlerMapping routes) implements MatchableHandlerMapping, Ordered {
 
         @Override
         public HandlerExecutionChain getHandler(HttpServletRequest request) throws Exception {

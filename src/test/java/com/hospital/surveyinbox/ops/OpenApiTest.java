@@ -41,6 +41,11 @@ class OpenApiTest extends IntegrationTest {
     @Qualifier("requestMappingHandlerMapping")
     RequestMappingHandlerMapping mappings;
 
+    /** platform-http's routes (the reception, the REST DSL operator reads), behind the controllers. */
+    @Autowired
+    @Qualifier("platformHttpEngineRequestMapping")
+    org.springframework.web.servlet.HandlerMapping routes;
+
     @Test
     @SuppressWarnings("unchecked")
     void theDescriptionMatchesTheServiceBothWays() {
@@ -52,9 +57,15 @@ class OpenApiTest extends IntegrationTest {
 
         // every endpoint the service maps is described
         Set<String> mapped = new TreeSet<>();
-        mappings.getHandlerMethods().keySet().forEach(info -> info.getPatternValues().stream()
+        Set<org.springframework.web.servlet.mvc.method.RequestMappingInfo> infos = new java.util.HashSet<>(
+                mappings.getHandlerMethods().keySet());
+        infos.addAll(((com.hospital.surveyinbox.reception.ReceptionHttpEngine.AfterControllers) routes).routes()
+                .getHandlerMethods().keySet());
+        infos.forEach(info -> info.getPatternValues().stream()
                 .filter(p -> p.startsWith("/ops") || p.startsWith("/legacy"))
                 .forEach(p -> info.getMethodsCondition().getMethods().forEach(m -> mapped.add(m.name() + " " + p))));
+        // the routes are in it: the reception and the REST DSL reads
+        assertThat(mapped).contains("POST /legacy/survey-send-info", "GET /ops/inbox", "GET /ops/inbox/{inboxId}");
         Set<String> described = new TreeSet<>();
         paths.forEach((path, ops) -> ops.keySet().forEach(m -> described.add(m.toUpperCase() + " " + path)));
         assertThat(mapped).as("mapped endpoints").isNotEmpty();
