@@ -48,12 +48,15 @@ public class InboxOpsController {
     private final int bulkRequeueMax;
     private final DownstreamCircuits circuits;
     private final ProcessingWorkers workers;
+    private final OpsReads reads;
 
     public InboxOpsController(InboxRowRepository rows, InboxHistory history, InboxStore store,
                               InboxEventPublisher publisher, PacedRepublisher paced,
                               AdapterProperties properties,
                               DownstreamCircuits circuits,
-                              ProcessingWorkers workers) {
+                              ProcessingWorkers workers,
+                              OpsReads reads) {
+        this.reads = reads;
         this.circuits = circuits;
         this.workers = workers;
         this.rows = rows;
@@ -119,8 +122,7 @@ public class InboxOpsController {
         }
         log.info("Inbox {} requeued by operator {} (was {})", id, operator.getName(), result.fromStatus());
         publisher.publish(result.event());
-        return rows.findById(id).<ResponseEntity<?>>map(row -> ResponseEntity.ok(
-                        InboxRowView.of(row, history.attempts(id), history.audit(id))))
+        return rows.findById(id).<ResponseEntity<?>>map(row -> ResponseEntity.ok(reads.detail(row)))
                 .orElseGet(() -> ResponseEntity.status(HttpStatus.NOT_FOUND).body(Map.of("error", "no such inbox row")));
     }
 

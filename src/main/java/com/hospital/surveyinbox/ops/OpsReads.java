@@ -63,12 +63,7 @@ public class OpsReads {
 
     /** The row id of {@code /ops/inbox/{inboxId}}, or null when the path cannot name a row. */
     public Long rowId(@Header("inboxId") String inboxId) {
-        try {
-            long id = Long.parseLong(inboxId);
-            return id > 0 ? id : null;
-        } catch (NumberFormatException e) {
-            return null;
-        }
+        return InboxOpsController.parseId(inboxId);
     }
 
     public List<InboxRowView> list(List<InboxRowEntity> rows) {

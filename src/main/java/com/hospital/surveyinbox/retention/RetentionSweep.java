@@ -39,27 +39,24 @@ public class RetentionSweep {
         return params;
     }
 
-    /** Counts one batch's deleted rows by status; returns how many there were. */
-    public int deleted(List<Map<String, Object>> deleted) {
-        long completed = deleted.stream().filter(r -> "COMPLETED".equals(r.get("status"))).count();
-        long dead = deleted.size() - completed;
-        meters.counter("adapter.retention.deleted", "status", "COMPLETED").increment(completed);
-        meters.counter("adapter.retention.deleted", "status", "DEAD").increment(dead);
-        if (!deleted.isEmpty()) {
-            log.info("Retention: {} COMPLETED and {} DEAD finished rows deleted", completed, dead);
-        }
-        return deleted.size();
-    }
-
     /** Counts one batch's redacted rows by status; returns how many there were. */
     public int counted(List<Map<String, Object>> redacted) {
-        long completed = redacted.stream().filter(r -> "COMPLETED".equals(r.get("status"))).count();
-        long dead = redacted.size() - completed;
-        meters.counter("adapter.retention.redacted", "status", "COMPLETED").increment(completed);
-        meters.counter("adapter.retention.redacted", "status", "DEAD").increment(dead);
-        if (!redacted.isEmpty()) {
-            log.info("Retention: payload removed from {} COMPLETED and {} DEAD rows", completed, dead);
+        return count(redacted, "adapter.retention.redacted", "payload removed from");
+    }
+
+    /** Counts one batch's deleted rows by status; returns how many there were. */
+    public int deleted(List<Map<String, Object>> deleted) {
+        return count(deleted, "adapter.retention.deleted", "deleted finished");
+    }
+
+    private int count(List<Map<String, Object>> rows, String meter, String what) {
+        long completed = rows.stream().filter(r -> "COMPLETED".equals(r.get("status"))).count();
+        long dead = rows.size() - completed;
+        meters.counter(meter, "status", "COMPLETED").increment(completed);
+        meters.counter(meter, "status", "DEAD").increment(dead);
+        if (!rows.isEmpty()) {
+            log.info("Retention: {} {} COMPLETED and {} DEAD rows", what, completed, dead);
         }
-        return redacted.size();
+        return rows.size();
     }
 }
