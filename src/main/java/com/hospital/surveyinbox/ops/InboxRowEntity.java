@@ -15,12 +15,15 @@ import org.hibernate.annotations.Immutable;
  */
 @Entity
 @Immutable
-@NamedQuery(name = "InboxRow.search", query = """
+// The operator list's three shapes (routes/inbox-ops.camel.yaml picks one), newest first, each read through an
+// index: a subject's rows (V10's inbox_message_subject_idx), one status (inbox_message_status_id_idx), all (the key).
+@NamedQuery(name = "InboxRow.bySubject", query = """
         SELECT r FROM InboxRowEntity r
-         WHERE (:status IS NULL OR r.status = :status)
-           AND (:srvyDrawupNo IS NULL OR r.srvyDrawupNo = :srvyDrawupNo)
+         WHERE r.srvyDrawupNo = :srvyDrawupNo AND (:status IS NULL OR r.status = :status)
          ORDER BY r.id DESC
         """)
+@NamedQuery(name = "InboxRow.byStatus", query = "SELECT r FROM InboxRowEntity r WHERE r.status = :status ORDER BY r.id DESC")
+@NamedQuery(name = "InboxRow.newest", query = "SELECT r FROM InboxRowEntity r ORDER BY r.id DESC")
 @Table(name = "inbox_message")
 public class InboxRowEntity {
 

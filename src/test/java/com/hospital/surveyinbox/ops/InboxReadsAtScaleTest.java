@@ -1,0 +1,269 @@
+package com.hospital.surveyinbox.ops;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.hospital.surveyinbox.support.EmbeddedServices;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.flywaydb.core.Flyway;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * Issue 22: the counts per status ({@code inbox_status_counts()}, V8/V9) that the gauges and
+ * {@code GET /ops/inbox/stats} read are exact whatever changes the rows - reception, claim, completion, failure,
+ * requeue, retention's batch delete, a rollback, workers and folds at the same time - and they are read
+ * without touching the finished rows; an operator's list of one subject's rows reads that subject's rows only.
+ * A database of its own (no background work of a running service), brought
+ * to V7 and filled first, so V9's starting totals are checked too.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class InboxReadsAtScaleTest {
+
+    static String url;
+    static String database;
+
+    @BeforeAll
+    static void databaseWithHistory() throws SQLException {
+        EmbeddedServices services = EmbeddedServices.get();
+        database = "reads_at_scale_" + System.nanoTime();
+        try (Connection admin = DriverManager.getConnection(services.jdbcUrl(), EmbeddedServices.DB_USER, "");
+             Statement s = admin.createStatement()) {
+            s.execute("CREATE DATABASE " + database);
+        }
+        url = services.jdbcUrl().substring(0, services.jdbcUrl().lastIndexOf('/') + 1) + database;
+        flyway().target("7").load().migrate();
+        try (Connection c = connect(); Statement s = c.createStatement()) {
+            s.execute(insert("COMPLETED", 3000) + ";" + insert("DEAD", 40) + ";" + insert("RECEIVED", 7) + ";" + insert("FAILED", 3));
+        }
+        flyway().load().migrate();
+    }
+
+    /** Flyway as the service runs it (its advisory lock held by a session, so CREATE INDEX CONCURRENTLY can finish). */
+    static org.flywaydb.core.api.configuration.FluentConfiguration flyway() {
+        return com.hospital.surveyinbox.config.FlywayConnection.configure(Flyway.configure(), url, EmbeddedServices.DB_USER, "",
+                java.time.Duration.ofSeconds(5), new java.util.Properties()).locations("classpath:db/migration");
+    }
+
+    @AfterAll
+    static void drop() throws SQLException {
+        try (Connection admin = DriverManager.getConnection(EmbeddedServices.get().jdbcUrl(), EmbeddedServices.DB_USER, "");
+             Statement s = admin.createStatement()) {
+            s.execute("DROP DATABASE " + database + " WITH (FORCE)");
+        }
+    }
+
+    static Connection connect() throws SQLException {
+        return DriverManager.getConnection(url, EmbeddedServices.DB_USER, "");
+    }
+
+    static String insert(String status, int rows) {
+        return "INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, attempts) SELECT 'CNT-' || g, 'SEND', '"
+                + status + "', 1 FROM generate_series(1, " + rows + ") g";
+    }
+
+    static void run(String... statements) throws SQLException {
+        try (Connection c = connect(); Statement s = c.createStatement()) {
+            for (String sql : statements) {
+                s.execute(sql);
+            }
+        }
+    }
+
+    /** What the service reads; a status without rows reads 0. */
+    static Map<String, Long> counts() throws SQLException {
+        return read("SELECT status, total FROM inbox_status_counts()");
+    }
+
+    static Map<String, Long> actual() throws SQLException {
+        return read("SELECT status, count(*) FROM inbox_message GROUP BY status");
+    }
+
+    static Map<String, Long> read(String sql) throws SQLException {
+        Map<String, Long> counts = new TreeMap<>();
+        for (String status : List.of("RECEIVED", "PROCESSING", "COMPLETED", "FAILED", "DEAD")) {
+            counts.put(status, 0L);
+        }
+        try (Connection c = connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            while (rs.next()) {
+                counts.put(rs.getString(1), rs.getLong(2));
+            }
+        }
+        return counts;
+    }
+
+    @Test
+    @Order(1)
+    void startsFromTheRowsTheTableHeldAndFollowsEveryChange() throws SQLException {
+        assertThat(counts()).isEqualTo(actual()).containsEntry("COMPLETED", 3000L).containsEntry("DEAD", 40L)
+                .containsEntry("RECEIVED", 7L);
+
+        run(insert("RECEIVED", 20));
+        assertThat(counts()).isEqualTo(actual());
+        // claim, complete, fail, die, requeue: the transitions the routes make
+        run("UPDATE inbox_message SET status = 'PROCESSING' WHERE id IN (SELECT id FROM inbox_message WHERE status = 'RECEIVED' LIMIT 15)");
+        assertThat(counts()).isEqualTo(actual());
+        run("UPDATE inbox_message SET status = 'COMPLETED' WHERE id IN (SELECT id FROM inbox_message WHERE status = 'PROCESSING' LIMIT 10)",
+                "UPDATE inbox_message SET status = 'FAILED' WHERE status = 'PROCESSING'");
+        assertThat(counts()).isEqualTo(actual()).containsEntry("COMPLETED", 3010L);
+        run("UPDATE inbox_message SET status = 'DEAD' WHERE id IN (SELECT id FROM inbox_message WHERE status = 'FAILED' LIMIT 4)");
+        assertThat(counts()).isEqualTo(actual()).containsEntry("DEAD", 44L);
+        run("UPDATE inbox_message SET status = 'RECEIVED', attempts = 0 WHERE id IN (SELECT id FROM inbox_message WHERE status = 'DEAD' LIMIT 5)");
+        assertThat(counts()).isEqualTo(actual()).containsEntry("DEAD", 39L);
+        // a finished row changed in another column, a same-status update, a row inserted finished
+        run("UPDATE inbox_message SET payload = NULL, redacted_at = now() WHERE status = 'COMPLETED'",
+                "UPDATE inbox_message SET status = 'COMPLETED' WHERE id IN (SELECT id FROM inbox_message WHERE status = 'COMPLETED' LIMIT 3)",
+                insert("COMPLETED", 2));
+        assertThat(counts()).isEqualTo(actual()).containsEntry("COMPLETED", 3012L);
+        // retention's batches
+        run("DELETE FROM inbox_message WHERE id IN (SELECT id FROM inbox_message WHERE status = 'COMPLETED' ORDER BY id LIMIT 500)",
+                "DELETE FROM inbox_message WHERE id IN (SELECT id FROM inbox_message WHERE status IN ('DEAD', 'RECEIVED') ORDER BY id LIMIT 12)");
+        assertThat(counts()).isEqualTo(actual()).containsEntry("COMPLETED", 2512L);
+        // a transaction that completes and deletes rows, then rolls back, counts nothing
+        try (Connection c = connect(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            s.execute("UPDATE inbox_message SET status = 'COMPLETED' WHERE status = 'RECEIVED'");
+            s.execute("DELETE FROM inbox_message WHERE status = 'DEAD'");
+            c.rollback();
+        }
+        assertThat(counts()).isEqualTo(actual());
+    }
+
+    @Test
+    @Order(2)
+    void staysExactWhileWorkersCompleteAndDeleteAndTwoPodsFoldAtOnce() throws Exception {
+        run(insert("RECEIVED", 4000));
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        AtomicBoolean working = new AtomicBoolean(true);
+        List<Future<?>> workers = new ArrayList<>();
+        for (int w = 0; w < 6; w++) {
+            int worker = w;
+            workers.add(pool.submit(() -> {
+                try (Connection c = connect(); Statement s = c.createStatement()) {
+                    for (int i = 0; i < 150; i++) {
+                        // one row per transaction, as a worker completes them; every tenth dies; some are deleted
+                        String to = (i % 10 == 0) ? "DEAD" : "COMPLETED";
+                        s.execute("UPDATE inbox_message SET status = '" + to + "' WHERE id = (SELECT id FROM inbox_message"
+                                + " WHERE status = 'RECEIVED' AND id % 6 = " + worker + " ORDER BY id LIMIT 1)");
+                        if (i % 25 == 0) {
+                            s.execute("DELETE FROM inbox_message WHERE id IN (SELECT id FROM inbox_message WHERE status = 'COMPLETED'"
+                                    + " AND id % 6 = " + worker + " ORDER BY id LIMIT 20)");
+                        }
+                    }
+                }
+                return null;
+            }));
+        }
+        List<Future<?>> folders = new ArrayList<>();
+        for (int f = 0; f < 2; f++) {
+            folders.add(pool.submit(() -> {
+                while (working.get()) {
+                    counts();
+                }
+                return null;
+            }));
+        }
+        for (Future<?> w : workers) {
+            w.get();
+        }
+        working.set(false);
+        for (Future<?> f : folders) {
+            f.get();
+        }
+        pool.shutdown();
+        assertThat(counts()).isEqualTo(actual());
+    }
+
+    @Test
+    @Order(3)
+    void readsTheUnfinishedRowsOnlyNotTheFinishedHistory() throws SQLException {
+        run(insert("COMPLETED", 50_000), "VACUUM ANALYZE inbox_message");
+        counts(); // fold the deltas of the insert
+        try (Connection c = connect(); Statement s = c.createStatement()) {
+            long before = rowsRead(s);
+            Map<String, Long> counts = new TreeMap<>();
+            try (ResultSet rs = s.executeQuery("SELECT status, total FROM inbox_status_counts()")) {
+                while (rs.next()) {
+                    counts.put(rs.getString(1), rs.getLong(2));
+                }
+            }
+            long read = rowsRead(s) - before;
+            assertThat(counts.get("COMPLETED")).isGreaterThan(50_000L);
+            long unfinished = counts.getOrDefault("RECEIVED", 0L) + counts.getOrDefault("PROCESSING", 0L)
+                    + counts.getOrDefault("FAILED", 0L);
+            assertThat(read).as("table and index entries read by one count").isLessThanOrEqualTo(unfinished + 100);
+            // the control: the count the service made before V8, measured the same way, reads every finished row
+            before = rowsRead(s);
+            s.executeQuery("SELECT status, count(*) FROM inbox_message GROUP BY status").close();
+            assertThat(rowsRead(s) - before).isGreaterThanOrEqualTo(50_000L);
+        }
+    }
+
+    @Test
+    @Order(4)
+    void listsASubjectsRowsThroughItsIndexEvenWithAGenericPlan() throws SQLException {
+        run("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status) VALUES ('FEW-1', 'SUBMIT', 'COMPLETED'),"
+                + " ('FEW-1', 'SEND', 'DEAD'), ('FEW-1', 'SEND', 'RECEIVED')", "ANALYZE inbox_message");
+        try (Connection c = connect(); Statement s = c.createStatement()) {
+            // the worst case a pooled, server-prepared statement can get (the shape Hibernate sends for InboxRow.bySubject)
+            s.execute("SET plan_cache_mode = force_generic_plan");
+            try (var ps = c.prepareStatement("SELECT id, status FROM inbox_message WHERE srvy_drawup_no = ?"
+                    + " AND (CAST(? AS text) IS NULL OR status = ?) ORDER BY id DESC FETCH FIRST ? ROWS ONLY")) {
+                for (String status : new String[] {null, "DEAD", null, "DEAD", null, "COMPLETED"}) {
+                    long before = rowsRead(s);
+                    ps.setString(1, "FEW-1");
+                    ps.setString(2, status);
+                    ps.setString(3, status);
+                    ps.setInt(4, 50);
+                    int found = 0;
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            found++;
+                        }
+                    }
+                    assertThat(found).isEqualTo(status == null ? 3 : 1);
+                    // without an index of every row's subject: the whole table read backwards, 50,000+ rows
+                    assertThat(rowsRead(s) - before).as("rows read to list one subject").isLessThanOrEqualTo(10);
+                }
+            }
+        }
+    }
+
+    @Test
+    @Order(5)
+    void aTruncatedTableCountsZero() throws SQLException {
+        run("TRUNCATE inbox_message CASCADE");
+        assertThat(counts()).isEqualTo(actual()).allSatisfy((status, n) -> assertThat(n).isZero());
+        run(insert("COMPLETED", 3));
+        assertThat(counts()).isEqualTo(actual()).containsEntry("COMPLETED", 3L);
+    }
+
+    /**
+     * Rows read from inbox_message so far: its sequential scans' tuples and every entry its indexes returned,
+     * this session's own reads included (flushed to the shared statistics when it goes idle after the call).
+     */
+    private static long rowsRead(Statement s) throws SQLException {
+        s.execute("SELECT pg_stat_force_next_flush()");
+        try (ResultSet rs = s.executeQuery("SELECT coalesce(t.seq_tup_read, 0) + coalesce((SELECT sum(idx_tup_read)"
+                + " FROM pg_stat_user_indexes i WHERE i.relid = t.relid), 0)"
+                + " FROM pg_stat_user_tables t WHERE t.relname = 'inbox_message'")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+}
