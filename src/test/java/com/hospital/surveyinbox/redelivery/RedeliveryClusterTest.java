@@ -33,7 +33,9 @@ class RedeliveryClusterTest {
     void eachTickFiresOnExactlyOneOfTwoInstances() throws Exception {
         EmbeddedServices.get();
         JdbcTemplate jdbc = new JdbcTemplate(EmbeddedServices.get().dataSource());
-        try (ConfigurableApplicationContext first = instance(); ConfigurableApplicationContext second = instance()) {
+        ConfigurableApplicationContext first = instance();
+        ConfigurableApplicationContext second = instance();
+        try {
             assertThat(first.getEnvironment().getProperty("local.server.port"))
                     .isNotEqualTo(second.getEnvironment().getProperty("local.server.port"));
             long start = count(jdbc);
@@ -48,14 +50,31 @@ class RedeliveryClusterTest {
             assertThat(duplicates).isEmpty();
             assertThat(jdbc.queryForObject("SELECT count(DISTINCT instance_name) FROM qrtz_scheduler_state WHERE sched_name = 'cluster-tests'",
                     Integer.class)).isEqualTo(2);
+        } finally {
+            closeInStartOrder(first, second);
+        }
+    }
+
+    /**
+     * Two instances of one Quartz cluster in one JVM share Quartz's JVM-wide connection registry, keyed by the
+     * scheduler's name ({@code springNonTxDataSource.<name>}): the instance started last replaces the first's
+     * entry, so the first instance's jobs run on the last one's pool. Closed last-first (try-with-resources), the
+     * last instance's pool closed under a job of the first, whose worker then retried for ever and hung the
+     * first's close (and the suite: seen on a clean clone). Closed in start order, each pool outlives every job
+     * using it. Pods are separate JVMs: this is the test's arrangement, not the service's.
+     */
+    private static void closeInStartOrder(ConfigurableApplicationContext... instances) {
+        for (ConfigurableApplicationContext instance : instances) {
+            instance.close();
         }
     }
 
     @Test
     void anOptedOutInstanceTakesNoTriggerSoNoTickIsLost() throws Exception {
         JdbcTemplate jdbc = new JdbcTemplate(EmbeddedServices.get().dataSource());
-        try (ConfigurableApplicationContext optedOut = instance("optout-tests", false);
-             ConfigurableApplicationContext working = instance("optout-tests", true)) {
+        ConfigurableApplicationContext optedOut = instance("optout-tests", false);
+        ConfigurableApplicationContext working = instance("optout-tests", true);
+        try {
             assertThat(optedOut.getBean(org.quartz.Scheduler.class).isStarted()).isFalse();
             long start = count(jdbc, "optout-tests");
             await().atMost(Duration.ofSeconds(60)).until(() -> count(jdbc, "optout-tests") >= start + 8);
@@ -72,6 +91,8 @@ class RedeliveryClusterTest {
             }
             assertThat(jdbc.queryForObject("SELECT count(DISTINCT instance) FROM redelivery_run WHERE scheduler = 'optout-tests'",
                     Integer.class)).isEqualTo(1);
+        } finally {
+            closeInStartOrder(optedOut, working);
         }
     }
 
