@@ -81,6 +81,8 @@ public final class EmbeddedServices {
     public static synchronized EmbeddedServices get() {
         if (instance == null) {
             instance = new EmbeddedServices(true, 0);
+            // a test JVM killed hard (an IDE's stop button, a CI timeout) must not leave them running either
+            instance.watchForOrphans();
         }
         return instance;
     }
@@ -149,6 +151,10 @@ public final class EmbeddedServices {
     }
 
     /** The PostgreSQL postmaster's process (for CPU accounting: its children are the backends). */
+    public long redisPid() {
+        return redis.pid();
+    }
+
     public java.util.Optional<ProcessHandle> postgresProcessHandle() {
         try {
             String pid = Files.readAllLines(pgData.resolve("postmaster.pid")).get(0).trim();
@@ -186,6 +192,19 @@ public final class EmbeddedServices {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        rewatch();
+    }
+
+    /**
+     * A restarted service has a new pid the running watcher does not know: replace the watcher. (Found when a
+     * suite's JVM was killed after FaultToleranceTest had restarted PostgreSQL and Redis: both were left running.)
+     */
+    private void rewatch() {
+        if (reaper != null) {
+            reaper.cancel();
+            reaper = null;
+            watchForOrphans();
+        }
     }
 
     public synchronized void stopRedis() {
@@ -198,6 +217,7 @@ public final class EmbeddedServices {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        rewatch();
     }
 
     void track(ConfigurableApplicationContext context) {
