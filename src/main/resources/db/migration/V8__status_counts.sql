@@ -3,13 +3,14 @@
 -- Unfinished rows (RECEIVED, PROCESSING, FAILED) are few - the backlog - and are still counted live through
 -- their partial indexes. The finished ones (COMPLETED, DEAD) are counted as they change:
 --   * every change writes a delta row (insert-only, so concurrent workers never wait on one counter row);
---   * inbox_status_counts() folds the deltas into inbox_status_total and returns the counts;
---     two pods folding at once serialise on the delta rows and the total rows and stay exact.
+--   * the redelivery job folds the deltas into inbox_status_total each tick (sql/fold-status-counts.sql);
+--   * inbox_status_counts() reads totals plus the deltas not yet folded: exact, read-only.
 -- Only a row entering or leaving COMPLETED/DEAD fires a trigger (WHEN is evaluated without calling the
 -- function): receiving, claiming and failing a row cost nothing extra; a completion costs one small insert.
 -- The totals start in V9 (one statement, one snapshot), after these triggers exist.
--- CREATE TRIGGER takes a SHARE ROW EXCLUSIVE lock for an instant; Flyway's connection has a short lock_timeout
--- (config/FlywayConnection), so it never queues the receptions behind a long transaction.
+-- CREATE TRIGGER takes a SHARE ROW EXCLUSIVE lock for an instant once it has it; Flyway's connection has a short
+-- lock_timeout (adapter.migration.lock-timeout, config/FlywayConnection): behind a long transaction it queues the
+-- receptions for at most that long, then fails and the next start retries.
 
 CREATE TABLE inbox_status_delta (
     id     BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -59,17 +60,13 @@ CREATE TRIGGER inbox_status_deleted AFTER DELETE ON inbox_message
 CREATE TRIGGER inbox_status_truncated AFTER TRUNCATE ON inbox_message
     FOR EACH STATEMENT EXECUTE FUNCTION inbox_status_truncated();
 
--- Every status with its count: the finished ones from their totals (the deltas folded first), the unfinished
--- ones counted (inbox_message_status_id_idx: only their own index entries are read). VOLATILE: it writes.
-CREATE FUNCTION inbox_status_counts() RETURNS TABLE (status TEXT, total BIGINT) LANGUAGE plpgsql AS $$
-#variable_conflict use_column
-BEGIN
-    WITH folded AS (DELETE FROM inbox_status_delta RETURNING inbox_status_delta.status, inbox_status_delta.delta),
-         sums AS (SELECT f.status, sum(f.delta) AS delta FROM folded f GROUP BY f.status)
-    UPDATE inbox_status_total t SET total = t.total + s.delta FROM sums s WHERE t.status = s.status;
-    RETURN QUERY
-        SELECT t.status, t.total FROM inbox_status_total t
-        UNION ALL
-        SELECT m.status, count(*) FROM inbox_message m
-         WHERE m.status IN ('RECEIVED', 'PROCESSING', 'FAILED') GROUP BY m.status;
-END $$;
+-- Every status with its count, in one statement (one snapshot, so exact at any moment) and read-only (a replica,
+-- a read-only transaction, a dashboard may call it): the finished ones from their totals plus the deltas not yet
+-- folded (sql/fold-status-counts.sql, each tick of the redelivery job, keeps those few), the unfinished ones
+-- counted through inbox_message_status_id_idx (only their own index entries are read).
+CREATE FUNCTION inbox_status_counts() RETURNS TABLE (status TEXT, total BIGINT) LANGUAGE sql STABLE AS $$
+    SELECT t.status, t.total + coalesce((SELECT sum(d.delta) FROM inbox_status_delta d WHERE d.status = t.status), 0)::bigint
+      FROM inbox_status_total t
+    UNION ALL
+    SELECT m.status, count(*) FROM inbox_message m WHERE m.status IN ('RECEIVED', 'PROCESSING', 'FAILED') GROUP BY m.status
+$$;

@@ -1,0 +1,11 @@
+-- Folds the count deltas of finished rows (V8) into their totals, so inbox_status_counts() sums only the deltas
+-- of the last tick. Run by the redelivery job (one instance per tick). Bounded, and SKIP LOCKED: a delta held by
+-- another fold, a TRUNCATE or an open transaction is folded at a later tick; it never waits on one.
+WITH folded AS (
+    DELETE FROM inbox_status_delta
+     WHERE id IN (SELECT id FROM inbox_status_delta ORDER BY id LIMIT 100000 FOR UPDATE SKIP LOCKED)
+    RETURNING status, delta
+), sums AS (
+    SELECT status, sum(delta) AS delta FROM folded GROUP BY status
+)
+UPDATE inbox_status_total t SET total = t.total + s.delta FROM sums s WHERE t.status = s.status
