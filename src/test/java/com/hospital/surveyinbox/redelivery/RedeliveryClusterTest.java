@@ -34,8 +34,9 @@ class RedeliveryClusterTest {
         EmbeddedServices.get();
         JdbcTemplate jdbc = new JdbcTemplate(EmbeddedServices.get().dataSource());
         ConfigurableApplicationContext first = instance();
-        ConfigurableApplicationContext second = instance();
+        ConfigurableApplicationContext second = null;
         try {
+            second = instance();
             assertThat(first.getEnvironment().getProperty("local.server.port"))
                     .isNotEqualTo(second.getEnvironment().getProperty("local.server.port"));
             long start = count(jdbc);
@@ -63,9 +64,13 @@ class RedeliveryClusterTest {
      * first's close (and the suite: seen on a clean clone). Closed in start order, each pool outlives every job
      * using it. Pods are separate JVMs: this is the test's arrangement, not the service's.
      */
-    private static void closeInStartOrder(ConfigurableApplicationContext... instances) {
-        for (ConfigurableApplicationContext instance : instances) {
-            instance.close();
+    private static void closeInStartOrder(ConfigurableApplicationContext first, ConfigurableApplicationContext second) {
+        try {
+            first.close();
+        } finally {
+            if (second != null) {
+                second.close();
+            }
         }
     }
 
@@ -73,8 +78,9 @@ class RedeliveryClusterTest {
     void anOptedOutInstanceTakesNoTriggerSoNoTickIsLost() throws Exception {
         JdbcTemplate jdbc = new JdbcTemplate(EmbeddedServices.get().dataSource());
         ConfigurableApplicationContext optedOut = instance("optout-tests", false);
-        ConfigurableApplicationContext working = instance("optout-tests", true);
+        ConfigurableApplicationContext working = null;
         try {
+            working = instance("optout-tests", true);
             assertThat(optedOut.getBean(org.quartz.Scheduler.class).isStarted()).isFalse();
             long start = count(jdbc, "optout-tests");
             await().atMost(Duration.ofSeconds(60)).until(() -> count(jdbc, "optout-tests") >= start + 8);

@@ -24,11 +24,18 @@ class InboxReplyRouteTest extends RouteKit {
         template.sendBody("direct:inbox-reply", Map.of("id", id));
         assertThat(rows.row(Long.toString(id))).containsEntry("reply_status", "FAILED")
                 .containsEntry("reply_last_error", "legacy answered HTTP 503");
+        // the legacy circuit open: the call is refused before it is made (inbox-downstream's interceptor throws)
+        mock("mock:legacy-reply").whenAnyExchangeReceived(e -> {
+            throw new com.hospital.surveyinbox.processing.CircuitOpenException("legacy");
+        });
+        template.sendBody("direct:inbox-reply", Map.of("id", id));
+        assertThat(rows.row(Long.toString(id))).containsEntry("reply_status", "FAILED")
+                .containsEntry("reply_last_error", "waiting: legacy unavailable (circuit open)");
 
         mock("mock:legacy-reply").whenAnyExchangeReceived(e -> e.getMessage().setHeader(Exchange.HTTP_RESPONSE_CODE, 200));
         template.sendBody("direct:inbox-reply", Map.of("id", id));
         template.sendBody("direct:inbox-reply", Map.of("id", id)); // delivered once: a SENT reply is never taken again
         assertThat(rows.row(Long.toString(id))).containsEntry("reply_status", "SENT");
-        assertThat(mock("mock:legacy-reply").getReceivedCounter()).isEqualTo(2);
+        assertThat(mock("mock:legacy-reply").getReceivedCounter()).isEqualTo(3);
     }
 }

@@ -47,8 +47,10 @@ public final class EmbeddedServices {
     private volatile RedisProcess redis;
     private final DownstreamSimulator simulator;
     private final List<ConfigurableApplicationContext> contexts = new CopyOnWriteArrayList<>();
-    /** The local run's watcher for a JVM that dies without its shutdown hook; null in the tests. */
+    /** The watcher for a JVM that dies without its shutdown hook (local run and tests); null if none could start. */
     private volatile OrphanReaper reaper;
+    /** Set when the shutdown hook runs: no watcher is started after it. */
+    private volatile boolean closing;
 
     private EmbeddedServices(boolean withSimulator, int simulatorPort) {
         try {
@@ -150,11 +152,11 @@ public final class EmbeddedServices {
         return kafkaProcess == null ? java.util.Optional.empty() : kafkaProcess.handle();
     }
 
-    /** The PostgreSQL postmaster's process (for CPU accounting: its children are the backends). */
     public long redisPid() {
         return redis.pid();
     }
 
+    /** The PostgreSQL postmaster's process (for CPU accounting: its children are the backends). */
     public java.util.Optional<ProcessHandle> postgresProcessHandle() {
         try {
             String pid = Files.readAllLines(pgData.resolve("postmaster.pid")).get(0).trim();
@@ -183,6 +185,7 @@ public final class EmbeddedServices {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        rewatch();
     }
 
     /** Starts PostgreSQL again on the same port and data directory. */
@@ -200,7 +203,7 @@ public final class EmbeddedServices {
      * suite's JVM was killed after FaultToleranceTest had restarted PostgreSQL and Redis: both were left running.)
      */
     private void rewatch() {
-        if (reaper != null) {
+        if (reaper != null && !closing) {
             reaper.cancel();
             reaper = null;
             watchForOrphans();
@@ -209,6 +212,7 @@ public final class EmbeddedServices {
 
     public synchronized void stopRedis() {
         redis.stop();
+        rewatch(); // a watcher holding a stopped service's pid could signal whatever process is given that pid next
     }
 
     public synchronized void startRedis() {
@@ -226,6 +230,9 @@ public final class EmbeddedServices {
 
     private void shutdown() {
         long started = System.nanoTime();
+        synchronized (this) { // after a restart in progress has re-armed its watcher, before any other can
+            closing = true;
+        }
         if (reaper != null) {
             reaper.cancel(); // an ordinary stop: the services are stopped here
         }

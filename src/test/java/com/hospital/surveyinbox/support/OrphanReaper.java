@@ -67,6 +67,11 @@ final class OrphanReaper {
     void cancel() {
         process.descendants().forEach(ProcessHandle::destroy);
         process.destroy();
+        try {
+            process.waitFor(5, java.util.concurrent.TimeUnit.SECONDS); // gone before a successor is started
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** The postmaster's pid, from the first line of {@code postmaster.pid} in the data folder; 0 if unreadable. */
