@@ -44,7 +44,7 @@ public class InboxHistory {
     /** The last {@code minutes} minutes, oldest first, the current (partial) minute last. */
     public List<MinuteView> perMinute(int minutes) {
         return jdbc.query(PER_MINUTE, (rs, n) -> new MinuteView(rs.getObject("minute", OffsetDateTime.class),
-                rs.getLong("received"), rs.getLong("completed"), rs.getLong("failed"), rs.getLong("dead")), minutes);
+                rs.getLong("received"), rs.getLong("completed"), rs.getLong("failed"), rs.getLong("dead")), minutes, minutes, minutes);
     }
 
     public List<AuditView> audit(long inboxId) {
