@@ -70,7 +70,11 @@ class InboxBenchmark extends IntegrationTest {
 
     static final int REPS = 3;
     /** {@code -Dbench.phases=accept,drain} runs a subset (for investigating one figure); the default runs all. */
-    static final String ALL_PHASES = "accept,peer,synchronous,capacity,drain,recovery";
+    static final String ALL_PHASES = "accept,peer,synchronous,capacity,drain,recovery,bigtable";
+    /** Finished rows the bigtable phase seeds before each of its measurements after the empty one. */
+    static final String BIGTABLE_SIZES = System.getProperty("bench.bigtable.sizes", "1000000,10000000");
+    /** {@code -Dbench.bigtable.figures=reads}: the operator reads, the idle redelivery tick and the sizes only. */
+    static final boolean BIGTABLE_READS_ONLY = "reads".equals(System.getProperty("bench.bigtable.figures"));
     /** Warm-up: at least this long, then in slices until the JIT has settled (see {@link #warmUp}). */
     static final Duration WARM_UP = Duration.ofSeconds(30);
     static final Duration WARM_UP_SLICE = Duration.ofSeconds(10);
@@ -156,6 +160,9 @@ class InboxBenchmark extends IntegrationTest {
         }
         if (phases.contains("recovery")) {
             recovery();
+        }
+        if (phases.contains("bigtable")) { // last: it leaves millions of rows behind
+            bigTable(phases.contains("accept"));
         }
         StringBuilder md = new StringBuilder("| figure | median (min–max) | target / comparison |\n|---|---|---|\n");
         table.forEach(row -> md.append(row).append('\n'));
@@ -729,12 +736,9 @@ class InboxBenchmark extends IntegrationTest {
         List<Double> partitionBounds = new ArrayList<>();
         for (int rep = 0; rep < REPS; rep++) {
             String run = "DR" + messages + "-" + rep + "-" + System.nanoTime();
-            List<String> surveys = List.of(run + "-S1", run + "-S2", run + "-S3", run + "-S4", run + "-S5");
+            List<String> surveys = surveys(run);
             long simulatedBefore = simulator().simulatedMillis();
-            long start = System.nanoTime();
-            sendAll(messages, i -> ServiceClient.message(run + "-" + i, "\"srvyNo\":\"" + surveys.get(i % 5) + "\""));
-            waitCompleted(run + "-%", messages, Duration.ofMinutes(3));
-            double took = (System.nanoTime() - start) / 1e9;
+            double took = timedDrain(run, messages);
             seconds.add(took);
             lookups.add(surveys.stream().mapToInt(s -> simulator().consentLookups(s)).sum() / (double) messages);
             // lower bound set by the latency model and the registrations in flight (adapter.kafka.workers,
@@ -774,6 +778,19 @@ class InboxBenchmark extends IntegrationTest {
         write("drain-" + messages, result);
     }
 
+    private static List<String> surveys(String run) {
+        return List.of(run + "-S1", run + "-S2", run + "-S3", run + "-S4", run + "-S5");
+    }
+
+    /** Seconds from the first send of {@code messages} new messages (five surveys) until all are COMPLETED. */
+    private double timedDrain(String run, int messages) throws Exception {
+        List<String> surveys = surveys(run);
+        long start = System.nanoTime();
+        sendAll(messages, i -> ServiceClient.message(run + "-" + i, "\"srvyNo\":\"" + surveys.get(i % 5) + "\""));
+        waitCompleted(run + "-%", messages, Duration.ofMinutes(3));
+        return (System.nanoTime() - start) / 1e9;
+    }
+
     /**
      * The share of a run's messages that the busiest consumer of the bench group had to process: each key's
      * partition as Kafka's default partitioner picks it (murmur2), each partition's owner from the group.
@@ -800,15 +817,7 @@ class InboxBenchmark extends IntegrationTest {
         List<Double> seconds = new ArrayList<>();
         for (int rep = 0; rep < REPS; rep++) {
             String run = "REC-" + rep + "-" + System.nanoTime();
-            DownstreamSimulator.Fault outage = simulator().failWhen("GET /legacy/patients/", 503, "{}");
-            long outageStart = System.nanoTime();
-            sendAll(273, i -> ServiceClient.message(run + "-" + i, "\"srvyNo\":\"" + run + "-S" + (i % 5) + "\""));
-            long remaining = Duration.ofSeconds(60).toNanos() - (System.nanoTime() - outageStart);
-            TimeUnit.NANOSECONDS.sleep(Math.max(0, remaining)); // the outage window itself, not a wait on a condition
-            simulator().remove(outage);
-            long back = System.nanoTime();
-            waitCompleted(run + "-%", 273, Duration.ofMinutes(5));
-            seconds.add((System.nanoTime() - back) / 1e9);
+            seconds.add(timedRecovery(run));
             int dead = jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'DEAD'",
                     Integer.class, run + "-%");
             progress("recovery rep " + rep + ": " + String.format("%.1f s", seconds.get(seconds.size() - 1)) + ", DEAD " + dead);
@@ -820,6 +829,248 @@ class InboxBenchmark extends IntegrationTest {
                 "retry_delay", "PT5S", "circuit_open_duration", properties.getCircuit().getOpenDuration().toString());
         summary.put("recovery", result);
         write("recovery", result);
+    }
+
+    /** 273 messages sent during a 60 s outage of the patient lookup: seconds from its end until all are COMPLETED. */
+    private double timedRecovery(String run) throws Exception {
+        DownstreamSimulator.Fault outage = simulator().failWhen("GET /legacy/patients/", 503, "{}");
+        long outageStart = System.nanoTime();
+        sendAll(273, i -> ServiceClient.message(run + "-" + i, "\"srvyNo\":\"" + run + "-S" + (i % 5) + "\""));
+        long remaining = Duration.ofSeconds(60).toNanos() - (System.nanoTime() - outageStart);
+        TimeUnit.NANOSECONDS.sleep(Math.max(0, remaining)); // the outage window itself, not a wait on a condition
+        simulator().remove(outage);
+        long back = System.nanoTime();
+        waitCompleted(run + "-%", 273, Duration.ofMinutes(5));
+        return (System.nanoTime() - back) / 1e9;
+    }
+
+    // ---- 6. the same figures as the table grows: empty, then after seeding millions of finished rows ----
+
+    /**
+     * Accept (16 connections), drain 273, recovery and one redelivery sweep, the operator reads and the database
+     * size: on the table as it is, then after seeding finished rows with their history up to each of
+     * {@link #BIGTABLE_SIZES}. Each figure is reported with its ratio to the first (empty) measurement.
+     */
+    private void bigTable(boolean warm) throws Exception {
+        String wrk = wrk();
+        Path script = Files.createTempFile("bench-post", ".lua");
+        try (java.io.InputStream in = getClass().getResourceAsStream("/bench/post.lua")) {
+            Files.write(script, in.readAllBytes());
+        }
+        if (!warm && !BIGTABLE_READS_ONLY) {
+            camel.getRouteController().stopRoute("inbox-process");
+            warmUp("service", ProcessHandle.current().pid(), (window, run) -> runWrk(wrk, script, 16, window, run));
+            withoutSocketTimeout("UPDATE inbox_message SET status = 'COMPLETED' WHERE srvy_drawup_no LIKE 'WARM%' AND status = 'RECEIVED'");
+            skipBacklog();
+            camel.getRouteController().startRoute("inbox-process");
+        }
+        // empty: the rows earlier phases left (hundreds of thousands, all finished or skipped) go first
+        try (Connection c = java.sql.DriverManager.getConnection(services().jdbcUrl(), "postgres", "");
+             java.sql.Statement s = c.createStatement()) {
+            s.execute("TRUNCATE inbox_message, inbox_attempt, operator_audit, redelivery_run CASCADE");
+            s.execute("VACUUM (ANALYZE) inbox_message");
+        }
+        Map<String, Map<String, Object>> bySize = new LinkedHashMap<>();
+        long seeded = 0;
+        List<Long> sizes = new ArrayList<>(List.of(0L));
+        for (String size : BIGTABLE_SIZES.split(",")) {
+            sizes.add(Long.parseLong(size.strip()));
+        }
+        for (long size : sizes) {
+            if (size > seeded) {
+                long start = System.nanoTime();
+                seedHistory(seeded, size);
+                progress(String.format("bigtable: seeded %,d finished rows with their history in %.0f s", size - seeded,
+                        (System.nanoTime() - start) / 1e9));
+                seeded = size;
+            }
+            String label = size == 0 ? "empty" : String.format("%,d rows", size);
+            bySize.put(label, bigTableFigures(label.replaceAll("[^0-9a-z]", ""), wrk, script));
+            progress("bigtable " + label + ": " + bySize.get(label));
+        }
+        // the table: each figure per size, with its ratio to the empty table
+        StringBuilder md = new StringBuilder("| figure |");
+        bySize.keySet().forEach(label -> md.append(' ').append(label).append(" |"));
+        md.append("\n|---|").append("---|".repeat(bySize.size())).append('\n');
+        Map<String, Object> empty = bySize.values().iterator().next();
+        for (String figure : empty.keySet()) {
+            md.append("| ").append(figure).append(" |");
+            for (Map<String, Object> figures : bySize.values()) {
+                Object value = figures.get(figure);
+                Object base = empty.get(figure);
+                md.append(' ').append(value instanceof Stat st ? st.fmt("") : value);
+                if (figures != empty && value instanceof Stat st && base instanceof Stat b && b.median() > 0) {
+                    md.append(String.format(" (× %.2f)", st.median() / b.median()));
+                }
+                md.append(" |");
+            }
+            md.append('\n');
+        }
+        String name = BIGTABLE_READS_ONLY ? "bigtable-reads" : "bigtable";
+        Files.writeString(OUT.resolve(name.toUpperCase() + ".md"), md.toString());
+        summary.put(name, bySize);
+        write(name, bySize);
+        progress("bigtable:\n" + md);
+    }
+
+    /** One column of the bigtable table. Rates in requests/s, times in ms unless the name says s. */
+    private Map<String, Object> bigTableFigures(String label, String wrk, Path script) throws Exception {
+        Map<String, Object> figures = new LinkedHashMap<>();
+        if (!BIGTABLE_READS_ONLY) {
+            loadFigures(figures, label, wrk, script);
+        }
+        // and with nothing to redeliver: the queries alone
+        double[] idleBefore = redeliverySweeps();
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+                .until(() -> redeliverySweeps()[0] >= idleBefore[0] + 3);
+        double[] idleAfter = redeliverySweeps();
+        figures.put("redelivery tick, nothing to do, mean of 3+ (ms)",
+                Stat.of(List.of((idleAfter[1] - idleBefore[1]) / (idleAfter[0] - idleBefore[0]))));
+        Long someId = jdbc.queryForObject("SELECT max(id) FROM inbox_message WHERE status = 'COMPLETED'", Long.class);
+        Map<String, String> reads = new LinkedHashMap<>();
+        reads.put("GET /ops/inbox/stats", "/ops/inbox/stats");
+        reads.put("GET /ops/inbox?status=DEAD", "/ops/inbox?status=DEAD");
+        reads.put("GET /ops/inbox?srvyDrawupNo= (a subject with many rows)", "/ops/inbox?srvyDrawupNo=HIST-HOT-7");
+        reads.put("GET /ops/inbox?srvyDrawupNo= (a subject without rows)", "/ops/inbox?srvyDrawupNo=NO-SUCH-SUBJECT");
+        reads.put("GET /ops/inbox/{id}", "/ops/inbox/" + someId);
+        reads.put("GET /ops/inbox/history?minutes=60", "/ops/inbox/history?minutes=60");
+        reads.put("GET /ops/inbox/history?minutes=1440", "/ops/inbox/history?minutes=1440");
+        for (Map.Entry<String, String> read : reads.entrySet()) {
+            // (the gauges of /actuator/prometheus read what /stats reads, at most every 5 s)
+            URI uri = URI.create("http://127.0.0.1:" + port + read.getValue());
+            List<Double> ms = new ArrayList<>();
+            for (int i = 0; i < 40; i++) {
+                long t = System.nanoTime();
+                HttpResponse<String> answer = http.send(HttpRequest.newBuilder(uri)
+                        .header("Authorization", ServiceClient.OPS_AUTH).timeout(Duration.ofSeconds(60)).GET().build(),
+                        HttpResponse.BodyHandlers.ofString());
+                double took = (System.nanoTime() - t) / 1e6;
+                if (answer.statusCode() != 200) {
+                    throw new IllegalStateException(read.getKey() + " answered " + answer.statusCode() + ": " + answer.body());
+                }
+                if (i >= 20) { // twenty unrecorded calls first (JIT, pools, caches)
+                    ms.add(took);
+                }
+            }
+            figures.put(read.getKey() + " (ms)", Stat.of(ms));
+        }
+        Map<String, Object> sizes = jdbc.queryForMap("SELECT pg_database_size(current_database()) / 1048576 AS database_mib,"
+                + " pg_total_relation_size('inbox_message') / 1048576 AS inbox_message_mib,"
+                + " pg_indexes_size('inbox_message') / 1048576 AS of_which_indexes_mib,"
+                + " pg_total_relation_size('inbox_attempt') / 1048576 AS inbox_attempt_mib,"
+                + " (SELECT count(*) FROM inbox_message) AS inbox_rows");
+        sizes.forEach((k, v) -> figures.put(k, v));
+        return figures;
+    }
+
+    /** Accept at 16 connections, drain 273, recovery, and the redelivery ticks during them. */
+    private void loadFigures(Map<String, Object> figures, String label, String wrk, Path script) throws Exception {
+        double[] sweepsBefore = redeliverySweeps();
+        camel.getRouteController().stopRoute("inbox-process");
+        List<Double> rates = new ArrayList<>();
+        List<Double> p99 = new ArrayList<>();
+        for (int rep = 0; rep < REPS; rep++) {
+            var wrkFigures = runWrk(wrk, script, 16, WINDOW, "BIG" + label + "-" + rep);
+            rates.add(wrkFigures.get("requests").asDouble() / (wrkFigures.get("duration_us").asDouble() / 1e6));
+            p99.add(wrkFigures.get("p99_us").asDouble() / 1000.0);
+        }
+        withoutSocketTimeout("UPDATE inbox_message SET status = 'COMPLETED' WHERE srvy_drawup_no LIKE 'BIG" + label
+                + "-%' AND status = 'RECEIVED'");
+        skipBacklog();
+        camel.getRouteController().startRoute("inbox-process");
+        // that mass update (a benchmark shortcut, not traffic) leaves dead index entries autovacuum would clear
+        try (Connection c = java.sql.DriverManager.getConnection(services().jdbcUrl(), "postgres", "");
+             java.sql.Statement s = c.createStatement()) {
+            s.execute("VACUUM (ANALYZE) inbox_message");
+        }
+        figures.put("accept, 16 connections (req/s)", Stat.of(rates));
+        figures.put("accept, 16 connections: p99 (ms)", Stat.of(p99));
+        simulator().setLatency(DownstreamSimulator.Latency.REALISTIC);
+        List<Double> drains = new ArrayList<>();
+        for (int rep = 0; rep < REPS; rep++) {
+            drains.add(timedDrain("BD" + label + "-" + rep + "-" + System.nanoTime(), 273));
+        }
+        figures.put("drain 273 (s)", Stat.of(drains));
+        figures.put("recovery after a 60 s outage, 1 run (s)", Stat.of(List.of(timedRecovery("BR" + label + "-" + System.nanoTime()))));
+        double[] sweepsAfter = redeliverySweeps();
+        double sweeps = sweepsAfter[0] - sweepsBefore[0];
+        figures.put("redelivery tick during drain and recovery, mean (ms)", sweeps == 0 ? "no tick"
+                : Stat.of(List.of((sweepsAfter[1] - sweepsBefore[1]) / sweeps)));
+    }
+
+    /** count and total ms of the redelivery job's ticks (its route's timer, camel-micrometer's route policy). */
+    private double[] redeliverySweeps() {
+        double count = 0;
+        double total = 0;
+        for (io.micrometer.core.instrument.Timer timer : meters.find("camel.route.policy").tag("routeId", "inbox-redeliver").timers()) {
+            count += timer.count();
+            total += timer.totalTime(TimeUnit.MILLISECONDS);
+        }
+        return new double[] {count, total};
+    }
+
+    /**
+     * Finished rows {@code from + 1 .. to} as years of traffic leave them: COMPLETED (98 %) and DEAD (2 %), SEND and
+     * SUBMIT, received over the last 85 days (so retention keeps them), payloads of rows older than 30 days
+     * redacted, one attempt each (two for one in ten, five for a DEAD row), an audit record for one DEAD row in
+     * ten (a requeue that failed again), owed replies sent. Subjects: mostly ~3 rows each, and 200 subjects holding
+     * 2 % of all rows (thousands each). Inserted without firing V8's counting triggers (replica session), the
+     * totals added in the same statement; then VACUUM ANALYZE as autovacuum would have done.
+     */
+    private void seedHistory(long from, long to) throws Exception {
+        byte[] payload = ServiceClient.message("HIST-0000000000", "\"srvyNo\":\"S-1\"").getBytes();
+        try (Connection c = java.sql.DriverManager.getConnection(services().jdbcUrl(), "postgres", "");
+             java.sql.Statement s = c.createStatement()) {
+            s.execute("SET session_replication_role = replica");
+            long chunk = 500_000;
+            for (long lo = from + 1; lo <= to; lo += chunk) {
+                long hi = Math.min(to, lo + chunk - 1);
+                try (PreparedStatement ps = c.prepareStatement("""
+                        WITH ins AS (
+                          INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload, idempotency_key, status, attempts,
+                                 last_error, reply_status, reply_reason_code, reply_attempts, reply_updated_at,
+                                 created_at, updated_at, last_attempt_at, published_at, redacted_at)
+                          SELECT CASE WHEN g % 50 = 0 THEN 'HIST-HOT-' || (g % 200) ELSE 'HIST-' || ((g * 7919) % 3333333) END,
+                                 CASE WHEN g % 5 = 0 THEN 'SUBMIT' ELSE 'SEND' END,
+                                 CASE WHEN t.at > now() - INTERVAL '30 days' THEN ? END,
+                                 'hist-' || g,
+                                 CASE WHEN g % 50 = 7 THEN 'DEAD' ELSE 'COMPLETED' END,
+                                 CASE WHEN g % 50 = 7 THEN 5 WHEN g % 10 = 3 THEN 2 ELSE 1 END,
+                                 CASE WHEN g % 50 = 7 THEN 'form F1 is not registered' END,
+                                 CASE WHEN g % 50 = 7 OR g % 10 = 1 THEN 'SENT' ELSE 'NONE' END,
+                                 CASE WHEN g % 50 = 7 THEN 'DEAD' WHEN g % 10 = 1 THEN 'NOTIFY_SKIPPED' END,
+                                 CASE WHEN g % 50 = 7 OR g % 10 = 1 THEN 1 ELSE 0 END,
+                                 CASE WHEN g % 50 = 7 OR g % 10 = 1 THEN t.at + INTERVAL '3 seconds' END,
+                                 t.at, t.at + INTERVAL '2 seconds', t.at + INTERVAL '1 second', t.at,
+                                 CASE WHEN t.at <= now() - INTERVAL '30 days' THEN t.at + INTERVAL '30 days' END
+                            FROM generate_series(?::bigint, ?::bigint) g,
+                                 LATERAL (SELECT now() - INTERVAL '85 days' * random() - INTERVAL '1 hour' * (g % 2) AS at) t
+                          RETURNING id, status, attempts, created_at
+                        ), attempts AS (
+                          INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at, finished_at, outcome, reason)
+                          SELECT ins.id, a, ins.created_at + a * INTERVAL '1 second', ins.created_at + a * INTERVAL '1 second',
+                                 CASE WHEN a < ins.attempts THEN 'FAILED' ELSE ins.status END,
+                                 CASE WHEN a < ins.attempts OR ins.status = 'DEAD' THEN 'system error' END
+                            FROM ins, generate_series(1, ins.attempts) a
+                        ), audit AS (
+                          INSERT INTO operator_audit (at, actor, action, inbox_id, from_status, to_status)
+                          SELECT ins.created_at + INTERVAL '1 hour', 'ops', 'requeue', ins.id, 'DEAD', 'RECEIVED'
+                            FROM ins WHERE ins.status = 'DEAD' AND ins.id % 10 = 0
+                        )
+                        UPDATE inbox_status_total t SET total = t.total + n.rows
+                          FROM (SELECT status, count(*) AS rows FROM ins GROUP BY status) n WHERE t.status = n.status
+                        """)) {
+                    ps.setBytes(1, payload);
+                    ps.setLong(2, lo);
+                    ps.setLong(3, hi);
+                    ps.executeUpdate();
+                }
+            }
+            s.execute("RESET session_replication_role");
+            s.execute("VACUUM (ANALYZE) inbox_message");
+            s.execute("VACUUM (ANALYZE) inbox_attempt");
+            s.execute("VACUUM (ANALYZE) operator_audit");
+        }
     }
 
     // ---- helpers ----
