@@ -945,7 +945,9 @@ class InboxBenchmark extends IntegrationTest {
                         .header("Authorization", ServiceClient.OPS_AUTH).timeout(Duration.ofSeconds(60)).GET().build(),
                         HttpResponse.BodyHandlers.ofString());
                 double took = (System.nanoTime() - t) / 1e6;
-                if (answer.statusCode() != 200) {
+                // an empty table has no row to read: its 404 is that read's answer
+                boolean noRow = someId == null && read.getValue().startsWith("/ops/inbox/null");
+                if (answer.statusCode() != 200 && !(noRow && answer.statusCode() == 404)) {
                     throw new IllegalStateException(read.getKey() + " answered " + answer.statusCode() + ": " + answer.body());
                 }
                 if (i >= 20) { // twenty unrecorded calls first (JIT, pools, caches)
@@ -965,7 +967,6 @@ class InboxBenchmark extends IntegrationTest {
 
     /** Accept at 16 connections, drain 273, recovery, and the redelivery ticks during them. */
     private void loadFigures(Map<String, Object> figures, String label, String wrk, Path script) throws Exception {
-        double[] sweepsBefore = redeliverySweeps();
         camel.getRouteController().stopRoute("inbox-process");
         List<Double> rates = new ArrayList<>();
         List<Double> p99 = new ArrayList<>();
@@ -983,6 +984,7 @@ class InboxBenchmark extends IntegrationTest {
              java.sql.Statement s = c.createStatement()) {
             s.execute("VACUUM (ANALYZE) inbox_message");
         }
+        double[] sweepsBefore = redeliverySweeps(); // from here: the drains and the recovery only
         figures.put("accept, 16 connections (req/s)", Stat.of(rates));
         figures.put("accept, 16 connections: p99 (ms)", Stat.of(p99));
         simulator().setLatency(DownstreamSimulator.Latency.REALISTIC);
@@ -994,7 +996,7 @@ class InboxBenchmark extends IntegrationTest {
         figures.put("recovery after a 60 s outage, 1 run (s)", Stat.of(List.of(timedRecovery("BR" + label + "-" + System.nanoTime()))));
         double[] sweepsAfter = redeliverySweeps();
         double sweeps = sweepsAfter[0] - sweepsBefore[0];
-        figures.put("redelivery tick during drain and recovery, mean (ms)", sweeps == 0 ? "no tick"
+        figures.put("redelivery tick during drain and recovery, mean (ms, one mean)", sweeps == 0 ? "no tick"
                 : Stat.of(List.of((sweepsAfter[1] - sweepsBefore[1]) / sweeps)));
     }
 
@@ -1012,7 +1014,8 @@ class InboxBenchmark extends IntegrationTest {
     /**
      * Finished rows {@code from + 1 .. to} as years of traffic leave them: COMPLETED (98 %) and DEAD (2 %), SEND and
      * SUBMIT, received over the last 85 days (so retention keeps them), payloads of rows older than 30 days
-     * redacted, one attempt each (two for one in ten, five for a DEAD row), an audit record for one DEAD row in
+     * redacted (DEAD rows keep theirs for 90 days, so all of them here), in time order within each batch as traffic
+     * writes them, one attempt each (two for one in ten, five for a DEAD row), an audit record for one DEAD row in
      * ten (a requeue that failed again), owed replies sent. Subjects: mostly ~3 rows each, and 200 subjects holding
      * 2 % of all rows (thousands each). Inserted without firing V8's counting triggers (replica session), the
      * totals added in the same statement; then VACUUM ANALYZE as autovacuum would have done.
@@ -1030,9 +1033,9 @@ class InboxBenchmark extends IntegrationTest {
                           INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload, idempotency_key, status, attempts,
                                  last_error, reply_status, reply_reason_code, reply_attempts, reply_updated_at,
                                  created_at, updated_at, last_attempt_at, published_at, redacted_at)
-                          SELECT CASE WHEN g % 50 = 0 THEN 'HIST-HOT-' || (g % 200) ELSE 'HIST-' || ((g * 7919) % 3333333) END,
+                          SELECT CASE WHEN g % 50 = 0 THEN 'HIST-HOT-' || ((g / 50) % 200) ELSE 'HIST-' || ((g * 7919) % 3333333) END,
                                  CASE WHEN g % 5 = 0 THEN 'SUBMIT' ELSE 'SEND' END,
-                                 CASE WHEN t.at > now() - INTERVAL '30 days' THEN ? END,
+                                 CASE WHEN g % 50 = 7 OR t.at > now() - INTERVAL '30 days' THEN ? END,
                                  'hist-' || g,
                                  CASE WHEN g % 50 = 7 THEN 'DEAD' ELSE 'COMPLETED' END,
                                  CASE WHEN g % 50 = 7 THEN 5 WHEN g % 10 = 3 THEN 2 ELSE 1 END,
@@ -1042,9 +1045,10 @@ class InboxBenchmark extends IntegrationTest {
                                  CASE WHEN g % 50 = 7 OR g % 10 = 1 THEN 1 ELSE 0 END,
                                  CASE WHEN g % 50 = 7 OR g % 10 = 1 THEN t.at + INTERVAL '3 seconds' END,
                                  t.at, t.at + INTERVAL '2 seconds', t.at + INTERVAL '1 second', t.at,
-                                 CASE WHEN t.at <= now() - INTERVAL '30 days' THEN t.at + INTERVAL '30 days' END
+                                 CASE WHEN g % 50 <> 7 AND t.at <= now() - INTERVAL '30 days' THEN t.at + INTERVAL '30 days' END
                             FROM generate_series(?::bigint, ?::bigint) g,
-                                 LATERAL (SELECT now() - INTERVAL '85 days' * random() - INTERVAL '1 hour' * (g % 2) AS at) t
+                                 LATERAL (SELECT now() - INTERVAL '85 days' * random() AS at) t
+                           ORDER BY t.at
                           RETURNING id, status, attempts, created_at
                         ), attempts AS (
                           INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at, finished_at, outcome, reason)
