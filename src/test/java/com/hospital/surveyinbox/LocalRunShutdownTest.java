@@ -2,9 +2,9 @@ package com.hospital.surveyinbox;
 
 import com.hospital.surveyinbox.support.EmbeddedServices;
 import com.hospital.surveyinbox.support.ServiceClient;
+import com.hospital.surveyinbox.support.Stopped;
 import java.io.File;
 import java.io.IOException;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -86,7 +86,7 @@ class LocalRunShutdownTest {
             assertThat(shutdown).contains("Apache Camel").contains("shutdown in")
                     .contains("embedded services: contexts closed");
             for (int port : List.of(postgres, kafka, redis)) {
-                assertThat(listening(port)).as("nothing listens on %d after exit", port).isFalse();
+                assertThat(Stopped.listening(port)).as("nothing listens on %d after exit", port).isFalse();
             }
         } finally {
             if (run.isAlive()) {
@@ -114,16 +114,12 @@ class LocalRunShutdownTest {
             String banner = Files.readString(log);
             List<Integer> ports = List.of(port(banner, "postgres"), port(banner, "kafka"), port(banner, "redis"));
             ProcessHandle.of(run.pid()).orElseThrow().descendants().forEach(started::add);
-            assertThat(ports).allSatisfy(p -> assertThat(listening(p)).as("listening on %d", p).isTrue());
+            assertThat(ports).allSatisfy(p -> assertThat(Stopped.listening(p)).as("listening on %d", p).isTrue());
 
             new ProcessBuilder("kill", "-KILL", Long.toString(run.pid())).inheritIO().start().waitFor(); // the JVM only
             assertThat(run.waitFor(10, TimeUnit.SECONDS)).isTrue();
 
-            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250)).untilAsserted(() ->
-                    assertThat(ports).allSatisfy(p -> assertThat(listening(p)).as("nothing listens on %d", p).isFalse()));
-            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250)).untilAsserted(() ->
-                    assertThat(started.stream().filter(ProcessHandle::isAlive).map(h -> h.info().command().orElse("?")))
-                            .as("the local run's processes").isEmpty());
+            Stopped.awaitGone(ports, started, "the local run's processes");
         } finally {
             if (run.isAlive()) {
                 new ProcessBuilder("kill", "-INT", "--", "-" + run.pid()).start().waitFor();
@@ -163,13 +159,5 @@ class LocalRunShutdownTest {
     private static long processGroup(long pid) throws IOException {
         String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
         return Long.parseLong(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[2]);
-    }
-
-    private static boolean listening(int port) {
-        try (Socket ignored = new Socket("localhost", port)) {
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
     }
 }

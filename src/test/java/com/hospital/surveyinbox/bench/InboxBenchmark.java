@@ -865,11 +865,8 @@ class InboxBenchmark extends IntegrationTest {
             camel.getRouteController().startRoute("inbox-process");
         }
         // empty: the rows earlier phases left (hundreds of thousands, all finished or skipped) go first
-        try (Connection c = java.sql.DriverManager.getConnection(services().jdbcUrl(), "postgres", "");
-             java.sql.Statement s = c.createStatement()) {
-            s.execute("TRUNCATE inbox_message, inbox_attempt, operator_audit, redelivery_run CASCADE");
-            s.execute("VACUUM (ANALYZE) inbox_message");
-        }
+        withoutSocketTimeout("TRUNCATE inbox_message, inbox_attempt, operator_audit, redelivery_run CASCADE");
+        withoutSocketTimeout("VACUUM (ANALYZE) inbox_message");
         Map<String, Map<String, Object>> bySize = new LinkedHashMap<>();
         long seeded = 0;
         List<Long> sizes = new ArrayList<>(List.of(0L));
@@ -980,10 +977,7 @@ class InboxBenchmark extends IntegrationTest {
         skipBacklog();
         camel.getRouteController().startRoute("inbox-process");
         // that mass update (a benchmark shortcut, not traffic) leaves dead index entries autovacuum would clear
-        try (Connection c = java.sql.DriverManager.getConnection(services().jdbcUrl(), "postgres", "");
-             java.sql.Statement s = c.createStatement()) {
-            s.execute("VACUUM (ANALYZE) inbox_message");
-        }
+        withoutSocketTimeout("VACUUM (ANALYZE) inbox_message");
         double[] sweepsBefore = redeliverySweeps(); // from here: the drains and the recovery only
         figures.put("accept, 16 connections (req/s)", Stat.of(rates));
         figures.put("accept, 16 connections: p99 (ms)", Stat.of(p99));

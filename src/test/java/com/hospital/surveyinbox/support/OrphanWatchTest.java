@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.io.File;
-import java.io.IOException;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -59,27 +57,15 @@ class OrphanWatchTest {
             for (int pid = 3; pid <= 4; pid++) {
                 started.add(ProcessHandle.of(Long.parseLong(ready.group(pid))).orElseThrow());
             }
-            assertThat(ports).allSatisfy(p -> assertThat(listening(p)).as("listening on %d", p).isTrue());
+            assertThat(ports).allSatisfy(p -> assertThat(Stopped.listening(p)).as("listening on %d", p).isTrue());
 
             child.destroyForcibly(); // SIGKILL: no shutdown hook
             assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
 
-            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250)).untilAsserted(() ->
-                    assertThat(ports).allSatisfy(p -> assertThat(listening(p)).as("nothing listens on %d", p).isFalse()));
-            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250)).untilAsserted(() ->
-                    assertThat(started.stream().filter(ProcessHandle::isAlive).map(h -> h.info().commandLine().orElse("?")))
-                            .as("the restarted services").isEmpty());
+            Stopped.awaitGone(ports, started, "the restarted services");
         } finally {
             child.destroyForcibly();
             started.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
-        }
-    }
-
-    private static boolean listening(int port) {
-        try (Socket ignored = new Socket("localhost", port)) {
-            return true;
-        } catch (IOException e) {
-            return false;
         }
     }
 }
