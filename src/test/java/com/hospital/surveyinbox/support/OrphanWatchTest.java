@@ -24,25 +24,12 @@ class OrphanWatchTest {
 
     private static final Pattern READY = Pattern.compile("RESTARTED postgres=(\\d+) redis=(\\d+) pids=(\\d+),(\\d+)");
 
-    /** The child JVM: the embedded services, PostgreSQL and Redis restarted once, then it waits to be killed. */
-    public static void main(String[] args) throws Exception {
-        EmbeddedServices services = EmbeddedServices.get();
-        services.stopRedis();
-        services.startRedis();
-        services.stopPostgres();
-        services.startPostgres();
-        System.out.println("RESTARTED postgres=" + services.postgresPort() + " redis=" + services.redisPort() + " pids="
-                + services.postgresProcessHandle().orElseThrow().pid() + "," + services.redisPid());
-        System.out.flush();
-        Thread.currentThread().join(); // until killed
-    }
-
     @Test
     void servicesRestartedBeforeTheJvmIsKilledAreStoppedToo() throws Exception {
         Path log = Files.createTempFile("orphan-watch", ".log");
         String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
-                "-cp", classpath, OrphanWatchTest.class.getName())
+                "-cp", classpath, java.nio.file.Path.of(OrphanWatchTest.class.getResource("/orphan-watch/RestartThenWait.java").toURI()).toString())
                 .directory(new File(".")).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         List<ProcessHandle> started = new ArrayList<>();
         try {
