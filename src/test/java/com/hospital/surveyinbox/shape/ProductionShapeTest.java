@@ -42,6 +42,8 @@ class ProductionShapeTest {
     static JdbcTemplate jdbc;
     static Nginx ingress;
     static final List<ServicePod> pods = new ArrayList<>();
+    /** Every pod ever started, ready or not: none outlives the class (a leftover would take later tests' CPU). */
+    static final List<ServicePod> everyPod = new ArrayList<>();
     static int started;
 
     @BeforeAll
@@ -68,6 +70,7 @@ class ProductionShapeTest {
         for (ServicePod pod : pods) {
             pod.terminate(GRACE);
         }
+        everyPod.forEach(ServicePod::close);
         if (database != null) {
             database.close();
         }
@@ -104,7 +107,9 @@ class ProductionShapeTest {
         p.put("spring.lifecycle.timeout-per-shutdown-phase", "10s");
         p.put("camel.main.shutdown-timeout", "10");
         p.put("logging.level.org.apache.kafka", "WARN");
-        return ServicePod.start("pod" + (++started), p);
+        ServicePod pod = ServicePod.start("pod" + (++started), p);
+        everyPod.add(pod);
+        return pod;
     }
 
     static List<Integer> ports() {

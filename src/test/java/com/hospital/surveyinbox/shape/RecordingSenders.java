@@ -41,7 +41,7 @@ final class RecordingSenders implements AutoCloseable {
     private final List<Future<?>> senders = new ArrayList<>();
 
     /** Subjects each sender starts per second at most: a steady flow, not a flood that only measures the machine. */
-    static final int SUBJECTS_PER_SECOND = 4;
+    static final int SUBJECTS_PER_SECOND = 2;
 
     /** Exactly {@code subjects} SENDs (each until acknowledged), one after the other, then done: no other traffic. */
     static RecordingSenders exactly(int ingressPort, String prefix, int subjects) throws Exception {

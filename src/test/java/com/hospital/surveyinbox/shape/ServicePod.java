@@ -60,22 +60,38 @@ final class ServicePod implements AutoCloseable {
         }
     }
 
-    /** Ready as the kubelet sees it: the readiness probe answers 200. */
+    /**
+     * Ready as the kubelet sees it: the readiness probe answers 200. A pod that dies or is not ready in time is
+     * killed (a pod left starting would join the consumer group and take CPU from every later scenario) and the
+     * failure carries its log's tail, so a CI report shows why.
+     */
     ServicePod awaitReady(Duration timeout) {
+        long since = System.nanoTime();
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-        Awaitility.await().atMost(timeout).pollInterval(Duration.ofMillis(500)).until(() -> {
-            if (!process.isAlive()) {
-                throw new IllegalStateException("pod " + name + " died:\n" + tail());
-            }
-            try {
-                return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort
-                        + "/actuator/health/readiness")).timeout(Duration.ofSeconds(2)).build(),
-                        HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
-            } catch (IOException e) {
-                return false;
-            }
-        });
+        try {
+            Awaitility.await().atMost(timeout).pollInterval(Duration.ofMillis(500)).until(() -> {
+                if (!process.isAlive()) {
+                    throw new IllegalStateException("pod " + name + " died");
+                }
+                try {
+                    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort
+                            + "/actuator/health/readiness")).timeout(Duration.ofSeconds(2)).build(),
+                            HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+                } catch (IOException e) {
+                    return false;
+                }
+            });
+        } catch (RuntimeException e) {
+            close();
+            throw new AssertionError("pod " + name + " not ready after " + seconds(since) + " s (" + e.getMessage()
+                    + "), killed; its log ends:\n" + tail(), e);
+        }
+        System.out.println("[shape] " + name + " ready after " + seconds(since) + " s");
         return this;
+    }
+
+    private static long seconds(long since) {
+        return TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - since);
     }
 
     /** SIGTERM, as the kubelet sends it after the pod left the endpoints; SIGKILL after the grace period. */
@@ -105,10 +121,16 @@ final class ServicePod implements AutoCloseable {
         return all.length() > 4000 ? all.substring(all.length() - 4000) : all;
     }
 
+    /** Killed at once (SIGKILL), as a node failure or an end of the harness does. */
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         if (process.isAlive()) {
-            process.destroyForcibly().waitFor();
+            process.destroyForcibly();
+            try {
+                process.waitFor(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }
