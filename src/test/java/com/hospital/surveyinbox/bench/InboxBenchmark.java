@@ -70,7 +70,7 @@ class InboxBenchmark extends IntegrationTest {
 
     static final int REPS = 3;
     /** {@code -Dbench.phases=accept,drain} runs a subset (for investigating one figure); the default runs all. */
-    static final String ALL_PHASES = "accept,peer,synchronous,capacity,drain,recovery,bigtable";
+    static final String ALL_PHASES = "accept,peer,synchronous,capacity,drain,recovery,apart,bigtable";
     /** Finished rows the bigtable phase seeds before each of its measurements after the empty one. */
     static final String BIGTABLE_SIZES = System.getProperty("bench.bigtable.sizes", "1000000,10000000");
     /** {@code -Dbench.bigtable.figures=reads}: the operator reads, the idle redelivery tick and the sizes only. */
@@ -79,6 +79,7 @@ class InboxBenchmark extends IntegrationTest {
     static final Duration WARM_UP = Duration.ofSeconds(30);
     static final Duration WARM_UP_SLICE = Duration.ofSeconds(10);
     static final Duration WARM_UP_MAX = Duration.ofSeconds(120);
+    static final Duration WARM_UP_MAX_APART = Duration.ofSeconds(300);
     /** JIT settled: its compiler threads used less than this share of one core during the last slice. */
     static final double JIT_SETTLED = 0.03;
     static final Duration WINDOW = Duration.ofSeconds(5);
@@ -160,6 +161,9 @@ class InboxBenchmark extends IntegrationTest {
         }
         if (phases.contains("recovery")) {
             recovery();
+        }
+        if (phases.contains("apart")) { // empties the inbox table before and after
+            apart();
         }
         if (phases.contains("bigtable")) { // last: it leaves millions of rows behind
             bigTable(phases.contains("accept"));
@@ -361,6 +365,10 @@ class InboxBenchmark extends IntegrationTest {
      * windows); the service has far more code to compile than the peer, so each gets the warm-up it needs.
      */
     private void warmUp(String who, long pid, Load load) throws Exception {
+        warmUp(who, pid, load, WARM_UP_MAX);
+    }
+
+    private void warmUp(String who, long pid, Load load, Duration max) throws Exception {
         long start = System.nanoTime();
         load.run(WARM_UP, "WARM");
         double jit;
@@ -369,7 +377,7 @@ class InboxBenchmark extends IntegrationTest {
             long before = ProcAccounting.compilerTicks(pid);
             load.run(WARM_UP_SLICE, "WARM-" + slice++);
             jit = (ProcAccounting.compilerTicks(pid) - before) / (double) ProcAccounting.HZ / WARM_UP_SLICE.toSeconds();
-        } while (jit >= JIT_SETTLED && System.nanoTime() - start < WARM_UP_MAX.toNanos());
+        } while (jit >= JIT_SETTLED && System.nanoTime() - start < max.toNanos());
         double seconds = (System.nanoTime() - start) / 1e9;
         progress(String.format("%s: warm-up %.0f s of 16 connections, not recorded; JIT compiler threads in its last %d s: %.1f %% of a core",
                 who, seconds, WARM_UP_SLICE.toSeconds(), jit * 100));
@@ -412,44 +420,10 @@ class InboxBenchmark extends IntegrationTest {
         String wrk = wrk();
         @SuppressWarnings("unchecked")
         Map<String, Stat> ceiling = (Map<String, Stat>) summary.get("ceiling");
-        jdbc.execute("DROP TABLE IF EXISTS bench_peer");
-        jdbc.execute("CREATE TABLE bench_peer (LIKE inbox_message INCLUDING ALL)");
-        // the topic exists before the peer's first send, as the service's does (KafkaTopicProvisioner): a first
-        // send to a missing topic blocks on metadata while the broker creates it
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, services().kafkaBrokers()))) {
-            if (!admin.listTopics().names().get().contains("bench-peer")) {
-                admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic("bench-peer",
-                        properties.getKafka().getPartitions(), (short) 1))).all().get();
-            }
-        }
-        int peerPort = com.hospital.surveyinbox.support.EmbeddedServices.freePort();
-        Path log = Files.createTempFile("bench-peer", ".log");
-        String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx1g", "-Dembedded.services.off=true", "-cp", classpath,
-                "org.springframework.boot.SpringApplication", // its main runs --spring.main.sources
-                "--spring.main.sources=" + com.hospital.benchpeer.PeerApplication.class.getName(),
-                "--spring.config.location=classpath:/bench/peer.properties",
-                "--server.port=" + peerPort,
-                "--spring.datasource.url=" + services().jdbcUrl(),
-                "--spring.kafka.bootstrap-servers=" + services().kafkaBrokers()));
-        String gc = System.getProperty("bench.gc", "").strip();
-        if (!gc.isEmpty()) { // the same collector options as the service's JVM (pom: bench.gc)
-            command.addAll(1, List.of(gc.split("\\s+")));
-        }
-        Process peer = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Jvm peer = startPeer(List.of(System.getProperty("bench.gc", "").strip().split("\\s+")), "-Xmx1g");
         Map<String, Object> result = new LinkedHashMap<>();
         try {
-            await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500)).until(() -> {
-                if (!peer.isAlive()) {
-                    throw new IllegalStateException("peer exited: " + Files.readString(log));
-                }
-                try (java.net.Socket ignored = new java.net.Socket("127.0.0.1", peerPort)) {
-                    return true;
-                } catch (IOException e) {
-                    return false;
-                }
-            });
+            int peerPort = peer.port;
             Path script = Files.createTempFile("bench-post", ".lua");
             try (java.io.InputStream in = getClass().getResourceAsStream("/bench/post.lua")) {
                 Files.write(script, in.readAllBytes());
@@ -508,13 +482,310 @@ class InboxBenchmark extends IntegrationTest {
                         + comparison + "; " + cpuCell(medianCpu(cpu)) + " |");
             }
         } finally {
-            peer.destroy();
-            peer.waitFor(30, TimeUnit.SECONDS);
-            peer.destroyForcibly();
+            peer.close();
         }
         jdbc.execute("DROP TABLE IF EXISTS bench_peer");
         summary.put("peer", result);
         write("peer", result);
+    }
+
+    /** A benchmarked JVM of its own (the peer, or the service apart): its process, port, log and GC log. */
+    static final class Jvm implements AutoCloseable {
+        final Process process;
+        final int port;
+        final Path log;
+        final GcLog gc;
+
+        Jvm(Process process, int port, Path log, GcLog gc) {
+            this.process = process;
+            this.port = port;
+            this.log = log;
+            this.gc = gc;
+        }
+
+        long pid() {
+            return process.pid();
+        }
+
+        /** Waits until {@code ready} answers true; fails with the JVM's log if it exits first, and stops it on failure. */
+        Jvm awaitReady(java.util.concurrent.Callable<Boolean> ready) throws InterruptedException {
+            try {
+                awaitUp(ready);
+            } catch (RuntimeException | Error e) {
+                close();
+                throw e;
+            }
+            return this;
+        }
+
+        private void awaitUp(java.util.concurrent.Callable<Boolean> ready) {
+            await().atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofMillis(500)).until(() -> {
+                if (!process.isAlive()) {
+                    throw new IllegalStateException("benchmarked JVM exited: " + Files.readString(log));
+                }
+                try {
+                    return ready.call();
+                } catch (IOException e) {
+                    return false;
+                }
+            });
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            process.destroy();
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor();
+            }
+        }
+    }
+
+    private static List<String> java(List<String> jvmOptions, Path gcLog) {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        jvmOptions.stream().filter(o -> !o.isBlank()).forEach(command::add);
+        command.add("-Xlog:gc:file=" + gcLog + "::filecount=0"); // one file: GcLog reads on from an offset
+        command.add("-Dembedded.services.off=true");
+        command.add("-cp");
+        command.add(System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")));
+        return command;
+    }
+
+    /** The peer in its own JVM, on its own table (like the inbox's) and topic, ready to answer. */
+    private Jvm startPeer(List<String> jvmOptions, String... moreOptions) throws Exception {
+        jdbc.execute("DROP TABLE IF EXISTS bench_peer");
+        jdbc.execute("CREATE TABLE bench_peer (LIKE inbox_message INCLUDING ALL)");
+        // the topic exists before the peer's first send, as the service's does (KafkaTopicProvisioner): a first
+        // send to a missing topic blocks on metadata while the broker creates it
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, services().kafkaBrokers()))) {
+            if (!admin.listTopics().names().get().contains("bench-peer")) {
+                admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic("bench-peer",
+                        properties.getKafka().getPartitions(), (short) 1))).all().get();
+            }
+        }
+        int peerPort = com.hospital.surveyinbox.support.EmbeddedServices.freePort();
+        Path log = Files.createTempFile("bench-peer", ".log");
+        GcLog gc = new GcLog(Files.createTempFile("bench-peer-gc", ".log"));
+        List<String> options = new ArrayList<>(jvmOptions);
+        options.addAll(List.of(moreOptions));
+        List<String> command = java(options, gc.file());
+        command.addAll(List.of("org.springframework.boot.SpringApplication", // its main runs --spring.main.sources
+                "--spring.main.sources=" + com.hospital.benchpeer.PeerApplication.class.getName(),
+                "--spring.config.location=classpath:/bench/peer.properties",
+                "--server.port=" + peerPort,
+                "--spring.datasource.url=" + services().jdbcUrl(),
+                "--spring.kafka.bootstrap-servers=" + services().kafkaBrokers()));
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        return new Jvm(process, peerPort, log, gc).awaitReady(() -> {
+            try (java.net.Socket ignored = new java.net.Socket("127.0.0.1", peerPort)) {
+                return true;
+            }
+        });
+    }
+
+    // ---- 2c. the service and the peer, each in a JVM of its own (issue 22.3) ----
+    /**
+     * What k8s/base gives the service's container (JAVA_TOOL_OPTIONS: MaxRAMPercentage=50 of the 1536Mi limit =
+     * 768 MiB of heap, ParallelGC), given to both JVMs of this phase.
+     */
+    static final List<String> APART_JVM = List.of("-Xmx768m", "-XX:+UseParallelGC");
+
+    /**
+     * The service as it runs in a pod: its own JVM, with neither the downstream simulator nor the load generator
+     * nor the benchmark's threads in it, consumer paused (the accept path alone, as in the accept phase); then
+     * the peer with the same JVM options. For each: the same warm-up rule (until its JIT settled), then 1, 16 and
+     * 64 connections; per window the JVM's own CPU per accepted request (/proc), its peak RSS (sampled every
+     * 200 ms) and its heap (its GC log: peak before a collection, live set after, committed).
+     */
+    private void apart() throws Exception {
+        String wrk = wrk();
+        Path script = Files.createTempFile("bench-post", ".lua");
+        try (java.io.InputStream in = getClass().getResourceAsStream("/bench/post.lua")) {
+            Files.write(script, in.readAllBytes());
+        }
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("jvm_options", String.join(" ", APART_JVM));
+        Map<String, Map<String, Object>> figures = new LinkedHashMap<>();
+        // both start on an empty table (the peer's is new): the rows earlier phases left go first, and go again
+        // after the service (its rows stay RECEIVED: its consumer never ran), so bigtable starts as it did
+        emptyInbox();
+        try (Jvm service = startServiceApart()) {
+            figures.put("service", measureApart("service", service, wrk, script, "APT"));
+        } finally {
+            emptyInbox();
+        }
+        try (Jvm peer = startPeer(APART_JVM)) {
+            figures.put("peer", measureApart("peer", peer, wrk, script, "PAPT"));
+        } finally {
+            jdbc.execute("DROP TABLE IF EXISTS bench_peer");
+        }
+        result.putAll(figures);
+        Map<String, Object> verdict = new LinkedHashMap<>();
+        for (int clients : new int[] {1, 16, 64}) {
+            Map<String, Object> s = at(figures.get("service"), clients);
+            Map<String, Object> p = at(figures.get("peer"), clients);
+            Map<String, Double> v = new LinkedHashMap<>();
+            v.put("throughput", ProcAccounting.round(100 * median(s, "per_second") / median(p, "per_second")) / 100);
+            v.put("p99", ProcAccounting.round(100 * median(s, "p99_ms") / median(p, "p99_ms")) / 100);
+            v.put("jvm_cpu_per_request", ProcAccounting.round(100 * jvmCpu(s) / jvmCpu(p)) / 100);
+            v.put("peak_rss", ProcAccounting.round(100 * memory(s, "peak_rss_mib") / memory(p, "peak_rss_mib")) / 100);
+            verdict.put("service_to_peer_" + clients, v);
+            String line = String.format("| apart, %d connections: service : peer | throughput %.2f, p99 %.2f, JVM CPU per "
+                            + "request %.2f (%.0f : %.0f µs), peak RSS %.2f (%.0f : %.0f MiB), heap in use %.0f : %.0f MiB | %s |",
+                    clients, v.get("throughput"), v.get("p99"), v.get("jvm_cpu_per_request"), jvmCpu(s), jvmCpu(p),
+                    v.get("peak_rss"), memory(s, "peak_rss_mib"), memory(p, "peak_rss_mib"),
+                    memory(s, "peak_heap_used_mib"), memory(p, "peak_heap_used_mib"),
+                    clients == 16 ? "goal: CPU ≤ 1.00, RSS ≤ 1.50, throughput > 1, p99 < 1"
+                            : clients == 64 ? "goal: throughput > 1, p99 < 1" : "reference");
+            table.add(line);
+            progress(line);
+        }
+        result.put("ratios", verdict);
+        summary.put("apart", result);
+        write("apart", result);
+        StringBuilder md = new StringBuilder("# The service and the peer, each in a JVM of its own (issue 22, part 3)\n\n")
+                .append("`mvn -Pbench test -Dbench.phases=apart` on ").append(Runtime.getRuntime().availableProcessors())
+                .append(" cores; both JVMs `").append(String.join(" ", APART_JVM)).append("`; the service's consumer paused; ")
+                .append("figures per window are medians of ").append(REPS).append(" windows of ").append(WINDOW.toSeconds())
+                .append(" s after the same warm-up rule (until each JIT settled; apart.json has min–max and every process). ")
+                .append("The service's redelivery and retention jobs are off, as in the accept phase.\n\n")
+                .append("| JVM, connections | req/s | p50 / p99 ms | JVM CPU µs per request | cores (JVM, postgres, broker, wrk) | peak RSS MiB | heap: peak in use / live after GC / committed MiB | collections |\n")
+                .append("|---|---|---|---|---|---|---|---|\n");
+        for (var e : figures.entrySet()) {
+            for (int clients : new int[] {1, 16, 64}) {
+                Map<String, Object> f = at(e.getValue(), clients);
+                @SuppressWarnings("unchecked")
+                Map<String, Double> cores = (Map<String, Double>) ((Map<String, Object>) f.get("cpu")).get("cores_used");
+                md.append(String.format("| %s, %d | %.0f | %.2f / %.2f | %.0f | %s | %.0f | %.0f / %.0f / %.0f | %.0f |%n", e.getKey(), clients,
+                        median(f, "per_second"), median(f, "p50_ms"), median(f, "p99_ms"), jvmCpu(f),
+                        cores.values().stream().map(c -> String.format("%.2f", c)).collect(java.util.stream.Collectors.joining(", ")),
+                        memory(f, "peak_rss_mib"), memory(f, "peak_heap_used_mib"), memory(f, "peak_live_after_gc_mib"),
+                        memory(f, "heap_committed_mib"),
+                        memory(f, "collections")));
+            }
+        }
+        md.append("\n| ratio service : peer | throughput | p99 | JVM CPU per request | peak RSS |\n|---|---|---|---|---|\n");
+        verdict.forEach((k, v) -> {
+            @SuppressWarnings("unchecked")
+            Map<String, Double> r = (Map<String, Double>) v;
+            md.append(String.format("| %s connections | %.2f | %.2f | %.2f | %.2f |%n", k.substring(k.lastIndexOf('_') + 1),
+                    r.get("throughput"), r.get("p99"), r.get("jvm_cpu_per_request"), r.get("peak_rss")));
+        });
+        Files.writeString(OUT.resolve("APART.md"), md.toString());
+    }
+
+    private void emptyInbox() {
+        withoutSocketTimeout("TRUNCATE inbox_message, inbox_attempt, operator_audit, redelivery_run CASCADE");
+        withoutSocketTimeout("VACUUM (ANALYZE) inbox_message");
+        jdbc.execute("CHECKPOINT");
+    }
+
+    /**
+     * The service in a JVM of its own, on this run's PostgreSQL, broker and Redis; its consumer not started, its
+     * redelivery and retention jobs off (as in the accept phase). The classpath is the tests' (the benchmark has
+     * no packaged jar): Boot's Kafka auto-configuration, there only for the peer, is excluded as the tests do.
+     */
+    private Jvm startServiceApart() throws Exception {
+        int servicePort = com.hospital.surveyinbox.support.EmbeddedServices.freePort();
+        int management = com.hospital.surveyinbox.support.EmbeddedServices.freePort();
+        Path log = Files.createTempFile("bench-apart", ".log");
+        GcLog gc = new GcLog(Files.createTempFile("bench-apart-gc", ".log"));
+        List<String> options = new ArrayList<>(APART_JVM);
+        // e.g. -Dbench.apart.jvm="-XX:StartFlightRecording=filename=/tmp/apart.jfr,settings=profile": the service's JVM only
+        options.addAll(List.of(System.getProperty("bench.apart.jvm", "").strip().split("\\s+")));
+        List<String> command = java(options, gc.file());
+        command.add("com.hospital.surveyinbox.SurveyInboxAdapterApplication");
+        Map<String, Object> p = new LinkedHashMap<>(services().properties());
+        p.put("server.port", servicePort);
+        p.put("management.server.port", management);
+        // the accept path alone, as in the accept phase: the consumer's route is not started
+        p.put("camel.main.auto-startup-exclude-pattern", "inbox-process");
+        p.put("adapter.kafka.topic", "bench-apart");
+        p.put("adapter.kafka.group-id", "bench-apart");
+        p.put("adapter.kafka.consumers", properties.getKafka().getConsumers());
+        p.put("adapter.kafka.workers", properties.getKafka().getWorkers());
+        p.put("adapter.kafka.partitions", properties.getKafka().getPartitions());
+        p.put("spring.autoconfigure.exclude", "org.springframework.boot.autoconfigure.kafka.KafkaAutoConfiguration");
+        p.put("spring.quartz.scheduler-name", "bench-apart");
+        p.put("adapter.inbox.redeliver-enabled", false);
+        p.put("adapter.retention.enabled", false);
+        p.put("adapter.reception.rate-limit.enabled", false);
+        p.put("spring.datasource.hikari.maximum-pool-size", 40);
+        p.put("adapter.security.legacy.username", "legacy");
+        p.put("adapter.security.legacy.password", "legacy-test-secret");
+        p.put("adapter.security.ops.username", "ops");
+        p.put("adapter.security.ops.password", "ops-test-secret");
+        p.put("logging.level.com.hospital.surveyinbox", "WARN");
+        p.put("logging.level.org.apache.hc", "WARN");
+        p.forEach((k, v) -> command.add("--" + k + "=" + v));
+        Process process = new ProcessBuilder(command).directory(new java.io.File(".")).redirectErrorStream(true)
+                .redirectOutput(log.toFile()).start();
+        URI readiness = URI.create("http://127.0.0.1:" + management + "/actuator/health/readiness");
+        return new Jvm(process, servicePort, log, gc).awaitReady(() -> http.send(HttpRequest.newBuilder(readiness)
+                .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200);
+    }
+
+    private Map<String, Object> measureApart(String who, Jvm jvm, String wrk, Path script, String prefix) throws Exception {
+        String url = "http://127.0.0.1:" + jvm.port + "/legacy/survey-send-info";
+        // longer at most than the in-JVM phases: at a third of their rate, the service's JIT was still compiling
+        // (22 % of a core) when 120 s were up
+        warmUp(who + "_apart", jvm.pid(), (window, run) -> runWrk(wrk, script, 16, window, prefix + run, url), WARM_UP_MAX_APART);
+        long postmaster = services().postgresProcessHandle().orElseThrow().pid();
+        var broker = services().kafkaProcessHandle();
+        ProcAccounting accounting = new ProcAccounting()
+                .add("jvm", () -> ProcAccounting.ticks(jvm.pid(), false))
+                .add("postgres", () -> ProcAccounting.postgresTicks(postmaster))
+                .add("broker", () -> broker.map(h -> ProcAccounting.ticks(h.pid(), false)).orElse(0L))
+                .add("load_generator", ProcAccounting::reapedChildrenOfSelf);
+        Map<String, Object> result = new LinkedHashMap<>();
+        for (int clients : new int[] {1, 16, 64}) {
+            List<Double> rates = new ArrayList<>();
+            List<Double> p50 = new ArrayList<>();
+            List<Double> p99 = new ArrayList<>();
+            List<Map<String, Object>> cpu = new ArrayList<>();
+            MemorySampler memory = new MemorySampler(jvm.pid(), false);
+            long gcFrom = jvm.gc.mark();
+            for (int rep = 0; rep < REPS; rep++) {
+                ProcAccounting.Window window = accounting.start();
+                memory.start();
+                var figures = runWrk(wrk, script, clients, WINDOW, prefix + "-" + clients + "-" + rep, url);
+                memory.stop();
+                cpu.add(window.stop(figures.get("requests").asLong()));
+                rates.add(figures.get("requests").asDouble() / (figures.get("duration_us").asDouble() / 1e6));
+                p50.add(figures.get("p50_us").asDouble() / 1000.0);
+                p99.add(figures.get("p99_us").asDouble() / 1000.0);
+            }
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("per_second", Stat.of(rates));
+            r.put("p50_ms", Stat.of(p50));
+            r.put("p99_ms", Stat.of(p99));
+            r.put("cpu", medianCpu(cpu));
+            Map<String, Double> mem = new LinkedHashMap<>(memory.figures());
+            mem.putAll(jvm.gc.since(gcFrom));
+            r.put("memory", mem);
+            progress(String.format("apart %s %d clients: %s, p50 %s, p99 %s; CPU %s; memory %s", who, clients,
+                    Stat.of(rates).fmt("req/s"), Stat.of(p50).fmt("ms"), Stat.of(p99).fmt("ms"), medianCpu(cpu), mem));
+            result.put("clients_" + clients, r);
+        }
+        return result;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> at(Map<String, Object> figures, int clients) {
+        return (Map<String, Object>) figures.get("clients_" + clients);
+    }
+
+    private static double median(Map<String, Object> figures, String key) {
+        return ((Stat) figures.get(key)).median();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static double jvmCpu(Map<String, Object> figures) {
+        return ((Map<String, Double>) ((Map<String, Object>) figures.get("cpu")).get("cpu_us_per_unit")).get("jvm");
+    }
+
+    @SuppressWarnings("unchecked")
+    private static double memory(Map<String, Object> figures, String key) {
+        return ((Map<String, Double>) figures.get("memory")).getOrDefault(key, Double.NaN);
     }
 
     // ---- 4b. processing capacity: one instance, simulator answering at once, a backlog drained by N consumers ----
