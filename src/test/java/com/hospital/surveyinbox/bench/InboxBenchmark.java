@@ -233,10 +233,7 @@ class InboxBenchmark extends IntegrationTest {
         result.put("load_generator", wrk);
         @SuppressWarnings("unchecked")
         Map<String, Stat> ceiling = (Map<String, Stat>) summary.get("ceiling");
-        Path script = Files.createTempFile("bench-post", ".lua");
-        try (java.io.InputStream in = getClass().getResourceAsStream("/bench/post.lua")) {
-            Files.write(script, in.readAllBytes());
-        }
+        Path script = postScript();
         warmUp("service", ProcessHandle.current().pid(), (window, run) -> runWrk(wrk, script, 16, window, run));
         // reference: the same JVM, Tomcat and Spring MVC answering an empty GET (actuator info: no security,
         // no Camel, no database, no Kafka) over the same 16 connections
@@ -424,45 +421,20 @@ class InboxBenchmark extends IntegrationTest {
         Map<String, Object> result = new LinkedHashMap<>();
         try {
             int peerPort = peer.port;
-            Path script = Files.createTempFile("bench-post", ".lua");
-            try (java.io.InputStream in = getClass().getResourceAsStream("/bench/post.lua")) {
-                Files.write(script, in.readAllBytes());
-            }
+            Path script = postScript();
             String url = "http://127.0.0.1:" + peerPort + "/legacy/survey-send-info";
             warmUp("peer", peer.pid(), (window, run) -> runWrk(wrk, script, 16, window, "P" + run, url));
-            long postmaster = services().postgresProcessHandle().orElseThrow().pid();
-            var broker = services().kafkaProcessHandle();
-            ProcAccounting peerAccounting = new ProcAccounting()
-                    .add("peer", () -> ProcAccounting.ticks(peer.pid(), false))
-                    .add("postgres", () -> ProcAccounting.postgresTicks(postmaster))
-                    .add("broker", () -> broker.map(h -> ProcAccounting.ticks(h.pid(), false)).orElse(0L))
-                    .add("load_generator", ProcAccounting::reapedChildrenOfSelf);
+            ProcAccounting peerAccounting = accountingOf("peer", peer.pid());
             @SuppressWarnings("unchecked")
             Map<String, Object> accept = (Map<String, Object>) summary.get("accept");
             for (int clients : new int[] {1, 16, 64}) {
-                List<Double> rates = new ArrayList<>();
-                List<Double> p50 = new ArrayList<>();
-                List<Double> p99 = new ArrayList<>();
-                List<Map<String, Object>> cpu = new ArrayList<>();
-                MemorySampler memory = new MemorySampler(peer.pid(), false);
-                for (int rep = 0; rep < REPS; rep++) {
-                    ProcAccounting.Window window = peerAccounting.start();
-                    memory.start();
-                    var figures = runWrk(wrk, script, clients, WINDOW, "PEER-" + clients + "-" + rep, url);
-                    memory.stop();
-                    cpu.add(window.stop(figures.get("requests").asLong()));
-                    rates.add(figures.get("requests").asDouble() / (figures.get("duration_us").asDouble() / 1e6));
-                    p50.add(figures.get("p50_us").asDouble() / 1000.0);
-                    p99.add(figures.get("p99_us").asDouble() / 1000.0);
-                }
-                Stat rate = Stat.of(rates);
-                Map<String, Object> r = new LinkedHashMap<>();
-                r.put("per_second", rate);
-                r.put("p50_ms", Stat.of(p50));
-                r.put("p99_ms", Stat.of(p99));
+                Map<String, Object> r = windows(peerAccounting, peer, clients, wrk, script, "PEER", url);
+                Stat rate = (Stat) r.get("per_second");
+                Stat p50 = (Stat) r.get("p50_ms");
+                Stat p99 = (Stat) r.get("p99_ms");
+                @SuppressWarnings("unchecked")
+                Map<String, Object> cpu = (Map<String, Object>) r.get("cpu");
                 r.put("ratio_to_ceiling", rate.median() / ceiling.get("clients_" + clients + "_per_second").median());
-                r.put("cpu", medianCpu(cpu));
-                r.put("memory", memory.figures());
                 String comparison = "";
                 if (accept != null) {
                     @SuppressWarnings("unchecked")
@@ -470,16 +442,16 @@ class InboxBenchmark extends IntegrationTest {
                     double ourRate = ((Stat) ours.get("per_second")).median();
                     double ourP99 = ((Stat) ours.get("p99_ms")).median();
                     r.put("service_to_peer_throughput", ourRate / rate.median());
-                    r.put("service_to_peer_p99", ourP99 / Stat.of(p99).median());
+                    r.put("service_to_peer_p99", ourP99 / p99.median());
                     comparison = String.format("service : peer throughput %.2f, p99 %.2f (%s)", ourRate / rate.median(),
-                            ourP99 / Stat.of(p99).median(), clients == 1 ? "target: within 10 %" : "target: ahead on both");
+                            ourP99 / p99.median(), clients == 1 ? "target: within 10 %" : "target: ahead on both");
                 }
                 result.put("clients_" + clients, r);
                 progress(String.format("peer %d clients: %s, p50 %s, p99 %s; %s; CPU %s; memory %s", clients, rate.fmt("req/s"),
-                        Stat.of(p50).fmt("ms"), Stat.of(p99).fmt("ms"), comparison, medianCpu(cpu), memory.figures()));
+                        p50.fmt("ms"), p99.fmt("ms"), comparison, cpu, r.get("memory")));
                 table.add("| peer (plain Spring MVC, INSERT+commit per request, KafkaTemplate), " + clients + " connections | "
-                        + rate.fmt("req/s") + ", p50 " + Stat.of(p50).fmt("ms") + ", p99 " + Stat.of(p99).fmt("ms") + " | "
-                        + comparison + "; " + cpuCell(medianCpu(cpu)) + " |");
+                        + rate.fmt("req/s") + ", p50 " + p50.fmt("ms") + ", p99 " + p99.fmt("ms") + " | "
+                        + comparison + "; " + cpuCell(cpu) + " |");
             }
         } finally {
             peer.close();
@@ -598,10 +570,7 @@ class InboxBenchmark extends IntegrationTest {
      */
     private void apart() throws Exception {
         String wrk = wrk();
-        Path script = Files.createTempFile("bench-post", ".lua");
-        try (java.io.InputStream in = getClass().getResourceAsStream("/bench/post.lua")) {
-            Files.write(script, in.readAllBytes());
-        }
+        Path script = postScript();
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("jvm_options", String.join(" ", APART_JVM));
         Map<String, Map<String, Object>> figures = new LinkedHashMap<>();
@@ -729,44 +698,69 @@ class InboxBenchmark extends IntegrationTest {
         // longer at most than the in-JVM phases: at a third of their rate, the service's JIT was still compiling
         // (22 % of a core) when 120 s were up
         warmUp(who + "_apart", jvm.pid(), (window, run) -> runWrk(wrk, script, 16, window, prefix + run, url), WARM_UP_MAX_APART);
-        long postmaster = services().postgresProcessHandle().orElseThrow().pid();
-        var broker = services().kafkaProcessHandle();
-        ProcAccounting accounting = new ProcAccounting()
-                .add("jvm", () -> ProcAccounting.ticks(jvm.pid(), false))
-                .add("postgres", () -> ProcAccounting.postgresTicks(postmaster))
-                .add("broker", () -> broker.map(h -> ProcAccounting.ticks(h.pid(), false)).orElse(0L))
-                .add("load_generator", ProcAccounting::reapedChildrenOfSelf);
+        ProcAccounting accounting = accountingOf("jvm", jvm.pid());
         Map<String, Object> result = new LinkedHashMap<>();
         for (int clients : new int[] {1, 16, 64}) {
-            List<Double> rates = new ArrayList<>();
-            List<Double> p50 = new ArrayList<>();
-            List<Double> p99 = new ArrayList<>();
-            List<Map<String, Object>> cpu = new ArrayList<>();
-            MemorySampler memory = new MemorySampler(jvm.pid(), false);
-            long gcFrom = jvm.gc.mark();
-            for (int rep = 0; rep < REPS; rep++) {
-                ProcAccounting.Window window = accounting.start();
-                memory.start();
-                var figures = runWrk(wrk, script, clients, WINDOW, prefix + "-" + clients + "-" + rep, url);
-                memory.stop();
-                cpu.add(window.stop(figures.get("requests").asLong()));
-                rates.add(figures.get("requests").asDouble() / (figures.get("duration_us").asDouble() / 1e6));
-                p50.add(figures.get("p50_us").asDouble() / 1000.0);
-                p99.add(figures.get("p99_us").asDouble() / 1000.0);
-            }
-            Map<String, Object> r = new LinkedHashMap<>();
-            r.put("per_second", Stat.of(rates));
-            r.put("p50_ms", Stat.of(p50));
-            r.put("p99_ms", Stat.of(p99));
-            r.put("cpu", medianCpu(cpu));
-            Map<String, Double> mem = new LinkedHashMap<>(memory.figures());
-            mem.putAll(jvm.gc.since(gcFrom));
-            r.put("memory", mem);
+            Map<String, Object> r = windows(accounting, jvm, clients, wrk, script, prefix, url);
             progress(String.format("apart %s %d clients: %s, p50 %s, p99 %s; CPU %s; memory %s", who, clients,
-                    Stat.of(rates).fmt("req/s"), Stat.of(p50).fmt("ms"), Stat.of(p99).fmt("ms"), medianCpu(cpu), mem));
+                    ((Stat) r.get("per_second")).fmt("req/s"), ((Stat) r.get("p50_ms")).fmt("ms"),
+                    ((Stat) r.get("p99_ms")).fmt("ms"), r.get("cpu"), r.get("memory")));
             result.put("clients_" + clients, r);
         }
         return result;
+    }
+
+    /** The benchmark's wrk script, written where wrk can read it. */
+    private Path postScript() throws IOException {
+        Path script = Files.createTempFile("bench-post", ".lua");
+        try (java.io.InputStream in = getClass().getResourceAsStream("/bench/post.lua")) {
+            Files.write(script, in.readAllBytes());
+        }
+        return script;
+    }
+
+    /** CPU of a benchmarked JVM of its own (under {@code name}), PostgreSQL, the broker and wrk. */
+    private ProcAccounting accountingOf(String name, long pid) {
+        long postmaster = services().postgresProcessHandle().orElseThrow().pid();
+        var broker = services().kafkaProcessHandle();
+        return new ProcAccounting()
+                .add(name, () -> ProcAccounting.ticks(pid, false))
+                .add("postgres", () -> ProcAccounting.postgresTicks(postmaster))
+                .add("broker", () -> broker.map(h -> ProcAccounting.ticks(h.pid(), false)).orElse(0L))
+                .add("load_generator", ProcAccounting::reapedChildrenOfSelf);
+    }
+
+    /**
+     * {@link #REPS} windows of {@code clients} connections against a JVM of its own: medians (min–max) of
+     * requests per second, p50 and p99; CPU per request per process; its peak RSS and, from its GC log, its heap.
+     */
+    private Map<String, Object> windows(ProcAccounting accounting, Jvm jvm, int clients, String wrk, Path script,
+                                        String prefix, String url) throws Exception {
+        List<Double> rates = new ArrayList<>();
+        List<Double> p50 = new ArrayList<>();
+        List<Double> p99 = new ArrayList<>();
+        List<Map<String, Object>> cpu = new ArrayList<>();
+        MemorySampler memory = new MemorySampler(jvm.pid(), false);
+        long gcFrom = jvm.gc.mark();
+        for (int rep = 0; rep < REPS; rep++) {
+            ProcAccounting.Window window = accounting.start();
+            memory.start();
+            var figures = runWrk(wrk, script, clients, WINDOW, prefix + "-" + clients + "-" + rep, url);
+            memory.stop();
+            cpu.add(window.stop(figures.get("requests").asLong()));
+            rates.add(figures.get("requests").asDouble() / (figures.get("duration_us").asDouble() / 1e6));
+            p50.add(figures.get("p50_us").asDouble() / 1000.0);
+            p99.add(figures.get("p99_us").asDouble() / 1000.0);
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("per_second", Stat.of(rates));
+        r.put("p50_ms", Stat.of(p50));
+        r.put("p99_ms", Stat.of(p99));
+        r.put("cpu", medianCpu(cpu));
+        Map<String, Double> mem = new LinkedHashMap<>(memory.figures());
+        mem.putAll(jvm.gc.since(gcFrom));
+        r.put("memory", mem);
+        return r;
     }
 
     @SuppressWarnings("unchecked")
@@ -1124,10 +1118,7 @@ class InboxBenchmark extends IntegrationTest {
      */
     private void bigTable(boolean warm) throws Exception {
         String wrk = wrk();
-        Path script = Files.createTempFile("bench-post", ".lua");
-        try (java.io.InputStream in = getClass().getResourceAsStream("/bench/post.lua")) {
-            Files.write(script, in.readAllBytes());
-        }
+        Path script = postScript();
         if (!warm && !BIGTABLE_READS_ONLY) {
             camel.getRouteController().stopRoute("inbox-process");
             warmUp("service", ProcessHandle.current().pid(), (window, run) -> runWrk(wrk, script, 16, window, run));
