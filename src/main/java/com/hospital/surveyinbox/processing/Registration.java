@@ -23,7 +23,7 @@ public record Registration(long inboxId, String srvyDrawupNo, String msgType, St
 
     /** Named parameters of the statements the registration runs ({@code sql/has-completed-send.sql}). */
     public Map<String, Object> params() {
-        return Map.of("id", inboxId, "srvyDrawupNo", srvyDrawupNo);
+        return Map.of("id", inboxId, "srvyDrawupNo", srvyDrawupNo, "msgType", msgType);
     }
 
     /**
