@@ -9,6 +9,7 @@ WITH done AS (
        SET status = 'COMPLETED',
            claim_token = NULL,
            last_error = NULL,
+           last_error_code = NULL,
            updated_at = now(),
            reply_status = CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN reply_status ELSE 'PENDING' END,
            reply_reason_code = COALESCE(CAST(:#replyCode AS TEXT), reply_reason_code),

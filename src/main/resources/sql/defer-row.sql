@@ -9,6 +9,7 @@ WITH deferred AS (
            attempts = attempts - 1,
            claim_token = NULL,
            last_error = :#reason,
+           last_error_code = NULL,
            updated_at = now()
      WHERE id = :#id
        AND status = 'PROCESSING'

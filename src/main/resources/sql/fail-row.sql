@@ -9,6 +9,7 @@ WITH failed AS (
        SET status = CASE WHEN attempts >= :#maxAttempts THEN 'DEAD' ELSE 'FAILED' END,
            claim_token = NULL,
            last_error = :#reason,
+           last_error_code = :#code,
            updated_at = now(),
            reply_status = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')
                                THEN 'PENDING' ELSE reply_status END,

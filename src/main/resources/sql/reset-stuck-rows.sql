@@ -13,6 +13,7 @@ WITH stuck AS (
        SET status = CASE WHEN attempts >= :#maxAttempts THEN 'DEAD' ELSE 'RECEIVED' END,
            claim_token = NULL,
            last_error = 'worker lost while processing; reset by the redelivery job',
+           last_error_code = NULL,
            updated_at = now(),
            published_at = now(),
            reply_status = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')

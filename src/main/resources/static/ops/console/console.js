@@ -69,9 +69,16 @@
   function bulkFilter() {
     const filter = { status: document.getElementById('bulk-status').value };
     const error = document.getElementById('bulk-error').value.trim();
+    const code = document.getElementById('bulk-code').value.trim();
     const prefix = document.getElementById('bulk-prefix').value.trim();
+    // datetime-local is the operator's local time without an offset: sent as an instant (ISO-8601, UTC)
+    const from = document.getElementById('bulk-from').value;
+    const to = document.getElementById('bulk-to').value;
     if (error) { filter.lastErrorContains = error; }
+    if (code) { filter.lastErrorCode = code; }
     if (prefix) { filter.srvyDrawupNoPrefix = prefix; }
+    if (from) { filter.receivedFrom = new Date(from).toISOString(); }
+    if (to) { filter.receivedTo = new Date(to).toISOString(); }
     return filter;
   }
 
@@ -116,7 +123,7 @@
   async function bulkRequeue(filter) {
     const r = await bulkPost({ ...filter, dryRun: false });
     bulkMessage(r.ok
-      ? 'Requeued ' + r.body.requeued + ' rows' + (r.body.remaining ? '; ' + r.body.remaining + ' still match' : '') + '.'
+      ? 'Requeued ' + r.body.requeued + ' rows' + (r.body.remaining ? '; ' + r.body.remaining + ' still match (count again to take more)' : '') + '.'
       : 'Not requeued: ' + r.status + ' ' + (r.body.error || ''));
     await refresh();
   }

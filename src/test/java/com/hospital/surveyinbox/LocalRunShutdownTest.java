@@ -3,6 +3,7 @@ package com.hospital.surveyinbox;
 import com.hospital.surveyinbox.support.EmbeddedServices;
 import com.hospital.surveyinbox.support.ServiceClient;
 import com.hospital.surveyinbox.support.Stopped;
+import com.hospital.surveyinbox.support.Tools;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -30,9 +31,12 @@ import static org.awaitility.Awaitility.await;
  * way ({@code kill -INT -pgid}) while messages are being registered. It must stop the service before PostgreSQL, Kafka and Redis, so nothing
  * logs a warning or a stack trace on the way out, exit by itself, and leave no service process behind.
  */
+// a terminal's process group and /proc: Linux (the local run itself also starts without setsid elsewhere)
+@org.junit.jupiter.api.condition.EnabledOnOs(org.junit.jupiter.api.condition.OS.LINUX)
 class LocalRunShutdownTest {
 
     private static final Pattern PORT = Pattern.compile("localhost:(\\d+)");
+    private static final Pattern TEMP_FOLDER = Pattern.compile("/[^\\s='\"]*/(survey-inbox-pg|kafka-process)[^/\\s'\"]*");
 
     @Test
     void ctrlCStopsTheServiceFirstAndLeavesNothingRunning() throws Exception {
@@ -115,11 +119,18 @@ class LocalRunShutdownTest {
             List<Integer> ports = List.of(port(banner, "postgres"), port(banner, "kafka"), port(banner, "redis"));
             ProcessHandle.of(run.pid()).orElseThrow().descendants().forEach(started::add);
             assertThat(ports).allSatisfy(p -> assertThat(Stopped.listening(p)).as("listening on %d", p).isTrue());
+            // the database's and the broker's temporary folders, as their command lines name them
+            List<Path> folders = started.stream().flatMap(h -> h.info().arguments().stream().flatMap(java.util.Arrays::stream))
+                    .flatMap(argument -> TEMP_FOLDER.matcher(argument).results()).map(m -> Path.of(m.group())).distinct().toList();
+            assertThat(folders).as("temporary folders of PostgreSQL and the broker").hasSizeGreaterThanOrEqualTo(2)
+                    .allSatisfy(f -> assertThat(f).isDirectory());
 
             new ProcessBuilder("kill", "-KILL", Long.toString(run.pid())).inheritIO().start().waitFor(); // the JVM only
             assertThat(run.waitFor(10, TimeUnit.SECONDS)).isTrue();
 
             Stopped.awaitGone(ports, started, "the local run's processes");
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250)).untilAsserted(() ->
+                    assertThat(folders).as("temporary folders removed").allSatisfy(f -> assertThat(f).doesNotExist()));
         } finally {
             if (run.isAlive()) {
                 new ProcessBuilder("kill", "-INT", "--", "-" + run.pid()).start().waitFor();
@@ -132,7 +143,7 @@ class LocalRunShutdownTest {
     /** The local run as a terminal starts it: a process group (session) of its own, free ports. */
     private static Process startLocalRun(Path log) throws IOException {
         String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        List<String> command = new ArrayList<>(List.of("/usr/bin/setsid",
+        List<String> command = new ArrayList<>(List.of(Tools.setsid().orElseThrow().toString(),
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx512m", "-Dlocal.simulator.port=0", "-cp", classpath, LocalRun.class.getName(),
                 "--server.port=0", "--management.server.port=0"));

@@ -137,6 +137,7 @@ public class InboxStore implements DisposableBean {
                SET status = 'RECEIVED',
                    attempts = 0,
                    last_error = NULL,
+                   last_error_code = NULL,
                    held_reason = NULL,
                    claim_token = NULL,
                    updated_at = now(),
@@ -423,6 +424,7 @@ public class InboxStore implements DisposableBean {
     public RequeueFilter.Candidates requeueCandidates(RequeueFilter filter, int limit) {
         MapSqlParameterSource params = new MapSqlParameterSource("status", filter.status().name())
                 .addValue("lastError", filter.lastErrorContains())
+                .addValue("lastErrorCode", filter.lastErrorCode())
                 .addValue("prefix", filter.srvyDrawupNoPrefix())
                 .addValue("receivedFrom", filter.receivedFrom())
                 .addValue("receivedTo", filter.receivedTo())

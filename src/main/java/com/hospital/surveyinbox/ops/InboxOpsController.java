@@ -131,10 +131,10 @@ public class InboxOpsController {
      * {@code srvyDrawupNoPrefix}, {@code receivedFrom}/{@code receivedTo} as ISO-8601 instants), whether to
      * only count them ({@code dryRun}, the default), and at most how many to take ({@code limit}).
      */
-    public record BulkRequeue(String status, String lastErrorContains, String srvyDrawupNoPrefix,
+    public record BulkRequeue(String status, String lastErrorContains, String lastErrorCode, String srvyDrawupNoPrefix,
                               String receivedFrom, String receivedTo, Boolean dryRun, Integer limit) {
 
-        static final java.util.Set<String> FIELDS = java.util.Set.of("status", "lastErrorContains",
+        static final java.util.Set<String> FIELDS = java.util.Set.of("status", "lastErrorContains", "lastErrorCode",
                 "srvyDrawupNoPrefix", "receivedFrom", "receivedTo", "dryRun", "limit");
 
         /** The request, or null when it names a field that is not one of {@link #FIELDS} or has a wrong type. */
@@ -152,14 +152,14 @@ public class InboxOpsController {
             if ((dryRun != null && !dryRun.isBoolean()) || (limit != null && !limit.isIntegralNumber())) {
                 return null;
             }
-            for (String field : List.of("status", "lastErrorContains", "srvyDrawupNoPrefix", "receivedFrom", "receivedTo")) {
+            for (String field : List.of("status", "lastErrorContains", "lastErrorCode", "srvyDrawupNoPrefix", "receivedFrom", "receivedTo")) {
                 JsonNode value = json.get(field);
                 // a filter given must be a text with something in it: "", "  ", {} or [] would filter nothing
                 if (value != null && (!value.isTextual() || value.asText().isBlank())) {
                     return null;
                 }
             }
-            return new BulkRequeue(text(json, "status"), text(json, "lastErrorContains"), text(json, "srvyDrawupNoPrefix"),
+            return new BulkRequeue(text(json, "status"), text(json, "lastErrorContains"), text(json, "lastErrorCode"), text(json, "srvyDrawupNoPrefix"),
                     text(json, "receivedFrom"), text(json, "receivedTo"), dryRun == null ? null : dryRun.asBoolean(),
                     limit == null ? null : limit.asInt());
         }
@@ -178,8 +178,9 @@ public class InboxOpsController {
      * ({@code adapter.inbox.bulk-requeue-max}); each exactly as a single requeue (one transaction, audited
      * with the operator's name); their events are republished at {@code adapter.inbox.bulk-requeue-rate-per-second}.
      * A dry run ({@code "dryRun": true}, the default) changes nothing and answers how many rows match and the
-     * first ids. 400 for a filter that is not one; 409 while this pod still republishes earlier bulk requeues
-     * beyond what it can publish before the redelivery job would take them as lost ({@link PacedRepublisher}).
+     * first ids. 400 for a filter that is not one. The real call requeues at most {@code limit} rows, and no
+     * more than this pod can republish before the redelivery job would take their events as lost
+     * ({@link PacedRepublisher}); 409 (nothing changed) while earlier bulk requeues fill that room.
      * {@code remaining}: the rows that matched and this call did not requeue (another call or a worker may
      * have changed some meanwhile).
      */
@@ -200,8 +201,9 @@ public class InboxOpsController {
             return ResponseEntity.badRequest().body(Map.of("error", "limit must be 1.." + bulkRequeueMax));
         }
         String lastError = blankToNull(request.lastErrorContains());
+        String lastErrorCode = blankToNull(request.lastErrorCode());
         String prefix = blankToNull(request.srvyDrawupNoPrefix());
-        if ((lastError != null && lastError.length() > MAX_FILTER_TEXT) || (prefix != null && prefix.length() > MAX_FILTER_TEXT)) {
+        if (java.util.stream.Stream.of(lastError, lastErrorCode, prefix).anyMatch(t -> t != null && t.length() > MAX_FILTER_TEXT)) {
             return ResponseEntity.badRequest().body(Map.of("error", "filter texts must be at most " + MAX_FILTER_TEXT + " characters"));
         }
         OffsetDateTime from;
@@ -213,7 +215,7 @@ public class InboxOpsController {
             return ResponseEntity.badRequest().body(Map.of("error", "receivedFrom and receivedTo must be ISO-8601 times with an offset"));
         }
         RequeueFilter filter = new RequeueFilter(
-                InboxStatus.valueOf(request.status()), lastError, prefix, from, to);
+                InboxStatus.valueOf(request.status()), lastError, lastErrorCode, prefix, from, to);
         boolean dryRun = request.dryRun() == null || request.dryRun();
         RequeueFilter.Candidates candidates =
                 store.requeueCandidates(filter, dryRun ? FIRST_IDS : limit);
@@ -224,21 +226,26 @@ public class InboxOpsController {
             body.put("firstIds", candidates.ids().stream().map(String::valueOf).toList());
             return ResponseEntity.ok(body);
         }
-        if (!paced.hasRoomFor(candidates.ids().size())) {
+        // as many rows as this pod can republish before the redelivery job would take their events as lost
+        int room = paced.reserve(candidates.ids().size());
+        if (room == 0 && !candidates.ids().isEmpty()) {
             return ResponseEntity.status(HttpStatus.CONFLICT).body(Map.of("error",
                     "the events of earlier bulk requeues are still being republished on this pod; retry in a minute",
                     "pending", paced.pending()));
         }
         List<String> requeued = new java.util.ArrayList<>();
         List<InboxEvent> events = new java.util.ArrayList<>();
-        for (long id : candidates.ids()) {
-            RequeueResult result = store.requeue(id, operator.getName());
-            if (result.requeued()) { // a row another operator or a worker changed meanwhile is skipped
-                requeued.add(Long.toString(id));
-                events.add(result.event());
+        try {
+            for (long id : candidates.ids().subList(0, room)) {
+                RequeueResult result = store.requeue(id, operator.getName());
+                if (result.requeued()) { // a row another operator or a worker changed meanwhile is skipped
+                    requeued.add(Long.toString(id));
+                    events.add(result.event());
+                }
             }
+        } finally {
+            paced.republish(events, room);
         }
-        paced.republish(events);
         log.info("Bulk requeue by operator {}: {} rows requeued ({} matched {})", operator.getName(), requeued.size(),
                 candidates.matching(), request.status());
         body.put("dryRun", false);

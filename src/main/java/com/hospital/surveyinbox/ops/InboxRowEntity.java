@@ -34,6 +34,7 @@ public class InboxRowEntity {
     private String status;
     private int attempts;
     @Column(name = "last_error") private String lastError;
+    @Column(name = "last_error_code") private String lastErrorCode;
     @Column(name = "held_reason") private String heldReason;
     @Column(name = "reply_status") private String replyStatus;
     @Column(name = "reply_reason_code") private String replyReasonCode;
@@ -48,6 +49,7 @@ public class InboxRowEntity {
     public String getStatus() { return status; }
     public int getAttempts() { return attempts; }
     public String getLastError() { return lastError; }
+    public String getLastErrorCode() { return lastErrorCode; }
     public String getHeldReason() { return heldReason; }
     public String getReplyStatus() { return replyStatus; }
     public String getReplyReasonCode() { return replyReasonCode; }

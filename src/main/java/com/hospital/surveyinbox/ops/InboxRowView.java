@@ -9,7 +9,7 @@ import java.util.List;
  * The detail adds the attempt history and the operator audit trail.
  */
 public record InboxRowView(String inboxId, String srvyDrawupNo, String msgType, String status, int attempts,
-                           String lastError, String heldReason, String replyStatus, String replyReasonCode,
+                           String lastError, String lastErrorCode, String heldReason, String replyStatus, String replyReasonCode,
                            int replyAttempts, String replyLastError, OffsetDateTime receivedAt,
                            OffsetDateTime updatedAt,
                            @JsonInclude(JsonInclude.Include.NON_NULL) List<InboxHistory.AttemptView> attemptHistory,
@@ -22,7 +22,7 @@ public record InboxRowView(String inboxId, String srvyDrawupNo, String msgType, 
     static InboxRowView of(InboxRowEntity row, List<InboxHistory.AttemptView> attempts,
                            List<InboxHistory.AuditView> audit) {
         return new InboxRowView(Long.toString(row.getId()), row.getSrvyDrawupNo(), row.getMsgType(), row.getStatus(),
-                row.getAttempts(), shapesMasked(row.getLastError()), row.getHeldReason(), row.getReplyStatus(),
+                row.getAttempts(), shapesMasked(row.getLastError()), row.getLastErrorCode(), row.getHeldReason(), row.getReplyStatus(),
                 row.getReplyReasonCode(), row.getReplyAttempts(), row.getReplyLastError(), row.getCreatedAt(),
                 row.getUpdatedAt(), attempts, audit);
     }

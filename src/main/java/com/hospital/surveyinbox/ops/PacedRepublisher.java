@@ -19,7 +19,9 @@ import org.springframework.stereotype.Component;
  * RECEIVED and committed before they are queued here: an event this instance never publishes (it stopped,
  * Kafka refused it) is the redelivery job's, as for any lost event. The queue holds at most what it can
  * publish in half of {@code adapter.inbox.lost-event-after}, so the job never republishes a row that is still
- * waiting here; a publish that waits on Kafka delays the next one (fixed delay, no catch-up burst).
+ * waiting here; a publish that waits on Kafka delays the next one (fixed delay, no catch-up burst). A bulk
+ * requeue first {@link #reserve reserves} room (atomically: two operators at once never overfill the queue)
+ * and requeues only as many rows as it got room for.
  */
 @Component
 public class PacedRepublisher implements DisposableBean {
@@ -31,6 +33,8 @@ public class PacedRepublisher implements DisposableBean {
     /** Most events queued at once: what the rate publishes in half of lost-event-after. */
     private final long capacity;
     private final ConcurrentLinkedQueue<InboxEvent> queue = new ConcurrentLinkedQueue<>();
+    /** Room taken by bulk requeues between {@link #reserve} and {@link #republish(List, int)}; guarded by this. */
+    private long reserved;
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "bulk-requeue-publisher");
         t.setDaemon(true);
@@ -46,14 +50,21 @@ public class PacedRepublisher implements DisposableBean {
         ticker.scheduleWithFixedDelay(this::publishOne, periodMicros, periodMicros, TimeUnit.MICROSECONDS);
     }
 
-    /** Whether {@code events} more fit in the queue now. */
-    public boolean hasRoomFor(int events) {
-        return queue.size() + (long) events <= capacity;
+    /**
+     * Takes room for up to {@code wanted} events: as many as fit now (0 when the queue is full). Every
+     * reservation is handed back by {@link #republish(List, int)}, with the events actually requeued.
+     */
+    public synchronized int reserve(int wanted) {
+        long room = capacity - queue.size() - reserved;
+        int granted = (int) Math.max(0, Math.min(wanted, room));
+        reserved += granted;
+        return granted;
     }
 
-    /** Queues events for publishing at the configured rate. */
-    public void republish(List<InboxEvent> events) {
-        queue.addAll(events);
+    /** Queues the events of a reservation of {@code reservation} events (at most that many) for publishing. */
+    public synchronized void republish(List<InboxEvent> events, int reservation) {
+        reserved -= reservation;
+        queue.addAll(events.subList(0, Math.min(events.size(), reservation)));
     }
 
     /** Events queued and not yet published. */

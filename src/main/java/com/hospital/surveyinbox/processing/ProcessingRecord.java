@@ -38,6 +38,7 @@ public class ProcessingRecord {
         params.put("attempt", row.attempt());
         params.put("maxAttempts", properties.getInbox().getMaxAttempts());
         params.put("reason", outcome.failureReason());
+        params.put("code", outcome.failureCode());
         params.put("replyCode", outcome.reply() == null ? null : outcome.reply().name());
         params.put("replyReason", outcome.replyReason());
         return params;

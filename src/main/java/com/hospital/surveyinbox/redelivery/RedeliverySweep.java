@@ -68,6 +68,10 @@ public class RedeliverySweep {
         events.addAll(retries);
         meters.counter("adapter.redelivery.republished", "kind", "stuck").increment(
                 stuck.stream().filter(r -> !"SUCCESSOR".equals(r.get("status"))).count());
+        // a reset whose abandoned attempt was the last allowed went DEAD: counted as a worker's DEAD outcome is
+        // (the DEAD alert counts rows going DEAD, not the DEAD rows, which a requeue lowers)
+        meters.counter("adapter.inbox.outcomes", "outcome", "dead").increment(
+                stuck.stream().filter(r -> "DEAD".equals(r.get("status"))).count());
         meters.counter("adapter.redelivery.republished", "kind", "lost-event").increment(lost.size());
         meters.counter("adapter.redelivery.republished", "kind", "retry").increment(retries.size());
         if (!events.isEmpty()) {

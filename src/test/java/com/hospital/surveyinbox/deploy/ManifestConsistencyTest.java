@@ -221,6 +221,16 @@ class ManifestConsistencyTest {
         }
     }
 
+    /** Spans can leave the pod once an OTLP endpoint is set: the collector's standard OTLP/HTTP port is let out. */
+    @Test
+    void theTraceExporterCanReachACollector() throws IOException {
+        Map<String, Object> policy = yaml(ROOT.resolve("k8s/base/networkpolicy.yaml")).get(0);
+        List<Map<String, Object>> egress = at(policy, "spec", "egress");
+        assertThat(egress.stream().flatMap(rule -> ((List<Map<String, Object>>) rule.get("ports")).stream())
+                .map(p -> ((Number) p.get("port")).intValue())).contains(4318);
+        assertThat(Files.readString(ROOT.resolve("config/application.yaml"))).contains(":4318/v1/traces");
+    }
+
     @Test
     void prodRunsAtLeastTwoHardenedReplicas() throws IOException {
         Map<String, Object> kustomization = yaml(ROOT.resolve("k8s/overlays/prod/kustomization.yaml")).get(0);

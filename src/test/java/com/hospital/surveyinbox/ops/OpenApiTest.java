@@ -24,7 +24,7 @@ import org.yaml.snakeyaml.Yaml;
  * {@code GET /ops/openapi.yaml} against the running service: every endpoint the service maps under
  * {@code /legacy} and {@code /ops} is described; every described operation and status is answered as
  * described — a request made here for each one gets that status, and a JSON answer carries every
- * {@code required} field of its schema. Two statuses need a broken database or a flood and are proven
+ * {@code required} field of its schema. The statuses that need a broken database or a flood are proven
  * elsewhere ({@link #ELSEWHERE}).
  */
 class OpenApiTest extends IntegrationTest {
@@ -33,6 +33,9 @@ class OpenApiTest extends IntegrationTest {
     static final Map<String, String> ELSEWHERE = Map.of(
             "POST /legacy/survey-send-info 503", "InboxUnavailableTest, SlowDatabaseReceptionTest",
             "POST /legacy/survey-send-info 429", "RateLimitTest",
+            "POST /legacy/survey-send-info 500", "InboxUnavailableTest.publishesNoEventWhenTheInsertIsRolledBackAtCommit",
+            "GET /ops/inbox 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers",
+            "GET /ops/inbox/{inboxId} 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers",
             "POST /ops/inbox/requeue 409", "RedeliveryTest.bulkRequeuesTheDeadRowsAFilterMatchesAfterADryRun");
 
     static final String WRONG = ServiceClient.basic("ops", "not-the-password");

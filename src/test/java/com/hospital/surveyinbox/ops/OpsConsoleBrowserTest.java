@@ -146,7 +146,16 @@ class OpsConsoleBrowserTest extends IntegrationTest {
         assertThat(browser.findElement(By.id("circuits")).getText()).contains("legacy").contains("account").contains("survey");
 
         browser.findElement(By.id("bulk-error")).sendKeys("not found");
+        browser.findElement(By.id("bulk-code")).sendKeys("PATIENT_NOT_FOUND");
         browser.findElement(By.id("bulk-prefix")).sendKeys(prefix);
+        // received within the last hour (the page sends the operator's local times as instants)
+        // (to the minute: a datetime-local input's step is 60 s, and a form with seconds in it does not submit)
+        java.time.LocalDateTime minute = java.time.LocalDateTime.now().truncatedTo(java.time.temporal.ChronoUnit.MINUTES);
+        String hourAgo = minute.minusHours(1).toString();
+        String inAnHour = minute.plusHours(1).toString();
+        ((org.openqa.selenium.JavascriptExecutor) browser).executeScript(
+                "document.getElementById('bulk-from').value = arguments[0]; document.getElementById('bulk-to').value = arguments[1];",
+                hourAgo, inAnHour);
         browser.findElement(By.cssSelector("button[data-action='count']")).click();
         await().atMost(Duration.ofSeconds(10)).until(() -> browser.findElement(By.id("bulk-result")).isDisplayed());
         assertThat(browser.findElement(By.id("bulk-result")).getText()).startsWith("2 DEAD rows match");

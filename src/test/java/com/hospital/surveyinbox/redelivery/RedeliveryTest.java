@@ -39,6 +39,8 @@ import org.springframework.test.context.TestPropertySource;
         "adapter.inbox.redeliver-enabled=true",
         "adapter.inbox.redeliver-cron=0/1 * * * * ?",
         "adapter.inbox.lost-event-after=PT2S",
+        // with lost-event-after 2 s: a bulk requeue has room for 2 events (2/s x 1 s), one published each 500 ms
+        "adapter.inbox.bulk-requeue-rate-per-second=2",
         "adapter.inbox.retry-delay=PT1S",
         "adapter.inbox.stuck-processing-after=PT3S",
         "adapter.circuit.failure-threshold=3",
@@ -334,6 +336,7 @@ class RedeliveryTest extends IntegrationTest {
     @Test
     void bulkRequeuesTheDeadRowsAFilterMatchesAfterADryRun() {
         String run = uniqueSubject("BULK");
+        java.time.OffsetDateTime before = java.time.OffsetDateTime.now().minusSeconds(5);
         List<String> matching = new java.util.ArrayList<>();
         List<DownstreamSimulator.Fault> faults = new java.util.ArrayList<>();
         for (int i = 0; i < 3; i++) {
@@ -360,21 +363,42 @@ class RedeliveryTest extends IntegrationTest {
         assertThat(dry.json().get("firstIds")).extracting(JsonNode::asText).containsExactlyElementsOf(matching);
         assertThat(matching).allSatisfy(id -> assertThat(rows.status(id)).isEqualTo("DEAD"));
 
-        // while this pod still has more events queued than it can publish before the job would take them as lost
-        // (10/s x half of lost-event-after here: 10), a bulk requeue is refused and changes nothing
-        paced.republish(java.util.stream.IntStream.range(0, 10)
-                .mapToObj(i -> new com.hospital.surveyinbox.inbox.InboxEvent("999999999" + i, "NO-SUCH-ROW", "SEND")).toList());
+        // the downstream's code of the last business error selects exactly, the reception time range filters
+        String byCode = "\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"" + run + "-\",\"lastErrorCode\":";
+        assertThat(bulk("{" + byCode + "\"PATIENT_NOT_FOUND\"}").json().get("firstIds")).extracting(JsonNode::asText)
+                .containsExactlyElementsOf(matching);
+        assertThat(bulk("{" + byCode + "\"PATIENT_BLOCKED\"}").json().get("firstIds")).extracting(JsonNode::asText)
+                .containsExactly(other);
+        assertThat(bulk("{" + byCode + "\"PATIENT_NOT\"}").json().get("matching").asLong()).isZero();
+        assertThat(client.ops("/ops/inbox/" + other).json().get("lastErrorCode").asText()).isEqualTo("PATIENT_BLOCKED");
+        assertThat(bulk("{" + filter + ",\"receivedFrom\":\"" + before + "\"}").json().get("matching").asLong()).isEqualTo(3);
+        assertThat(bulk("{" + filter + ",\"receivedTo\":\"" + before + "\"}").json().get("matching").asLong()).isZero();
+        assertThat(bulk("{" + filter + ",\"receivedFrom\":\"" + java.time.OffsetDateTime.now().plusSeconds(5) + "\"}")
+                .json().get("matching").asLong()).isZero();
+
+        // while this pod's queue holds all it can publish before the job would take the events as lost (2 here),
+        // a bulk requeue is refused and changes nothing
+        paced.republish(fakeEvents(2), paced.reserve(2));
         Reply busy = bulk("{" + filter + ",\"dryRun\":false,\"limit\":2}");
         assertThat(busy.status()).as(busy.body()).isEqualTo(409);
         assertThat(busy.json().get("pending").asInt()).isPositive();
         assertThat(matching).allSatisfy(id -> assertThat(rows.status(id)).isEqualTo("DEAD"));
         await().atMost(Duration.ofSeconds(10)).until(() -> paced.pending() == 0);
 
-        Reply real = bulk("{" + filter + ",\"dryRun\":false,\"limit\":2}");
+        // room for one more event: one row is requeued, the rest stays for a later call (not a 409 forever)
+        paced.republish(fakeEvents(1), paced.reserve(1));
+        Reply partial = bulk("{" + filter + ",\"dryRun\":false,\"limit\":2}");
+        assertThat(partial.status()).as(partial.body()).isEqualTo(200);
+        assertThat(partial.json().get("requeued").asInt()).isEqualTo(1);
+        assertThat(partial.json().get("remaining").asLong()).isEqualTo(2);
+        assertThat(partial.json().get("ids")).extracting(JsonNode::asText).containsExactly(matching.get(0));
+        await().atMost(Duration.ofSeconds(10)).until(() -> paced.pending() == 0);
+
+        Reply real = bulk("{" + filter + ",\"dryRun\":false,\"limit\":1}");
         assertThat(real.status()).as(real.body()).isEqualTo(200);
-        assertThat(real.json().get("requeued").asInt()).isEqualTo(2);
+        assertThat(real.json().get("requeued").asInt()).isEqualTo(1);
         assertThat(real.json().get("remaining").asLong()).isEqualTo(1);
-        assertThat(real.json().get("ids")).extracting(JsonNode::asText).containsExactlyElementsOf(matching.subList(0, 2));
+        assertThat(real.json().get("ids")).extracting(JsonNode::asText).containsExactly(matching.get(1));
         rows.awaitStatus(matching.get(0), "COMPLETED");
         rows.awaitStatus(matching.get(1), "COMPLETED");
         assertThat(rows.status(matching.get(2))).isEqualTo("DEAD");
@@ -395,6 +419,11 @@ class RedeliveryTest extends IntegrationTest {
             assertThat(refused.status()).as(bad + " -> " + refused.body()).isEqualTo(400);
         }
         assertThat(rows.status(matching.get(2))).isEqualTo("DEAD");
+    }
+
+    private static List<com.hospital.surveyinbox.inbox.InboxEvent> fakeEvents(int count) {
+        return java.util.stream.IntStream.range(0, count)
+                .mapToObj(i -> new com.hospital.surveyinbox.inbox.InboxEvent("999999999" + i, "NO-SUCH-ROW", "SEND")).toList();
     }
 
     private Reply bulk(String json) {

@@ -10,6 +10,9 @@ import org.junit.jupiter.api.Test;
 /** The route kit for {@code routes/inbox-redeliver.camel.yaml} (shared setup: {@link RouteKit}). */
 class InboxRedeliverRouteTest extends RouteKit {
 
+    @org.springframework.beans.factory.annotation.Autowired
+    io.micrometer.core.instrument.MeterRegistry meters;
+
     @Test
     void redeliverRepublishesStalledRowsInArrivalOrderResetsStuckOnesAndRecordsTheRun() throws Exception {
         String run = uniqueSubject("ALONE-REDEL");
@@ -23,10 +26,13 @@ class InboxRedeliverRouteTest extends RouteKit {
         jdbc.update("UPDATE inbox_message SET status = 'PROCESSING', attempts = 1, updated_at = now() - INTERVAL '1 hour' WHERE id = ?", stuck);
         jdbc.update("UPDATE inbox_message SET status = 'PROCESSING', attempts = 5, updated_at = now() - INTERVAL '1 hour' WHERE id = ?", stuckLast);
         NotifyBuilder tick = new NotifyBuilder(camel).fromRoute("inbox-redeliver").whenDone(1).create();
+        double deadBefore = meters.counter("adapter.inbox.outcomes", "outcome", "dead").count();
 
         template.sendBody("direct:redeliver-tick", null);
 
         assertThat(tick.matches(30, TimeUnit.SECONDS)).isTrue();
+        // counted as a row going DEAD, as a worker's last failed attempt is (the DEAD alert counts these)
+        assertThat(meters.counter("adapter.inbox.outcomes", "outcome", "dead").count()).isEqualTo(deadBefore + 1);
         List<String> republished = mock("mock:kafka").getReceivedExchanges().stream()
                 .map(e -> e.getMessage().getBody(String.class)).filter(b -> b.contains(run)).toList();
         assertThat(republished).hasSize(4);

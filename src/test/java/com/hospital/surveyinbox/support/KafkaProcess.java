@@ -126,10 +126,8 @@ public final class KafkaProcess implements AutoCloseable {
     private ProcessBuilder java(String mainClass, String... args) {
         String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         List<String> command = new ArrayList<>();
-        if (Files.isExecutable(Path.of("/usr/bin/setsid"))) {
-            // a session of its own: a Ctrl-C in the terminal reaches the service, which stops the broker last
-            command.add("/usr/bin/setsid");
-        }
+        // a session of its own where setsid exists: a Ctrl-C in the terminal reaches the service, which stops the broker last
+        Tools.setsid().ifPresent(setsid -> command.add(setsid.toString()));
         command.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx384m", "-Dlogback.configurationFile=" + quietLogging(), "-cp", classpath, mainClass));
         command.addAll(List.of(args));

@@ -49,9 +49,8 @@ final class OrphanReaper {
                 "for p in " + pids + "; do kill -0 $p 2>/dev/null && kill -KILL $p; done",
                 "rm -rf " + folders.stream().map(f -> quoted(f.toAbsolutePath().toString())).collect(Collectors.joining(" ")));
         List<String> command = new ArrayList<>();
-        if (Files.isExecutable(Path.of("/usr/bin/setsid"))) {
-            command.add("/usr/bin/setsid"); // its own session: a signal to the run's process group misses it
-        }
+        // its own session where setsid exists: a signal to the run's process group misses it
+        Tools.setsid().ifPresent(setsid -> command.add(setsid.toString()));
         command.addAll(List.of("/bin/sh", "-c", script));
         Process process = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.to(new File("/dev/null"))).start();

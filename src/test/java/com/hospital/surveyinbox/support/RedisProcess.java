@@ -28,9 +28,8 @@ final class RedisProcess {
     static RedisProcess start(int port) throws IOException {
         String server = ExecutableProvider.newJarResourceProvider().get().getAbsolutePath();
         List<String> command = new java.util.ArrayList<>();
-        if (java.nio.file.Files.isExecutable(java.nio.file.Path.of("/usr/bin/setsid"))) {
-            command.add("/usr/bin/setsid"); // where it exists (Linux); elsewhere Redis shares the run's process group
-        }
+        // where setsid exists (Linux); elsewhere Redis shares the run's process group
+        Tools.setsid().ifPresent(setsid -> command.add(setsid.toString()));
         command.addAll(List.of(server, "--port", Integer.toString(port), "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "no"));
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();

@@ -28,7 +28,7 @@ public final class RowOutcomes {
 
     /** The status written (FAILED or DEAD), or null when the claim was stale. */
     public String fail(ClaimedRow row, String reason) {
-        return producer.requestBody("sql:classpath:sql/fail-row.sql?outputType=SelectOne&parametersCount=11",
+        return producer.requestBody("sql:classpath:sql/fail-row.sql?outputType=SelectOne&parametersCount=12",
                 record.params(row, Outcome.businessFailure("TEST", reason)), String.class);
     }
 }

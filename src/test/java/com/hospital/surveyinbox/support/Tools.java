@@ -33,6 +33,14 @@ public final class Tools {
     }
 
     /**
+     * {@code setsid} (util-linux), which starts a command in a session of its own, where there is one (Linux);
+     * empty elsewhere (macOS has none): the command then shares the caller's process group.
+     */
+    public static Optional<Path> setsid() {
+        return find("setsid");
+    }
+
+    /**
      * One of {@code names}, installing {@code debianPackages} first when none is found and that is possible.
      *
      * @param purpose what needs it, for the messages ("the alert rules' unit tests")
