@@ -62,6 +62,16 @@ class ObservabilityTest extends IntegrationTest {
                 "camel_exchanges_total");
     }
 
+    /** Without management.otlp.tracing.endpoint (the default) nothing is exported: no collector is needed. */
+    @Test
+    void noSpanExporterWithoutAnOtlpEndpoint(@org.springframework.beans.factory.annotation.Autowired
+                                             org.springframework.context.ApplicationContext context) {
+        assertThat(context.getEnvironment().getProperty("management.otlp.tracing.endpoint")).isNull();
+        assertThat(context.getBeansOfType(io.opentelemetry.sdk.trace.export.SpanExporter.class)).isEmpty();
+        // spans are still made (and trace ids propagated and logged): sampling as configured
+        assertThat(context.getEnvironment().getProperty("management.tracing.sampling.probability")).isEqualTo("0.1");
+    }
+
     @Test
     void theInfoEndpointNamesTheBuildAndTheCommitAPodRuns() {
         JsonNode info = client.management("/actuator/info", ServiceClient.OPS_AUTH).json();

@@ -333,6 +333,31 @@ class RedeliveryTest extends IntegrationTest {
      * the real call takes at most {@code limit} of them, oldest first, each audited like a single requeue, and
      * they complete; rows the filter does not match stay DEAD; a filter that is not one is a 400.
      */
+    /** An operator's requeue continues the reception's trace too: the row keeps it, its event carries it. */
+    @Test
+    void aRequeuedRowsCallsCarryTheSendersTrace() {
+        String subject = uniqueSubject("TRACEQ");
+        String patno = "PTRACEQ-" + subject;
+        String traceId = java.util.UUID.randomUUID().toString().replace("-", "");
+        DownstreamSimulator.Fault missing = simulator().failWhen("GET /legacy/patients/" + patno, 404,
+                "{\"code\":\"PATIENT_NOT_FOUND\",\"message\":\"not registered yet\"}");
+        Reply reply = client.receive(send(subject, patno, ""), Map.of("traceparent", "00-" + traceId + "-00f067aa0ba902b7-01"));
+        String id = reply.json().get("inboxId").asText();
+        rows.awaitStatus(id, "DEAD", Duration.ofSeconds(60));
+        simulator().remove(missing);
+        int before = simulator().requests().size();
+
+        assertThat(client.opsPost("/ops/inbox/" + id + "/requeue").status()).isEqualTo(200);
+        rows.awaitStatus(id, "COMPLETED", Duration.ofSeconds(30));
+
+        List<DownstreamSimulator.Request> after = simulator().requests().subList(before, simulator().requests().size());
+        assertThat(after).filteredOn(r -> r.line().contains(patno)).isNotEmpty()
+                .allSatisfy(r -> assertThat(r.header("traceparent")).contains(traceId));
+        assertThat(after).filteredOn(r -> r.header("traceparent") != null && r.header("traceparent").contains(traceId))
+                .extracting(r -> r.line().replaceAll("\\?.*", ""))
+                .contains("GET /legacy/patients/" + patno, "POST /survey/dispatch-bundles");
+    }
+
     @Test
     void bulkRequeuesTheDeadRowsAFilterMatchesAfterADryRun() {
         String run = uniqueSubject("BULK");
