@@ -70,7 +70,7 @@ class InboxBenchmark extends IntegrationTest {
 
     static final int REPS = 3;
     /** {@code -Dbench.phases=accept,drain} runs a subset (for investigating one figure); the default runs all. */
-    static final String ALL_PHASES = "accept,peer,synchronous,capacity,drain,recovery,apart,bigtable";
+    static final String ALL_PHASES = "accept,peer,synchronous,capacity,drain,recovery,apart,apartdrain,bigtable";
     /** Finished rows the bigtable phase seeds before each of its measurements after the empty one. */
     static final String BIGTABLE_SIZES = System.getProperty("bench.bigtable.sizes", "1000000,10000000");
     /** {@code -Dbench.bigtable.figures=reads}: the operator reads, the idle redelivery tick and the sizes only. */
@@ -168,6 +168,9 @@ class InboxBenchmark extends IntegrationTest {
         }
         if (phases.contains("apart")) { // empties the inbox table before and after
             apart();
+        }
+        if (phases.contains("apartdrain")) { // empties the inbox table before and after
+            apartDrain();
         }
         if (phases.contains("bigtable")) { // last: it leaves millions of rows behind
             bigTable(phases.contains("accept"));
@@ -642,6 +645,84 @@ class InboxBenchmark extends IntegrationTest {
         Files.writeString(OUT.resolve("APART.md"), md.toString());
     }
 
+    static final int APART_DRAIN_WARM_UP = 300;
+    static final int APART_DRAIN = 1500;
+
+    /**
+     * The consumer side in a JVM of its own (issue 22, part 3: the k8s memory request rests on it): the service
+     * as a pod runs it, consumer and workers on, the downstream simulator (in this JVM) at its realistic
+     * latencies. Warm-up drains of {@value #APART_DRAIN_WARM_UP} messages until its JIT settled (the accept
+     * phase's rule: compiler threads under {@link #JIT_SETTLED} of a core during the last one, at most
+     * {@link #WARM_UP_MAX}), then {@value #APART_DRAIN} messages sent by 16 senders and drained until all
+     * are COMPLETED: the JVM's CPU per message (accepted and processed), its peak RSS and its heap (GC log),
+     * over the whole window. The redelivery job stays off: every message is processed through its event.
+     */
+    private void apartDrain() throws Exception {
+        simulator().setLatency(DownstreamSimulator.Latency.REALISTIC);
+        emptyInbox();
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("jvm_options", String.join(" ", APART_JVM));
+        try (Jvm service = startServiceApart(true)) {
+            long warmStart = System.nanoTime();
+            double jit;
+            int batch = 0;
+            do {
+                long before = ProcAccounting.compilerTicks(service.pid());
+                long t0 = System.nanoTime();
+                String warm = "ADW" + batch++ + "-" + System.nanoTime();
+                List<String> warmSurveys = surveys(warm);
+                sendAll(APART_DRAIN_WARM_UP, i -> ServiceClient.message(warm + "-" + i, "\"srvyNo\":\"" + warmSurveys.get(i % 5) + "\""),
+                        service.port);
+                waitCompleted(warm + "-%", APART_DRAIN_WARM_UP, Duration.ofMinutes(5));
+                jit = (ProcAccounting.compilerTicks(service.pid()) - before) / (double) ProcAccounting.HZ
+                        / ((System.nanoTime() - t0) / 1e9);
+            } while (jit >= JIT_SETTLED && System.nanoTime() - warmStart < WARM_UP_MAX.toNanos());
+            progress(String.format("apart drain: warm-up %.0f s (%d drains of %d), JIT compiler threads in the last: %.1f %% of a core",
+                    (System.nanoTime() - warmStart) / 1e9, batch, APART_DRAIN_WARM_UP, jit * 100));
+            result.put("warm_up_seconds", ProcAccounting.round((System.nanoTime() - warmStart) / 1e9));
+
+            String run = "ADR-" + System.nanoTime();
+            List<String> surveys = surveys(run);
+            ProcAccounting accounting = accountingOf("jvm", service.pid());
+            MemorySampler memory = new MemorySampler(service.pid(), false);
+            long gcFrom = service.gc.mark();
+            ProcAccounting.Window window = accounting.start();
+            memory.start();
+            long start = System.nanoTime();
+            sendAll(APART_DRAIN, i -> ServiceClient.message(run + "-" + i, "\"srvyNo\":\"" + surveys.get(i % 5) + "\""),
+                    service.port);
+            waitCompleted(run + "-%", APART_DRAIN, Duration.ofMinutes(10));
+            double seconds = (System.nanoTime() - start) / 1e9;
+            memory.stop();
+            Map<String, Object> cpu = window.stop(APART_DRAIN);
+            Map<String, Double> mem = new LinkedHashMap<>(memory.figures());
+            mem.putAll(service.gc.since(gcFrom));
+            result.put("messages", APART_DRAIN);
+            result.put("seconds", ProcAccounting.round(seconds));
+            result.put("messages_per_second", ProcAccounting.round(APART_DRAIN / seconds));
+            result.put("cpu", cpu);
+            result.put("memory", mem);
+            result.put("workers", properties.getKafka().getWorkers());
+            result.put("consumers", properties.getKafka().getConsumers());
+        } finally {
+            emptyInbox();
+        }
+        @SuppressWarnings("unchecked")
+        double jvmCpu = ((Map<String, Double>) ((Map<String, Object>) result.get("cpu")).get("cpu_us_per_unit")).get("jvm");
+        @SuppressWarnings("unchecked")
+        Map<String, Double> mem = (Map<String, Double>) result.get("memory");
+        String line = String.format("| apart drain: %d messages received and processed by a service JVM of its own | %.1f s (%.0f/s); "
+                        + "JVM CPU %.0f µs per message; peak RSS %.0f MiB; heap peak %.0f / live after GC %.0f / committed %.0f MiB | "
+                        + "sizes k8s/base/deployment.yaml's memory request |",
+                APART_DRAIN, result.get("seconds"), result.get("messages_per_second"), jvmCpu, mem.get("peak_rss_mib"),
+                mem.getOrDefault("peak_heap_used_mib", Double.NaN), mem.getOrDefault("peak_live_after_gc_mib", Double.NaN),
+                mem.getOrDefault("heap_committed_mib", Double.NaN));
+        table.add(line);
+        progress(line);
+        summary.put("apart_drain", result);
+        write("apart-drain", result);
+    }
+
     private void emptyInbox() {
         withoutSocketTimeout("TRUNCATE inbox_message, inbox_attempt, operator_audit, redelivery_run CASCADE");
         withoutSocketTimeout("VACUUM (ANALYZE) inbox_message");
@@ -654,6 +735,11 @@ class InboxBenchmark extends IntegrationTest {
      * no packaged jar): Boot's Kafka auto-configuration, there only for the peer, is excluded as the tests do.
      */
     private Jvm startServiceApart() throws Exception {
+        return startServiceApart(false);
+    }
+
+    /** As {@link #startServiceApart()}; with {@code consumer}, its consumer runs too (own topic and group). */
+    private Jvm startServiceApart(boolean consumer) throws Exception {
         int servicePort = com.hospital.surveyinbox.support.EmbeddedServices.freePort();
         int management = com.hospital.surveyinbox.support.EmbeddedServices.freePort();
         Path log = Files.createTempFile("bench-apart", ".log");
@@ -666,10 +752,12 @@ class InboxBenchmark extends IntegrationTest {
         Map<String, Object> p = new LinkedHashMap<>(services().properties());
         p.put("server.port", servicePort);
         p.put("management.server.port", management);
-        // the accept path alone, as in the accept phase: the consumer's route is not started
-        p.put("camel.main.auto-startup-exclude-pattern", "inbox-process");
-        p.put("adapter.kafka.topic", "bench-apart");
-        p.put("adapter.kafka.group-id", "bench-apart");
+        if (!consumer) {
+            // the accept path alone, as in the accept phase: the consumer's route is not started
+            p.put("camel.main.auto-startup-exclude-pattern", "inbox-process");
+        }
+        p.put("adapter.kafka.topic", consumer ? "bench-apart-drain" : "bench-apart");
+        p.put("adapter.kafka.group-id", consumer ? "bench-apart-drain" : "bench-apart");
         p.put("adapter.kafka.consumers", properties.getKafka().getConsumers());
         p.put("adapter.kafka.workers", properties.getKafka().getWorkers());
         p.put("adapter.kafka.partitions", properties.getKafka().getPartitions());
