@@ -67,9 +67,9 @@ public class PacedRepublisher implements DisposableBean {
         queue.addAll(events.subList(0, Math.min(events.size(), reservation)));
     }
 
-    /** Events queued and not yet published. */
-    public int pending() {
-        return queue.size();
+    /** Events queued and not yet published, and room reserved by bulk requeues in progress. */
+    public synchronized int pending() {
+        return (int) (queue.size() + reserved);
     }
 
     private void publishOne() {

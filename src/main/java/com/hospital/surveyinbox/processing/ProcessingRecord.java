@@ -27,6 +27,9 @@ public class ProcessingRecord {
     public ProcessingRecord(AdapterProperties properties, MeterRegistry meters) {
         this.properties = properties;
         this.meters = meters;
+        // at zero from the start: a pod's first row going DEAD is an increase the DEAD alert sees (a series that
+        // first appears at 1 shows none)
+        meters.counter("adapter.inbox.outcomes", "outcome", "dead");
     }
 
     /** Step {@code inbox-process-params}: every named parameter the outcome statements use. */

@@ -68,10 +68,6 @@ public class RedeliverySweep {
         events.addAll(retries);
         meters.counter("adapter.redelivery.republished", "kind", "stuck").increment(
                 stuck.stream().filter(r -> !"SUCCESSOR".equals(r.get("status"))).count());
-        // a reset whose abandoned attempt was the last allowed went DEAD: counted as a worker's DEAD outcome is
-        // (the DEAD alert counts rows going DEAD, not the DEAD rows, which a requeue lowers)
-        meters.counter("adapter.inbox.outcomes", "outcome", "dead").increment(
-                stuck.stream().filter(r -> "DEAD".equals(r.get("status"))).count());
         meters.counter("adapter.redelivery.republished", "kind", "lost-event").increment(lost.size());
         meters.counter("adapter.redelivery.republished", "kind", "retry").increment(retries.size());
         if (!events.isEmpty()) {
@@ -79,6 +75,17 @@ public class RedeliverySweep {
                     events.size(), stuck.size(), lost.size(), retries.size());
         }
         return events;
+    }
+
+    /**
+     * Step {@code inbox-redeliver-count-dead}, right after the reset (which commits on its own, so a later step's
+     * failure must not leave them uncounted): a reset whose abandoned attempt was the last allowed went DEAD,
+     * counted as a worker's DEAD outcome is (the DEAD alert counts rows going DEAD, not the DEAD rows, which a
+     * requeue lowers).
+     */
+    public void countDead(List<Map<String, Object>> stuck) {
+        meters.counter("adapter.inbox.outcomes", "outcome", "dead").increment(
+                stuck.stream().filter(r -> "DEAD".equals(r.get("status"))).count());
     }
 
     /** This tick's publishing budget: until {@code adapter.inbox.redeliver-publish-deadline}, and while Kafka takes events. */

@@ -62,6 +62,19 @@ class ObservabilityTest extends IntegrationTest {
                 "camel_exchanges_total");
     }
 
+    /**
+     * A new pod's DEAD count starts at zero, not absent: a series that first appears at 1 shows no increase, and
+     * the DEAD alert (increase of adapter_inbox_outcomes_total{outcome="dead"}) would miss that pod's first row.
+     */
+    @Test
+    void aNewPodsDeadCountExistsAtZero(@org.springframework.beans.factory.annotation.Autowired
+                                       com.hospital.surveyinbox.config.AdapterProperties properties) {
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry fresh = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        new com.hospital.surveyinbox.processing.ProcessingRecord(properties, fresh);
+        assertThat(fresh.find("adapter.inbox.outcomes").tag("outcome", "dead").counter())
+                .isNotNull().satisfies(c -> assertThat(c.count()).isZero());
+    }
+
     /** Without management.otlp.tracing.endpoint (the default) nothing is exported: no collector is needed. */
     @Test
     void noSpanExporterWithoutAnOtlpEndpoint(@org.springframework.beans.factory.annotation.Autowired

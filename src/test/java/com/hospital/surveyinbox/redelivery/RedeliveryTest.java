@@ -328,11 +328,6 @@ class RedeliveryTest extends IntegrationTest {
         assertThat(maxAttempts).isLessThan(5);
     }
 
-    /**
-     * Bulk requeue after a downstream fix: a dry run counts the DEAD rows a filter matches and changes nothing;
-     * the real call takes at most {@code limit} of them, oldest first, each audited like a single requeue, and
-     * they complete; rows the filter does not match stay DEAD; a filter that is not one is a 400.
-     */
     /** An operator's requeue continues the reception's trace too: the row keeps it, its event carries it. */
     @Test
     void aRequeuedRowsCallsCarryTheSendersTrace() {
@@ -358,6 +353,11 @@ class RedeliveryTest extends IntegrationTest {
                 .contains("GET /legacy/patients/" + patno, "POST /survey/dispatch-bundles");
     }
 
+    /**
+     * Bulk requeue after a downstream fix: a dry run counts the DEAD rows a filter matches and changes nothing;
+     * the real call takes at most {@code limit} of them, oldest first, each audited like a single requeue, and
+     * they complete; rows the filter does not match stay DEAD; a filter that is not one is a 400.
+     */
     @Test
     void bulkRequeuesTheDeadRowsAFilterMatchesAfterADryRun() {
         String run = uniqueSubject("BULK");
@@ -401,23 +401,32 @@ class RedeliveryTest extends IntegrationTest {
         assertThat(bulk("{" + filter + ",\"receivedFrom\":\"" + java.time.OffsetDateTime.now().plusSeconds(5) + "\"}")
                 .json().get("matching").asLong()).isZero();
 
-        // while this pod's queue holds all it can publish before the job would take the events as lost (2 here),
-        // a bulk requeue is refused and changes nothing
-        paced.republish(fakeEvents(2), paced.reserve(2));
+        // while this pod's room (what it can publish before the job would take the events as lost: 2 here) is
+        // taken by another bulk requeue in progress, a bulk requeue is refused and changes nothing
+        int inProgress = paced.reserve(2);
+        assertThat(inProgress).isEqualTo(2);
         Reply busy = bulk("{" + filter + ",\"dryRun\":false,\"limit\":2}");
         assertThat(busy.status()).as(busy.body()).isEqualTo(409);
-        assertThat(busy.json().get("pending").asInt()).isPositive();
+        assertThat(busy.json().get("pending").asInt()).isEqualTo(2);
         assertThat(matching).allSatisfy(id -> assertThat(rows.status(id)).isEqualTo("DEAD"));
-        await().atMost(Duration.ofSeconds(10)).until(() -> paced.pending() == 0);
+        paced.republish(List.of(), inProgress);
 
         // room for one more event: one row is requeued, the rest stays for a later call (not a 409 forever)
-        paced.republish(fakeEvents(1), paced.reserve(1));
+        int held = paced.reserve(1);
         Reply partial = bulk("{" + filter + ",\"dryRun\":false,\"limit\":2}");
+        paced.republish(List.of(), held);
         assertThat(partial.status()).as(partial.body()).isEqualTo(200);
         assertThat(partial.json().get("requeued").asInt()).isEqualTo(1);
         assertThat(partial.json().get("remaining").asLong()).isEqualTo(2);
         assertThat(partial.json().get("ids")).extracting(JsonNode::asText).containsExactly(matching.get(0));
         await().atMost(Duration.ofSeconds(10)).until(() -> paced.pending() == 0);
+
+        // paced: queued events leave one per 500 ms (2/s here), never all at once
+        int room = paced.reserve(2);
+        long queuedAt = System.nanoTime();
+        paced.republish(fakeEvents(2), room);
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() -> paced.pending() == 0);
+        assertThat(Duration.ofNanos(System.nanoTime() - queuedAt)).isGreaterThanOrEqualTo(Duration.ofMillis(450));
 
         Reply real = bulk("{" + filter + ",\"dryRun\":false,\"limit\":1}");
         assertThat(real.status()).as(real.body()).isEqualTo(200);
