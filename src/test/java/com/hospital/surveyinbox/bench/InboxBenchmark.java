@@ -566,8 +566,9 @@ class InboxBenchmark extends IntegrationTest {
 
     /**
      * The service as it runs in a pod: its own JVM, with neither the downstream simulator nor the load generator
-     * nor the benchmark's threads in it, consumer paused (the accept path alone, as in the accept phase); then
-     * the peer with the same JVM options. For each: the same warm-up rule (until its JIT settled), then 1, 16 and
+     * nor the benchmark's threads in it, consumer paused (the accept path alone, as in the accept phase), and
+     * the peer with the same JVM options beside it; their windows alternate (service, then peer, per connection
+     * count), so the machine's drift between them is seconds, not minutes. For each: the same warm-up rule (until its JIT settled), then 1, 16 and
      * 64 connections; per window the JVM's own CPU per accepted request (/proc), its peak RSS (sampled every
      * 200 ms) and its heap (its GC log: peak before a collection, live set after, committed).
      */
@@ -579,15 +580,24 @@ class InboxBenchmark extends IntegrationTest {
         Map<String, Map<String, Object>> figures = new LinkedHashMap<>();
         // both start on an empty table (the peer's is new): the rows earlier phases left go first, and go again
         // after the service (its rows stay RECEIVED: its consumer never ran), so bigtable starts as it did
+        // both run at once and their windows alternate per connection count (service, then peer, seconds apart):
+        // measured one after the other, minutes apart, this machine's drift moved the ratio by as much as 1.6x
         emptyInbox();
-        try (Jvm service = startServiceApart()) {
-            figures.put("service", measureApart("service", service, wrk, script, "APT"));
+        try (Jvm service = startServiceApart(); Jvm peer = startPeer(APART_JVM)) {
+            String serviceUrl = "http://127.0.0.1:" + service.port + "/legacy/survey-send-info";
+            String peerUrl = "http://127.0.0.1:" + peer.port + "/legacy/survey-send-info";
+            warmUp("service_apart", service.pid(), (window, run) -> runWrk(wrk, script, 16, window, "APT" + run, serviceUrl));
+            warmUp("peer_apart", peer.pid(), (window, run) -> runWrk(wrk, script, 16, window, "PAPT" + run, peerUrl));
+            ProcAccounting serviceAccounting = accountingOf("jvm", service.pid());
+            ProcAccounting peerAccounting = accountingOf("jvm", peer.pid());
+            figures.put("service", new LinkedHashMap<>());
+            figures.put("peer", new LinkedHashMap<>());
+            for (int clients : new int[] {1, 16, 64}) {
+                figures.get("service").put("clients_" + clients, measureApart("service", service, serviceAccounting, clients, wrk, script, "APT", serviceUrl));
+                figures.get("peer").put("clients_" + clients, measureApart("peer", peer, peerAccounting, clients, wrk, script, "PAPT", peerUrl));
+            }
         } finally {
             emptyInbox();
-        }
-        try (Jvm peer = startPeer(APART_JVM)) {
-            figures.put("peer", measureApart("peer", peer, wrk, script, "PAPT"));
-        } finally {
             jdbc.execute("DROP TABLE IF EXISTS bench_peer");
         }
         result.putAll(figures);
@@ -616,7 +626,7 @@ class InboxBenchmark extends IntegrationTest {
         write("apart", result);
         StringBuilder md = new StringBuilder("# The service and the peer, each in a JVM of its own (issue 22, part 3)\n\n")
                 .append("`mvn -Pbench test -Dbench.phases=apart` on ").append(Runtime.getRuntime().availableProcessors())
-                .append(" cores; both JVMs `").append(String.join(" ", APART_JVM)).append("`; the service's consumer paused; ")
+                .append(" cores; both JVMs `").append(String.join(" ", APART_JVM)).append("`, both running at once, their windows alternating per connection count; the service's consumer paused; ")
                 .append("figures per window are medians of ").append(REPS).append(" windows of ").append(WINDOW.toSeconds())
                 .append(" s after the same warm-up rule (until each JIT settled; apart.json has min–max and every process). ")
                 .append("The service's redelivery and retention jobs are off, as in the accept phase.\n\n")
@@ -781,19 +791,14 @@ class InboxBenchmark extends IntegrationTest {
                 .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200);
     }
 
-    private Map<String, Object> measureApart(String who, Jvm jvm, String wrk, Path script, String prefix) throws Exception {
-        String url = "http://127.0.0.1:" + jvm.port + "/legacy/survey-send-info";
-        warmUp(who + "_apart", jvm.pid(), (window, run) -> runWrk(wrk, script, 16, window, prefix + run, url));
-        ProcAccounting accounting = accountingOf("jvm", jvm.pid());
-        Map<String, Object> result = new LinkedHashMap<>();
-        for (int clients : new int[] {1, 16, 64}) {
-            Map<String, Object> r = windows(accounting, jvm, clients, wrk, script, prefix, url);
-            progress(String.format("apart %s %d clients: %s, p50 %s, p99 %s; CPU %s; memory %s", who, clients,
-                    ((Stat) r.get("per_second")).fmt("req/s"), ((Stat) r.get("p50_ms")).fmt("ms"),
-                    ((Stat) r.get("p99_ms")).fmt("ms"), r.get("cpu"), r.get("memory")));
-            result.put("clients_" + clients, r);
-        }
-        return result;
+    /** {@link #REPS} windows of one JVM of its own at {@code clients} connections. */
+    private Map<String, Object> measureApart(String who, Jvm jvm, ProcAccounting accounting, int clients, String wrk,
+                                             Path script, String prefix, String url) throws Exception {
+        Map<String, Object> r = windows(accounting, jvm, clients, wrk, script, prefix, url);
+        progress(String.format("apart %s %d clients: %s, p50 %s, p99 %s; CPU %s; memory %s", who, clients,
+                ((Stat) r.get("per_second")).fmt("req/s"), ((Stat) r.get("p50_ms")).fmt("ms"),
+                ((Stat) r.get("p99_ms")).fmt("ms"), r.get("cpu"), r.get("memory")));
+        return r;
     }
 
     /** The benchmark's wrk script, written where wrk can read it. */
