@@ -1,6 +1,7 @@
 -- The rows an operator's bulk requeue matches: one status (DEAD or FAILED), optionally a text in the last
--- error, the last business error's code (exactly), a srvyDrawupNo prefix and a reception time range; oldest first, at most :limit ids, each with the
--- number of all matching rows (the window count is taken before the LIMIT).
+-- error, the last business error's code (exactly), a srvyDrawupNo prefix and a reception time range; oldest
+-- first, at most :limit ids, each with the number of all matching rows (the window count is taken before the
+-- LIMIT).
 -- Run by: inbox/InboxStore.requeueCandidates (Spring named parameters), for a dry run and for the requeue.
 -- Why this WHERE: strpos/starts_with take the operator's text literally (no LIKE wildcards to escape); a
 -- redacted row (payload removed by retention) cannot be processed again, so it never matches; the status

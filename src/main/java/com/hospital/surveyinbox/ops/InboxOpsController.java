@@ -134,8 +134,11 @@ public class InboxOpsController {
     public record BulkRequeue(String status, String lastErrorContains, String lastErrorCode, String srvyDrawupNoPrefix,
                               String receivedFrom, String receivedTo, Boolean dryRun, Integer limit) {
 
-        static final java.util.Set<String> FIELDS = java.util.Set.of("status", "lastErrorContains", "lastErrorCode",
-                "srvyDrawupNoPrefix", "receivedFrom", "receivedTo", "dryRun", "limit");
+        /** The filters, each a non-blank text when given. */
+        static final List<String> TEXT_FIELDS = List.of("status", "lastErrorContains", "lastErrorCode",
+                "srvyDrawupNoPrefix", "receivedFrom", "receivedTo");
+        static final java.util.Set<String> FIELDS = java.util.Set.copyOf(
+                java.util.stream.Stream.concat(TEXT_FIELDS.stream(), java.util.stream.Stream.of("dryRun", "limit")).toList());
 
         /** The request, or null when it names a field that is not one of {@link #FIELDS} or has a wrong type. */
         static BulkRequeue of(JsonNode json) {
@@ -152,7 +155,7 @@ public class InboxOpsController {
             if ((dryRun != null && !dryRun.isBoolean()) || (limit != null && !limit.isIntegralNumber())) {
                 return null;
             }
-            for (String field : List.of("status", "lastErrorContains", "lastErrorCode", "srvyDrawupNoPrefix", "receivedFrom", "receivedTo")) {
+            for (String field : TEXT_FIELDS) {
                 JsonNode value = json.get(field);
                 // a filter given must be a text with something in it: "", "  ", {} or [] would filter nothing
                 if (value != null && (!value.isTextual() || value.asText().isBlank())) {

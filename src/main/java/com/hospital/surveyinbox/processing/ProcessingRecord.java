@@ -24,12 +24,15 @@ public class ProcessingRecord {
     private final AdapterProperties properties;
     private final MeterRegistry meters;
 
+    /** Counter of recorded outcomes, tagged {@code outcome} (the DEAD alert reads {@code outcome="dead"}). */
+    public static final String OUTCOMES = "adapter.inbox.outcomes";
+
     public ProcessingRecord(AdapterProperties properties, MeterRegistry meters) {
         this.properties = properties;
         this.meters = meters;
         // at zero from the start: a pod's first row going DEAD is an increase the DEAD alert sees (a series that
         // first appears at 1 shows none)
-        meters.counter("adapter.inbox.outcomes", "outcome", "dead");
+        meters.counter(OUTCOMES, "outcome", "dead");
     }
 
     /** Step {@code inbox-process-params}: every named parameter the outcome statements use. */
@@ -55,7 +58,7 @@ public class ProcessingRecord {
     /** The fenced write applied: log and count the status it recorded. */
     public void recorded(ClaimedRow row, Outcome outcome, String status) {
         String counted = outcome.deferred() ? "deferred" : status.toLowerCase();
-        meters.counter("adapter.inbox.outcomes", "outcome", counted).increment();
+        meters.counter(OUTCOMES, "outcome", counted).increment();
         if (outcome.success()) {
             log.info("Inbox {} COMPLETED{}", row.inboxId(), outcome.reply() == null ? "" : " (reply " + outcome.reply() + " owed)");
         } else if (outcome.failureCode() != null) {
@@ -70,7 +73,7 @@ public class ProcessingRecord {
 
     /** The fenced write changed nothing: a newer attempt owns the row (stuck-row reset, requeue). */
     public void stale(ClaimedRow row) {
-        meters.counter("adapter.inbox.outcomes", "outcome", "stale").increment();
+        meters.counter(OUTCOMES, "outcome", "stale").increment();
         log.warn("Inbox {} attempt {}: outcome not recorded, the row was re-claimed meanwhile", row.inboxId(), row.attempt());
     }
 

@@ -84,7 +84,7 @@ public class RedeliverySweep {
      * requeue lowers).
      */
     public void countDead(List<Map<String, Object>> stuck) {
-        meters.counter("adapter.inbox.outcomes", "outcome", "dead").increment(
+        meters.counter(com.hospital.surveyinbox.processing.ProcessingRecord.OUTCOMES, "outcome", "dead").increment(
                 stuck.stream().filter(r -> "DEAD".equals(r.get("status"))).count());
     }
 
