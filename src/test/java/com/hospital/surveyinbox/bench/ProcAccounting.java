@@ -29,14 +29,23 @@ final class ProcAccounting {
     static final long HZ = clockTicks();
 
     private final Map<String, LongSupplier> sources = new LinkedHashMap<>();
+    /** A benchmarked JVM of its own whose threads are split by name (from /proc), or 0. */
+    private long threadsOf;
 
     ProcAccounting add(String name, LongSupplier ticks) {
         sources.put(name, ticks);
         return this;
     }
 
+    /** Split the CPU of {@code pid} (a JVM of its own) by thread name in each window. */
+    ProcAccounting threadsOf(long pid) {
+        this.threadsOf = pid;
+        return this;
+    }
+
     Window start() {
-        return new Window(read(), System.nanoTime(), threadCpuByGroup(), ticks(ProcessHandle.current().pid(), false));
+        return new Window(read(), System.nanoTime(), threadsOf != 0 ? taskTicksByGroup(threadsOf) : threadCpuByGroup(),
+                ticks(ProcessHandle.current().pid(), false));
     }
 
     private Map<String, Long> read() {
@@ -77,6 +86,19 @@ final class ProcAccounting {
             result.put("cpu_us_per_unit", perUnit);
             result.put("cores_used", cores);
             result.put("window_s", Math.round(seconds * 100) / 100.0);
+            if (threadsOf != 0) {
+                // the JVM's threads by name, digits folded: ticks of /proc/<pid>/task/<tid>/stat (GC and JIT included)
+                Map<String, Long> threadsAfter = taskTicksByGroup(threadsOf);
+                List<Map.Entry<String, Long>> deltas = new java.util.ArrayList<>();
+                threadsAfter.forEach((name, t) -> deltas.add(Map.entry(name, t - threadsBefore.getOrDefault(name, 0L))));
+                deltas.sort(Map.Entry.<String, Long>comparingByValue().reversed());
+                Map<String, Double> byThread = new LinkedHashMap<>();
+                for (var e : deltas.subList(0, Math.min(12, deltas.size()))) {
+                    byThread.put(e.getKey(), units == 0 ? Double.NaN : round(e.getValue() * 1_000_000.0 / HZ / units));
+                }
+                result.put("jvm_cpu_us_per_unit_by_thread", byThread);
+                return result;
+            }
             if (!after.containsKey("service")) {
                 return result; // the service is not in this JVM (the peer's windows)
             }
@@ -113,6 +135,27 @@ final class ProcAccounting {
         }
         long t = Long.parseLong(f[11]) + Long.parseLong(f[12]);
         return withReapedChildren ? t + Long.parseLong(f[13]) + Long.parseLong(f[14]) : t;
+    }
+
+    /** Clock ticks of another process's live threads, by name ({@code comm}, 15 characters) with digits folded. */
+    static Map<String, Long> taskTicksByGroup(long pid) {
+        Map<String, Long> byName = new java.util.HashMap<>();
+        try (Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+            tasks.forEach(task -> {
+                try {
+                    String stat = Files.readString(task.resolve("stat"));
+                    int open = stat.indexOf('('), close = stat.lastIndexOf(')');
+                    String[] f = stat.substring(close + 2).split(" ");
+                    long t = Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                    byName.merge(stat.substring(open + 1, close).replaceAll("\\d+", "#"), t, Long::sum);
+                } catch (IOException | RuntimeException gone) {
+                    // the thread ended between the listing and the read
+                }
+            });
+        } catch (IOException gone) {
+            // the process ended
+        }
+        return byName;
     }
 
     /** CPU-ns of this JVM's live Java threads, by name with digits folded ("http-nio-#-exec-#"). */
