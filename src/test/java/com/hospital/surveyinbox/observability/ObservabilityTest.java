@@ -85,6 +85,31 @@ class ObservabilityTest extends IntegrationTest {
         assertThat(context.getEnvironment().getProperty("management.tracing.sampling.probability")).isEqualTo("0.1");
     }
 
+    /**
+     * camel.observation.exclude-patterns, decided once per route and endpoint (CamelTracing.ExcludingTracer): the
+     * receptions (Boot's server span is theirs) and the event publish with its Kafka producer make no span; the
+     * consumer (its URI has parameters), the registration routes and their HTTP calls do.
+     */
+    @Test
+    void excludedRoutesAndCallsMakeNoSpanAndTheRestDo(@org.springframework.beans.factory.annotation.Autowired
+                                                      com.hospital.surveyinbox.config.CamelTracing.ExcludingTracer tracer,
+                                                      @org.springframework.beans.factory.annotation.Autowired
+                                                      org.apache.camel.CamelContext camel,
+                                                      @org.springframework.beans.factory.annotation.Value("${adapter.kafka.topic}") String topic) {
+        java.util.function.Predicate<String> traced = routeId -> camel.getRoute(routeId).getRoutePolicyList().stream()
+                .anyMatch(p -> p.getClass().getName().startsWith("org.apache.camel.tracing.Tracer"));
+        assertThat(List.of("inbox-receive", "inbox-publish")).noneMatch(traced);
+        assertThat(List.of("inbox-process", "inbox-register", "inbox-register-send", "inbox-reply")).allMatch(traced);
+        assertThat(camel.getRoute("inbox-process").getEndpoint().getEndpointUri()).contains("?");
+
+        assertThat(tracer.excluded("kafka://" + topic)).isTrue(); // the publish's producer
+        assertThat(tracer.excluded("direct://inbox-publish")).isTrue();
+        assertThat(tracer.excluded("platform-http:/legacy/survey-send-info?httpMethodRestrict=POST")).isTrue();
+        assertThat(tracer.excluded(camel.getRoute("inbox-process").getEndpoint().getEndpointUri())).isFalse();
+        assertThat(tracer.excluded("http://legacy.example/patients/P1")).isFalse();
+        assertThat(tracer.excluded("direct://inbox-register")).isFalse();
+    }
+
     @Test
     void theInfoEndpointNamesTheBuildAndTheCommitAPodRuns() {
         JsonNode info = client.management("/actuator/info", ServiceClient.OPS_AUTH).json();
