@@ -11,15 +11,19 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Endpoint;
 import org.apache.camel.NamedNode;
-import org.apache.camel.model.RouteDefinition;
+import org.apache.camel.Exchange;
+import org.apache.camel.Route;
 import org.apache.camel.spi.RoutePolicy;
 import org.apache.camel.support.EndpointHelper;
 import org.apache.camel.tracing.SpanDecorator;
 import org.apache.camel.tracing.decorators.AbstractSpanDecorator;
 import org.apache.camel.observation.MicrometerObservationTracer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.actuate.autoconfigure.observation.ObservationProperties;
@@ -57,16 +61,22 @@ public class CamelTracing {
     }
 
     /**
-     * Camel's tracer with {@code camel.observation.exclude-patterns} decided once per endpoint and once per route,
-     * with Camel's own matching ({@code EndpointHelper.matchEndpoint}: exact, {@code *} wildcard or regex, with or
-     * without {@code //}). Camel 4.17's tracer decides it on every exchange and every call (twice per call, at its
-     * start and its end): it normalizes the endpoint's URI and compiles each pattern as a regular expression each
-     * time — in JFR of the accept path about 4 % of the request threads' CPU and 10 % of the publish threads'.
-     * An excluded route gets no tracing policy at all; an excluded endpoint's call gets a decorator that starts no
-     * span. The decision is kept per endpoint object (bounded: dynamic {@code toD} endpoints come and go).
+     * Camel's tracer with {@code camel.observation.exclude-patterns} decided once per route and once per static
+     * endpoint, with Camel's own matching ({@code EndpointHelper.matchEndpoint}: placeholders resolved, exact,
+     * {@code *} wildcard or regex, with or without {@code //}). Camel 4.17's tracer decides it on every exchange and
+     * every call (twice per call, at its start and its end): it normalizes the endpoint's URI and compiles each
+     * pattern as a regular expression each time — in JFR of the accept path about 4 % of the request threads' CPU
+     * and 10 % of the publish threads'.
+     *
+     * <p>A route and a call are decided by the same rule, on the live endpoint: an excluded call gets a decorator
+     * that starts no span; an excluded route's tracing policy is switched off when the route is initialised
+     * ({@link DecidedPolicy}). Only endpoints Camel keeps as static are remembered (at most
+     * {@value #DECIDED_AT_MOST}): a dynamic endpoint is decided on each call, as Camel does, and never held here
+     * after Camel's own cache lets it go. A URI that cannot be decided is traced (and said once).
      */
     public static final class ExcludingTracer extends MicrometerObservationTracer {
 
+        private static final Logger LOG = LoggerFactory.getLogger(ExcludingTracer.class);
         static final int DECIDED_AT_MOST = 1_000;
         /** A call to an excluded endpoint: the tracer's event notifier starts and ends no span for it. */
         private static final SpanDecorator NO_SPAN = new AbstractSpanDecorator() {
@@ -86,16 +96,46 @@ public class CamelTracing {
             }
         };
 
+        private final String excludePatterns;
         private final List<String> patterns;
         private final Map<Endpoint, SpanDecorator> decided = new ConcurrentHashMap<>();
+        private final AtomicBoolean undecidableSaid = new AtomicBoolean();
 
         ExcludingTracer(String excludePatterns) {
+            this.excludePatterns = excludePatterns;
             this.patterns = Arrays.stream(excludePatterns.split(",")).map(String::trim).filter(p -> !p.isEmpty()).toList();
+            LOG.info("Camel routes and calls without spans (camel.observation.exclude-patterns): {}", patterns);
         }
 
-        /** Whether a route or call with this URI makes no span (placeholders resolved as Camel does). */
+        /** The patterns in force (Camel's JMX attribute of the same name). */
+        @Override
+        public String getExcludePatterns() {
+            return excludePatterns;
+        }
+
+        /** Whether a route or call with this URI makes no span; a URI that cannot be decided makes spans. */
         public boolean excluded(String uri) {
-            return patterns.stream().anyMatch(pattern -> EndpointHelper.matchEndpoint(getCamelContext(), uri, pattern));
+            if (uri == null) {
+                return false;
+            }
+            try {
+                return patterns.stream().anyMatch(pattern -> EndpointHelper.matchEndpoint(getCamelContext(), uri, pattern));
+            } catch (RuntimeException e) {
+                if (undecidableSaid.compareAndSet(false, true)) {
+                    LOG.warn("exclude-patterns could not be applied to an endpoint; it is traced: {}", e.toString());
+                }
+                return false;
+            }
+        }
+
+        /** How many endpoints' decisions are remembered (static endpoints only, at most {@value #DECIDED_AT_MOST}). */
+        public int remembered() {
+            return decided.size();
+        }
+
+        /** The decorator of a call: one that starts no span for an excluded endpoint, else Camel's. */
+        public SpanDecorator decorator(Endpoint endpoint) {
+            return getSpanDecorator(endpoint);
         }
 
         @Override
@@ -103,20 +143,77 @@ public class CamelTracing {
             SpanDecorator decorator = decided.get(endpoint);
             if (decorator == null) {
                 decorator = excluded(endpoint.getEndpointUri()) ? NO_SPAN : super.getSpanDecorator(endpoint);
-                if (decided.size() >= DECIDED_AT_MOST) {
-                    decided.clear();
+                if (decided.size() < DECIDED_AT_MOST && endpoint.getEndpointUri() != null
+                        && getCamelContext().getEndpointRegistry().isStatic(endpoint.getEndpointUri())) {
+                    decided.put(endpoint, decorator);
                 }
-                decided.put(endpoint, decorator);
             }
             return decorator;
         }
 
         @Override
         public RoutePolicy createRoutePolicy(CamelContext camelContext, String routeId, NamedNode route) {
-            RoutePolicy policy = super.createRoutePolicy(camelContext, routeId, route);
-            return route instanceof RouteDefinition definition && definition.getInput() != null
-                    && definition.getInput().getEndpointUri() != null
-                    && excluded(definition.getInput().getEndpointUri()) ? null : policy;
+            return new DecidedPolicy(super.createRoutePolicy(camelContext, routeId, route));
+        }
+
+        /** Camel's tracing policy of one route, on only if the route's endpoint is not excluded (decided at its init). */
+        public final class DecidedPolicy implements RoutePolicy {
+            private final RoutePolicy traced;
+            private volatile boolean on = true;
+
+            DecidedPolicy(RoutePolicy traced) {
+                this.traced = traced;
+            }
+
+            /** Whether this route's exchanges make spans. */
+            public boolean on() {
+                return on;
+            }
+
+            @Override
+            public void onInit(Route route) {
+                on = decorator(route.getEndpoint()) != NO_SPAN;
+                traced.onInit(route);
+            }
+
+            @Override
+            public void onRemove(Route route) {
+                traced.onRemove(route);
+            }
+
+            @Override
+            public void onStart(Route route) {
+                traced.onStart(route);
+            }
+
+            @Override
+            public void onStop(Route route) {
+                traced.onStop(route);
+            }
+
+            @Override
+            public void onSuspend(Route route) {
+                traced.onSuspend(route);
+            }
+
+            @Override
+            public void onResume(Route route) {
+                traced.onResume(route);
+            }
+
+            @Override
+            public void onExchangeBegin(Route route, Exchange exchange) {
+                if (on) {
+                    traced.onExchangeBegin(route, exchange);
+                }
+            }
+
+            @Override
+            public void onExchangeDone(Route route, Exchange exchange) {
+                if (on) {
+                    traced.onExchangeDone(route, exchange);
+                }
+            }
         }
     }
 

@@ -86,9 +86,10 @@ class ObservabilityTest extends IntegrationTest {
     }
 
     /**
-     * camel.observation.exclude-patterns, decided once per route and endpoint (CamelTracing.ExcludingTracer): the
-     * receptions (Boot's server span is theirs) and the event publish with its Kafka producer make no span; the
-     * consumer (its URI has parameters), the registration routes and their HTTP calls do.
+     * camel.observation.exclude-patterns, decided once per route and static endpoint (CamelTracing.ExcludingTracer):
+     * the receptions (Boot's server span is theirs) and the event publish with its Kafka producer make no span; the
+     * consumer (its URI has parameters), the registration routes and their HTTP calls do. Dynamic endpoints are
+     * decided on each call and never remembered.
      */
     @Test
     void excludedRoutesAndCallsMakeNoSpanAndTheRestDo(@org.springframework.beans.factory.annotation.Autowired
@@ -97,17 +98,29 @@ class ObservabilityTest extends IntegrationTest {
                                                       org.apache.camel.CamelContext camel,
                                                       @org.springframework.beans.factory.annotation.Value("${adapter.kafka.topic}") String topic) {
         java.util.function.Predicate<String> traced = routeId -> camel.getRoute(routeId).getRoutePolicyList().stream()
-                .anyMatch(p -> p.getClass().getName().startsWith("org.apache.camel.tracing.Tracer"));
+                .filter(p -> p instanceof com.hospital.surveyinbox.config.CamelTracing.ExcludingTracer.DecidedPolicy)
+                .map(p -> ((com.hospital.surveyinbox.config.CamelTracing.ExcludingTracer.DecidedPolicy) p).on())
+                .findFirst().orElseThrow(() -> new AssertionError(routeId + " has no tracing policy"));
         assertThat(List.of("inbox-receive", "inbox-publish")).noneMatch(traced);
         assertThat(List.of("inbox-process", "inbox-register", "inbox-register-send", "inbox-reply")).allMatch(traced);
         assertThat(camel.getRoute("inbox-process").getEndpoint().getEndpointUri()).contains("?");
 
-        assertThat(tracer.excluded("kafka://" + topic)).isTrue(); // the publish's producer
-        assertThat(tracer.excluded("direct://inbox-publish")).isTrue();
+        // the calls, on the live endpoints the routes send to
+        assertThat(tracer.decorator(camel.getEndpoint("kafka:" + topic)).newSpan()).isFalse(); // the publish's producer
+        assertThat(tracer.decorator(camel.getEndpoint("direct:inbox-publish")).newSpan()).isFalse();
+        assertThat(tracer.decorator(camel.getEndpoint("direct:inbox-register")).newSpan()).isTrue();
+        assertThat(tracer.decorator(camel.getEndpoint("http://127.0.0.1:1/patients")).newSpan()).isTrue();
         assertThat(tracer.excluded("platform-http:/legacy/survey-send-info?httpMethodRestrict=POST")).isTrue();
-        assertThat(tracer.excluded(camel.getRoute("inbox-process").getEndpoint().getEndpointUri())).isFalse();
-        assertThat(tracer.excluded("http://legacy.example/patients/P1")).isFalse();
-        assertThat(tracer.excluded("direct://inbox-register")).isFalse();
+        assertThat(tracer.excluded(null)).isFalse();
+
+        // a static endpoint's decision is remembered; endpoints made after start (dynamic) are decided each time
+        tracer.decorator(camel.getRoute("inbox-process").getEndpoint());
+        int remembered = tracer.remembered();
+        assertThat(remembered).isPositive();
+        for (int i = 0; i < 50; i++) {
+            assertThat(tracer.decorator(camel.getEndpoint("http://127.0.0.1:1/patients/P" + i)).newSpan()).isTrue();
+        }
+        assertThat(tracer.remembered()).isEqualTo(remembered);
     }
 
     @Test
