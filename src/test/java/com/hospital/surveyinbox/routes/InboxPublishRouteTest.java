@@ -8,6 +8,7 @@ import org.apache.camel.Exchange;
 import org.junit.jupiter.api.Test;
 
 /** The route kit for {@code routes/inbox-publish.camel.yaml} (shared setup: {@link RouteKit}). */
+@org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
 class InboxPublishRouteTest extends RouteKit {
 
     @Test
@@ -30,16 +31,20 @@ class InboxPublishRouteTest extends RouteKit {
         assertThat(done.getProperty("inboxPublished", Boolean.class)).isTrue();
     }
 
+    /** The failure's line names the row and its trace (on the reception's wireTap thread no trace is current). */
     @Test
-    void aFailedPublishAnswersFalseAndNeverFailsTheCaller() {
+    void aFailedPublishAnswersFalseAndNeverFailsTheCaller(org.springframework.boot.test.system.CapturedOutput output) {
         mock("mock:kafka").whenAnyExchangeReceived(e -> {
             throw new IllegalStateException("broker gone");
         });
+        String traceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
-        Exchange done = template.request("direct:inbox-publish", e ->
-                e.getMessage().setBody(Map.of("inboxId", 43L, "srvyDrawupNo", uniqueSubject("ALONE-PUB"), "msgType", "SEND")));
+        Exchange done = template.request("direct:inbox-publish", e -> e.getMessage().setBody(Map.of("inboxId", 43L,
+                "srvyDrawupNo", uniqueSubject("ALONE-PUB"), "msgType", "SEND", "traceParent", traceParent)));
 
         assertThat(done.getException()).isNull();
         assertThat(done.getProperty("inboxPublished", Boolean.class)).isFalse();
+        assertThat(output.getAll().lines().filter(l -> l.contains("Event of inbox 43 not published")))
+                .singleElement().asString().contains("trace " + traceParent);
     }
 }
