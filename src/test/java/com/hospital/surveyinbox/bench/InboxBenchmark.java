@@ -3,6 +3,7 @@ package com.hospital.surveyinbox.bench;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.hospital.surveyinbox.config.AdapterProperties;
+import com.hospital.surveyinbox.support.ServiceJvm;
 import com.hospital.surveyinbox.support.DownstreamSimulator;
 import com.hospital.surveyinbox.support.IntegrationTest;
 import com.hospital.surveyinbox.support.ServiceClient;
@@ -470,65 +471,42 @@ class InboxBenchmark extends IntegrationTest {
         write("peer", result);
     }
 
-    /** A benchmarked JVM of its own (the peer, or the service apart): its process, port, log and GC log. */
+    /** A benchmarked JVM of its own (the peer, or the service apart): the JVM, its port and its GC log. */
     static final class Jvm implements AutoCloseable {
-        final Process process;
+        final ServiceJvm jvm;
         final int port;
-        final Path log;
         final GcLog gc;
 
-        Jvm(Process process, int port, Path log, GcLog gc) {
-            this.process = process;
+        Jvm(ServiceJvm jvm, int port, GcLog gc) {
+            this.jvm = jvm;
             this.port = port;
-            this.log = log;
             this.gc = gc;
         }
 
         long pid() {
-            return process.pid();
+            return jvm.pid();
         }
 
-        /** Waits until {@code ready} answers true; fails with the JVM's log if it exits first, and stops it on failure. */
-        Jvm awaitReady(java.util.concurrent.Callable<Boolean> ready) throws InterruptedException {
-            try {
-                awaitUp(ready);
-            } catch (RuntimeException | Error e) {
-                close();
-                throw e;
-            }
+        /** Waits until {@code ready} answers true; a JVM that exits or is not ready in time is killed, the failure with its log. */
+        Jvm awaitReady(java.util.concurrent.Callable<Boolean> ready) {
+            jvm.awaitReady(Duration.ofSeconds(180), ready);
             return this;
         }
 
-        private void awaitUp(java.util.concurrent.Callable<Boolean> ready) {
-            await().atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofMillis(500)).until(() -> {
-                if (!process.isAlive()) {
-                    throw new IllegalStateException("benchmarked JVM exited: " + Files.readString(log));
-                }
-                try {
-                    return ready.call();
-                } catch (IOException e) {
-                    return false;
-                }
-            });
-        }
-
+        /** SIGTERM, SIGKILL after 30 s. */
         @Override
         public void close() throws InterruptedException {
-            process.destroy();
-            if (!process.waitFor(30, TimeUnit.SECONDS)) {
-                process.destroyForcibly().waitFor();
+            if (jvm.alive()) {
+                jvm.terminate(Duration.ofSeconds(30));
             }
         }
     }
 
-    private static List<String> java(List<String> jvmOptions, Path gcLog) {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        jvmOptions.stream().filter(o -> !o.isBlank()).forEach(command::add);
-        command.add("-Xlog:gc:file=" + gcLog + "::filecount=0"); // one file: GcLog reads on from an offset
-        command.add("-Dembedded.services.off=true");
-        command.add("-cp");
-        command.add(System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")));
-        return command;
+    /** The JVM options and a GC log in one file of its own (GcLog reads on from an offset). */
+    private static List<String> withGcLog(List<String> jvmOptions, GcLog gc) {
+        List<String> options = new ArrayList<>(jvmOptions);
+        options.add("-Xlog:gc:file=" + gc.file() + "::filecount=0");
+        return options;
     }
 
     /** The peer in its own JVM, on its own table (like the inbox's) and topic, ready to answer. */
@@ -544,19 +522,18 @@ class InboxBenchmark extends IntegrationTest {
             }
         }
         int peerPort = com.hospital.surveyinbox.support.EmbeddedServices.freePort();
-        Path log = Files.createTempFile("bench-peer", ".log");
         GcLog gc = new GcLog(Files.createTempFile("bench-peer-gc", ".log"));
         List<String> options = new ArrayList<>(jvmOptions);
         options.addAll(List.of(moreOptions));
-        List<String> command = java(options, gc.file());
-        command.addAll(List.of("org.springframework.boot.SpringApplication", // its main runs --spring.main.sources
-                "--spring.main.sources=" + com.hospital.benchpeer.PeerApplication.class.getName(),
-                "--spring.config.location=classpath:/bench/peer.properties",
-                "--server.port=" + peerPort,
-                "--spring.datasource.url=" + services().jdbcUrl(),
-                "--spring.kafka.bootstrap-servers=" + services().kafkaBrokers()));
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        return new Jvm(process, peerPort, log, gc).awaitReady(() -> {
+        Map<String, Object> arguments = new LinkedHashMap<>();
+        arguments.put("spring.main.sources", com.hospital.benchpeer.PeerApplication.class.getName());
+        arguments.put("spring.config.location", "classpath:/bench/peer.properties");
+        arguments.put("server.port", peerPort);
+        arguments.put("spring.datasource.url", services().jdbcUrl());
+        arguments.put("spring.kafka.bootstrap-servers", services().kafkaBrokers());
+        // SpringApplication's main runs --spring.main.sources
+        ServiceJvm jvm = ServiceJvm.start("bench-peer", withGcLog(options, gc), "org.springframework.boot.SpringApplication", arguments);
+        return new Jvm(jvm, peerPort, gc).awaitReady(() -> {
             try (java.net.Socket ignored = new java.net.Socket("127.0.0.1", peerPort)) {
                 return true;
             }
@@ -750,13 +727,10 @@ class InboxBenchmark extends IntegrationTest {
     private Jvm startServiceApart(boolean consumer) throws Exception {
         int servicePort = com.hospital.surveyinbox.support.EmbeddedServices.freePort();
         int management = com.hospital.surveyinbox.support.EmbeddedServices.freePort();
-        Path log = Files.createTempFile("bench-apart", ".log");
         GcLog gc = new GcLog(Files.createTempFile("bench-apart-gc", ".log"));
         List<String> options = new ArrayList<>(APART_JVM);
         // e.g. -Dbench.apart.jvm="-XX:StartFlightRecording=filename=/tmp/apart.jfr,settings=profile": the service's JVM only
         options.addAll(List.of(System.getProperty("bench.apart.jvm", "").strip().split("\\s+")));
-        List<String> command = java(options, gc.file());
-        command.add("com.hospital.surveyinbox.SurveyInboxAdapterApplication");
         Map<String, Object> p = new LinkedHashMap<>(services().properties());
         p.put("server.port", servicePort);
         p.put("management.server.port", management);
@@ -781,12 +755,8 @@ class InboxBenchmark extends IntegrationTest {
         p.put("adapter.security.ops.password", "ops-test-secret");
         p.put("logging.level.com.hospital.surveyinbox", "WARN");
         p.put("logging.level.org.apache.hc", "WARN");
-        p.forEach((k, v) -> command.add("--" + k + "=" + v));
-        Process process = new ProcessBuilder(command).directory(new java.io.File(".")).redirectErrorStream(true)
-                .redirectOutput(log.toFile()).start();
-        URI readiness = URI.create("http://127.0.0.1:" + management + "/actuator/health/readiness");
-        return new Jvm(process, servicePort, log, gc).awaitReady(() -> http.send(HttpRequest.newBuilder(readiness)
-                .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200);
+        ServiceJvm jvm = ServiceJvm.start(consumer ? "bench-apart-drain" : "bench-apart", withGcLog(options, gc), ServiceJvm.SERVICE, p);
+        return new Jvm(jvm, servicePort, gc).awaitReady(ServiceJvm.readinessProbe(management));
     }
 
     /** {@link #REPS} windows of one JVM of its own at {@code clients} connections. */

@@ -6,9 +6,11 @@ import static org.awaitility.Awaitility.await;
 import com.hospital.surveyinbox.inbox.InboxStore;
 import com.hospital.surveyinbox.inbox.ReceivedMessage;
 import com.hospital.surveyinbox.support.DownstreamSimulator;
+import com.hospital.surveyinbox.support.EmbeddedServices;
 import com.hospital.surveyinbox.support.IntegrationTest;
 import com.hospital.surveyinbox.support.LoadSender;
 import com.hospital.surveyinbox.support.ServiceClient;
+import com.hospital.surveyinbox.support.ServiceJvm;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -251,7 +253,7 @@ class FaultToleranceTest extends IntegrationTest {
         // slow registration, so the second JVM is mid-flow when it dies
         simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 0, 2, 300, 400));
         String prefix = uniqueSubject("KILL") + "-";
-        try (ServiceProcess second = ServiceProcess.start(props)) {
+        try (ServiceJvm second = child("fault-child", props)) {
             await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500))
                     .until(() -> second.log().contains("Started SurveyInboxAdapterApplication") || !second.alive());
             assertThat(second.alive()).as("second JVM started").isTrue();
@@ -338,9 +340,9 @@ class FaultToleranceTest extends IntegrationTest {
         // the killed JVM's partitions move after its session times out: 10 s instead of Kafka's 45 s keeps
         // the test short; the scenario is the same
         stormChild.put("camel.component.kafka.session-timeout-ms", "10000");
-        ServiceProcess a = ServiceProcess.start(stormChild);
+        ServiceJvm a = child("storm-a", stormChild);
         stormChild.put("camel.component.kafka.client-id", "storm-b");
-        ServiceProcess b = ServiceProcess.start(stormChild);
+        ServiceJvm b = child("storm-b", stormChild);
         try {
             awaitStarted(a);
             awaitStarted(b);
@@ -380,7 +382,17 @@ class FaultToleranceTest extends IntegrationTest {
         }
     }
 
-    private static void awaitStarted(ServiceProcess process) {
+    /**
+     * A second instance of the service in its own JVM on this JVM's PostgreSQL, Kafka, Redis and simulator, so a
+     * test can stop it with SIGTERM or kill it with SIGKILL mid-processing.
+     */
+    private static ServiceJvm child(String name, Map<String, String> properties) {
+        Map<String, Object> arguments = new java.util.LinkedHashMap<>(EmbeddedServices.get().properties());
+        arguments.putAll(properties);
+        return ServiceJvm.start(name, List.of("-Xmx512m"), ServiceJvm.SERVICE, arguments);
+    }
+
+    private static void awaitStarted(ServiceJvm process) {
         await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500))
                 .until(() -> process.log().contains("Started SurveyInboxAdapterApplication") || !process.alive());
         assertThat(process.alive()).as("service JVM started").isTrue();
