@@ -113,6 +113,15 @@ public class CamelTracing {
             return excludePatterns;
         }
 
+        /**
+         * Ignored: the patterns are this tracer's, from {@code camel.observation.exclude-patterns} at startup. Camel's
+         * setter would switch its per-exchange matching back on beside them and this getter would not show it.
+         */
+        @Override
+        public void setExcludePatterns(String excludePatterns) {
+            LOG.warn("exclude-patterns are taken once from camel.observation.exclude-patterns; ignored: {}", excludePatterns);
+        }
+
         /** Whether a route or call with this URI makes no span; a URI that cannot be decided makes spans. */
         public boolean excluded(String uri) {
             if (uri == null) {

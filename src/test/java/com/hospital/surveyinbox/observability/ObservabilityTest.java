@@ -96,7 +96,8 @@ class ObservabilityTest extends IntegrationTest {
                                                       com.hospital.surveyinbox.config.CamelTracing.ExcludingTracer tracer,
                                                       @org.springframework.beans.factory.annotation.Autowired
                                                       org.apache.camel.CamelContext camel,
-                                                      @org.springframework.beans.factory.annotation.Value("${adapter.kafka.topic}") String topic) {
+                                                      @org.springframework.beans.factory.annotation.Value("${adapter.kafka.topic}") String topic)
+            throws ReflectiveOperationException {
         java.util.function.Predicate<String> traced = routeId -> camel.getRoute(routeId).getRoutePolicyList().stream()
                 .filter(p -> p instanceof com.hospital.surveyinbox.config.CamelTracing.ExcludingTracer.DecidedPolicy)
                 .map(p -> ((com.hospital.surveyinbox.config.CamelTracing.ExcludingTracer.DecidedPolicy) p).on())
@@ -121,6 +122,15 @@ class ObservabilityTest extends IntegrationTest {
             assertThat(tracer.decorator(camel.getEndpoint("http://127.0.0.1:1/patients/P" + i)).newSpan()).isTrue();
         }
         assertThat(tracer.remembered()).isEqualTo(remembered);
+
+        // the patterns cannot be changed behind the configuration's back (Camel's setter is ignored)
+        String configured = tracer.getExcludePatterns();
+        tracer.setExcludePatterns("direct:*");
+        assertThat(tracer.getExcludePatterns()).isEqualTo(configured);
+        assertThat(tracer.decorator(camel.getEndpoint("direct:inbox-register")).newSpan()).isTrue();
+        java.lang.reflect.Field camelsOwn = org.apache.camel.tracing.Tracer.class.getDeclaredField("excludePatterns");
+        camelsOwn.setAccessible(true);
+        assertThat(camelsOwn.get(tracer)).as("Camel's per-exchange matching stays off").isNull();
     }
 
     @Test
