@@ -151,9 +151,9 @@ public class CamelTracing {
         protected SpanDecorator getSpanDecorator(Endpoint endpoint) {
             SpanDecorator decorator = decided.get(endpoint);
             if (decorator == null) {
-                decorator = excluded(endpoint.getEndpointUri()) ? NO_SPAN : super.getSpanDecorator(endpoint);
-                if (decided.size() < DECIDED_AT_MOST && endpoint.getEndpointUri() != null
-                        && getCamelContext().getEndpointRegistry().isStatic(endpoint.getEndpointUri())) {
+                String uri = endpoint.getEndpointUri();
+                decorator = excluded(uri) ? NO_SPAN : super.getSpanDecorator(endpoint);
+                if (uri != null && decided.size() < DECIDED_AT_MOST && getCamelContext().getEndpointRegistry().isStatic(uri)) {
                     decided.put(endpoint, decorator);
                 }
             }

@@ -137,8 +137,8 @@ public class InboxOpsController {
         /** The filters, each a non-blank text when given. */
         static final List<String> TEXT_FIELDS = List.of("status", "lastErrorContains", "lastErrorCode",
                 "srvyDrawupNoPrefix", "receivedFrom", "receivedTo");
-        static final java.util.Set<String> FIELDS = java.util.Set.copyOf(
-                java.util.stream.Stream.concat(TEXT_FIELDS.stream(), java.util.stream.Stream.of("dryRun", "limit")).toList());
+        static final java.util.Set<String> FIELDS = java.util.stream.Stream.concat(TEXT_FIELDS.stream(),
+                java.util.stream.Stream.of("dryRun", "limit")).collect(java.util.stream.Collectors.toUnmodifiableSet());
 
         /** The request, or null when it names a field that is not one of {@link #FIELDS} or has a wrong type. */
         static BulkRequeue of(JsonNode json) {

@@ -137,21 +137,21 @@ final class ProcAccounting {
         return withReapedChildren ? t + Long.parseLong(f[13]) + Long.parseLong(f[14]) : t;
     }
 
-    /** Clock ticks of another process's live threads, by name ({@code comm}, 15 characters) with digits folded. */
+    /** Clock ticks of a process's live threads, by name ({@code comm}, 15 characters) with digits folded. */
     static Map<String, Long> taskTicksByGroup(long pid) {
         Map<String, Long> byName = new java.util.HashMap<>();
         try (Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
-            tasks.forEach(task -> {
+            for (Path task : (Iterable<Path>) tasks::iterator) {
                 try {
-                    String stat = Files.readString(task.resolve("stat"));
-                    int open = stat.indexOf('('), close = stat.lastIndexOf(')');
-                    String[] f = stat.substring(close + 2).split(" ");
-                    long t = Long.parseLong(f[11]) + Long.parseLong(f[12]);
-                    byName.merge(stat.substring(open + 1, close).replaceAll("\\d+", "#"), t, Long::sum);
+                    String[] f = statFields(task);
+                    if (f != null) {
+                        byName.merge(Files.readString(task.resolve("comm")).trim().replaceAll("\\d+", "#"),
+                                Long.parseLong(f[11]) + Long.parseLong(f[12]), Long::sum);
+                    }
                 } catch (IOException | RuntimeException gone) {
                     // the thread ended between the listing and the read
                 }
-            });
+            }
         } catch (IOException gone) {
             // the process ended
         }
@@ -184,25 +184,10 @@ final class ProcAccounting {
         return nanos * HZ / 1_000_000_000L;
     }
 
-    /** CPU ticks of a JVM's JIT compiler threads ("C1/C2 CompilerThread…" in /proc/pid/task/tid/comm). */
+    /** CPU ticks of a JVM's JIT compiler threads ("C1/C2 CompilerThread…", "C# CompilerThre" folded). */
     static long compilerTicks(long pid) {
-        long ticks = 0;
-        try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
-            for (Path task : (Iterable<Path>) tasks::iterator) {
-                try {
-                    String comm = Files.readString(task.resolve("comm")).trim();
-                    String[] f = comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler") ? statFields(task) : null;
-                    if (f != null) {
-                        ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
-                    }
-                } catch (IOException | RuntimeException e) {
-                    // the thread ended
-                }
-            }
-        } catch (IOException e) {
-            return 0;
-        }
-        return ticks;
+        return taskTicksByGroup(pid).entrySet().stream().filter(e -> e.getKey().startsWith("C# Compiler"))
+                .mapToLong(Map.Entry::getValue).sum();
     }
 
     /** Ticks of this JVM's reaped children (the load generator): cutime + cstime. */
