@@ -303,7 +303,7 @@ class InboxReadsAtScaleTest {
                         + " FROM generate_series(1, 400000) g",
                 "INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at, finished_at, outcome)"
                         + " SELECT id, 1, created_at, created_at, 'COMPLETED' FROM inbox_message WHERE srvy_drawup_no LIKE 'OLD-%'",
-                "VACUUM ANALYZE inbox_message", "VACUUM ANALYZE inbox_attempt");
+                "VACUUM (ANALYZE, INDEX_CLEANUP ON) inbox_message", "VACUUM (ANALYZE, INDEX_CLEANUP ON) inbox_attempt");
         String history;
         try (var in = getClass().getResourceAsStream("/sql/history-per-minute.sql")) {
             history = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
@@ -313,6 +313,11 @@ class InboxReadsAtScaleTest {
                     "inbox_message", read(s, "SELECT 'n', count(*) FROM inbox_message WHERE created_at >= now() - INTERVAL '1 day'").get("n"),
                     "inbox_attempt", read(s, "SELECT 'n', count(*) FROM inbox_attempt WHERE finished_at >= now() - INTERVAL '1 day'").get("n"));
             long recent = recentIn.values().stream().mapToLong(Long::longValue).sum();
+            // index entries of row versions the earlier tests updated or deleted are read too until a vacuum removes
+            // them, which it cannot while another snapshot (an autovacuum's analyze) may still see them: seen once,
+            // 319 more than the window's rows. At most one entry per such version; old history would be 800,000.
+            long superseded = read(s, "SELECT 'n', sum(n_tup_upd + n_tup_del) FROM pg_stat_user_tables"
+                    + " WHERE relname IN ('inbox_message', 'inbox_attempt')").get("n");
             // the planner knows how much of each table the window holds: the window's start was hidden in a subquery,
             // so it assumed a third of both tables (and on 10 million rows scanned them: 640 ms, BIGTABLE.md)
             try (var explain = c.prepareStatement("EXPLAIN (FORMAT JSON) " + history)) {
@@ -344,7 +349,8 @@ class InboxReadsAtScaleTest {
                     assertThat(buckets).isEqualTo(minutes);
                     long read = rowsRead(s, "inbox_message") + rowsRead(s, "inbox_attempt") - before;
                     // with the window's start hidden in a subquery, both tables were scanned: 800,000+ rows
-                    assertThat(read).as("rows read for a %d-minute chart", minutes).isLessThanOrEqualTo(recent + 100);
+                    assertThat(read).as("rows read for a %d-minute chart (window %d, superseded versions %d)", minutes, recent, superseded)
+                            .isLessThanOrEqualTo(recent + superseded + 100);
                 }
             }
         }
