@@ -389,7 +389,9 @@ class FaultToleranceTest extends IntegrationTest {
     private static ServiceJvm child(String name, Map<String, String> properties) {
         Map<String, Object> arguments = new java.util.LinkedHashMap<>(EmbeddedServices.get().properties());
         arguments.putAll(properties);
-        return ServiceJvm.start(name, List.of("-Xmx512m"), ServiceJvm.SERVICE, arguments);
+        List<String> options = new ArrayList<>(List.of("-Xmx512m"));
+        options.addAll(ServiceJvm.QUICK_START);
+        return ServiceJvm.start(name, options, ServiceJvm.SERVICE, arguments);
     }
 
     private static void awaitStarted(ServiceJvm process) {

@@ -15,7 +15,8 @@ import java.util.Map;
 final class ServicePod implements AutoCloseable {
 
     /** Small and quick to start: four of these share two cores with the database and the broker. */
-    static final List<String> JVM = List.of("-Xmx320m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k");
+    static final List<String> JVM = java.util.stream.Stream.concat(java.util.stream.Stream.of("-Xmx320m"),
+            ServiceJvm.QUICK_START.stream()).toList();
 
     final String name;
     final int port;
