@@ -40,31 +40,40 @@ class InboxUnavailableTest extends IntegrationTest {
             // the pod stays in the Service, answering the contract's 503 JSON; health tells operators why
             assertThat(client.management("/actuator/health/readiness").status()).isEqualTo(200);
             assertThat(client.management("/actuator/health/liveness").status()).isEqualTo(200);
-            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(client.management("/actuator/health",
-                    ServiceClient.OPS_AUTH).json().at("/components/db/status").asText()).isEqualTo("DOWN"));
+            for (String component : List.of("db", "receptionDb")) {
+                await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(client.management("/actuator/health",
+                        ServiceClient.OPS_AUTH).json().at("/components/" + component + "/status").asText()).as(component).isEqualTo("DOWN"));
+            }
         } finally {
             services().startPostgres();
         }
 
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(client.management("/actuator/health",
-                ServiceClient.OPS_AUTH).json().at("/components/db/status").asText()).isEqualTo("UP"));
+        // both pools reconnect on their own backoff: receptions can commit once receptionDb says UP
+        for (String component : List.of("db", "receptionDb")) {
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(client.management("/actuator/health",
+                    ServiceClient.OPS_AUTH).json().at("/components/" + component + "/status").asText()).as(component).isEqualTo("UP"));
+        }
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject))
                 .isZero();
-        // the sender retries a 503 (the contract), with its Idempotency-Key: the database just restarted may still be
-        // too slow for the first reception's statement (seen once on a loaded VM: a 4 s socket timeout, 503), and a
-        // retry must then be accepted - and stored once, whatever became of the attempt that was answered 503
+        // the sender retries a 503 (the contract), with its Idempotency-Key: the first COMMIT after the restart can
+        // outlive the socket timeout on a loaded machine (seen once on CI: 4 s). A retry is accepted, and the row is
+        // stored once whatever became of the attempt answered 503.
         String back = uniqueSubject("BACK");
         Map<String, String> key = Map.of("Idempotency-Key", "retry-" + back);
-        List<Integer> answered = new ArrayList<>();
-        String after = await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).until(() -> {
+        List<String> answered = new ArrayList<>();
+        String after = await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(500)).until(() -> {
             Reply reply = client.receive(ServiceClient.message(back, ""), key);
-            answered.add(reply.status());
-            assertThat(reply.status()).as("answers so far %s: %s", answered, reply.body()).isIn(200, 503);
+            answered.add(reply.status() + " " + reply.body());
+            assertThat(reply.status()).as("answers so far %s", answered).isIn(200, 503);
             return reply.status() == 200 ? reply.json().get("inboxId").asText() : null;
         }, java.util.Objects::nonNull);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, back))
                 .as("rows stored after answers %s", answered).isEqualTo(1);
-        await().atMost(Duration.ofSeconds(20)).until(() -> !topic.forInboxId(after).isEmpty());
+        if (answered.size() == 1) {
+            await().atMost(Duration.ofSeconds(20)).until(() -> !topic.forInboxId(after).isEmpty());
+        }
+        // else the 200 may be the replay of a row whose COMMIT outlived the 503: a replay is not published again, the
+        // redelivery job (off in this context) republishes a row left RECEIVED (RedeliveryTest)
         assertThat(topic.forSubject(subject)).isEmpty();
     }
 

@@ -14,7 +14,7 @@ import java.util.Map;
  */
 final class ServicePod implements AutoCloseable {
 
-    /** Small and quick to start: four of these share two cores with the database and the broker. */
+    /** Small and quick to start: three of these share two cores with the database and the broker. */
     static final List<String> JVM = java.util.stream.Stream.concat(java.util.stream.Stream.of("-Xmx320m"),
             ServiceJvm.QUICK_START.stream()).toList();
 
