@@ -61,6 +61,11 @@ public class ReceptionConnections implements DisposableBean {
         return dataSource;
     }
 
+    /** The pool's own figures (connections, waiting threads), or null when receptions share the main pool. */
+    public com.zaxxer.hikari.HikariPoolMXBean pool() {
+        return own == null ? null : own.getHikariPoolMXBean();
+    }
+
     /** What any one statement on these connections may take at most (socket timeout less a second). */
     public java.time.Duration statementBound() {
         return statementBound;
