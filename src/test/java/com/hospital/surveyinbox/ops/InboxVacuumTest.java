@@ -37,9 +37,7 @@ class InboxVacuumTest {
             s.execute("CREATE DATABASE " + database);
         }
         url = services.jdbcUrl().substring(0, services.jdbcUrl().lastIndexOf('/') + 1) + database;
-        // Flyway as the service runs it
-        com.hospital.surveyinbox.config.FlywayConnection.configure(Flyway.configure(), url, EmbeddedServices.DB_USER, "",
-                java.time.Duration.ofSeconds(5), new java.util.Properties()).locations("classpath:db/migration").load().migrate();
+        flyway(url).load().migrate();
         try (Connection c = connect(); Statement s = c.createStatement()) {
             s.execute("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, attempts, created_at, updated_at)"
                     + " SELECT 'OLD-' || g, 'SEND', 'COMPLETED', 1, now() - INTERVAL '30 days', now() - INTERVAL '30 days'"
@@ -110,6 +108,64 @@ class InboxVacuumTest {
             assertThat(rs.getString(1).split(",")).contains("autovacuum_vacuum_scale_factor=0",
                     "autovacuum_vacuum_threshold=100000", "vacuum_index_cleanup=on");
         }
+    }
+
+    /**
+     * V13 waits for a VACUUM of the table (an anti-wraparound one is never cancelled for it) longer than Flyway's
+     * lock timeout (5 s), retrying, instead of failing the start: a database of its own at V12, the table's
+     * SHARE UPDATE EXCLUSIVE lock held by another session for more than 6 s, then released.
+     */
+    @Test
+    void theSettingsWaitForARunningVacuumInsteadOfFailingTheStart() throws Exception {
+        EmbeddedServices services = EmbeddedServices.get();
+        String other = "vacuum_lock_" + System.nanoTime();
+        try (Connection admin = DriverManager.getConnection(services.jdbcUrl(), EmbeddedServices.DB_USER, "");
+             Statement s = admin.createStatement()) {
+            s.execute("CREATE DATABASE " + other);
+        }
+        String otherUrl = url.substring(0, url.lastIndexOf('/') + 1) + other;
+        try {
+            flyway(otherUrl).target("12").load().migrate();
+            try (Connection holder = DriverManager.getConnection(otherUrl, EmbeddedServices.DB_USER, "");
+                 Statement h = holder.createStatement()) {
+                holder.setAutoCommit(false);
+                h.execute("LOCK TABLE inbox_message IN SHARE UPDATE EXCLUSIVE MODE"); // what a running VACUUM holds
+                java.util.concurrent.CompletableFuture<Void> migration = java.util.concurrent.CompletableFuture.runAsync(
+                        () -> flyway(otherUrl).load().migrate());
+                // V13's statement has waited for the lock past Flyway's 5 s lock timeout (asked on a connection of its
+                // own: within the holder's transaction pg_stat_activity would stay the snapshot of its first read)
+                try (Connection watcher = DriverManager.getConnection(otherUrl, EmbeddedServices.DB_USER, "");
+                     Statement w = watcher.createStatement()) {
+                    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> {
+                        try (ResultSet rs = w.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                                + " AND wait_event_type = 'Lock' AND now() - query_start > INTERVAL '6 seconds'")) {
+                            rs.next();
+                            return rs.getLong(1) > 0 || migration.isDone();
+                        }
+                    });
+                }
+                assertThat(migration).as("V13 still waiting, not failed").isNotDone();
+                holder.commit(); // the vacuum ends
+                migration.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            }
+            try (Connection c = DriverManager.getConnection(otherUrl, EmbeddedServices.DB_USER, "");
+                 Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT array_to_string(reloptions, ',') FROM pg_class WHERE relname = 'inbox_message'")) {
+                rs.next();
+                assertThat(rs.getString(1)).contains("vacuum_index_cleanup=on");
+            }
+        } finally {
+            try (Connection admin = DriverManager.getConnection(services.jdbcUrl(), EmbeddedServices.DB_USER, "");
+                 Statement s = admin.createStatement()) {
+                s.execute("DROP DATABASE " + other + " WITH (FORCE)");
+            }
+        }
+    }
+
+    /** Flyway as the service runs it (FlywayConnection: a 5 s lock timeout). */
+    static org.flywaydb.core.api.configuration.FluentConfiguration flyway(String target) {
+        return com.hospital.surveyinbox.config.FlywayConnection.configure(Flyway.configure(), target, EmbeddedServices.DB_USER, "",
+                java.time.Duration.ofSeconds(5), new java.util.Properties()).locations("classpath:db/migration");
     }
 
     /** Shared pages (hit or read) the statement's plan touched, from EXPLAIN (ANALYZE, BUFFERS). */
