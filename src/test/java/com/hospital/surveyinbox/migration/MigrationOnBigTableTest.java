@@ -34,11 +34,7 @@ class MigrationOnBigTableTest {
     void migratingATableOfAMillionRowsNeverStallsTheInserts() throws Exception {
         EmbeddedServices services = EmbeddedServices.get();
         String database = "migration_big_" + System.nanoTime();
-        try (Connection admin = DriverManager.getConnection(services.jdbcUrl(), EmbeddedServices.DB_USER, "");
-             Statement s = admin.createStatement()) {
-            s.execute("CREATE DATABASE " + database);
-        }
-        String url = services.jdbcUrl().substring(0, services.jdbcUrl().lastIndexOf('/') + 1) + database;
+        String url = services.createDatabase(database);
         Flyway.configure().dataSource(url, EmbeddedServices.DB_USER, "").locations("classpath:db/migration")
                 .target("4").load().migrate();
         try (Connection c = DriverManager.getConnection(url, EmbeddedServices.DB_USER, ""); Statement s = c.createStatement()) {

@@ -42,13 +42,8 @@ class InboxReadsAtScaleTest {
 
     @BeforeAll
     static void databaseWithHistory() throws SQLException {
-        EmbeddedServices services = EmbeddedServices.get();
         database = "reads_at_scale_" + System.nanoTime();
-        try (Connection admin = DriverManager.getConnection(services.jdbcUrl(), EmbeddedServices.DB_USER, "");
-             Statement s = admin.createStatement()) {
-            s.execute("CREATE DATABASE " + database);
-        }
-        url = services.jdbcUrl().substring(0, services.jdbcUrl().lastIndexOf('/') + 1) + database;
+        url = EmbeddedServices.get().createDatabase(database);
         flyway().target("7").load().migrate();
         try (Connection c = connect(); Statement s = c.createStatement()) {
             s.execute(insert("COMPLETED", 3000) + ";" + insert("DEAD", 40) + ";" + insert("RECEIVED", 7) + ";" + insert("FAILED", 3));
@@ -63,11 +58,8 @@ class InboxReadsAtScaleTest {
     }
 
     @AfterAll
-    static void drop() throws SQLException {
-        try (Connection admin = DriverManager.getConnection(EmbeddedServices.get().jdbcUrl(), EmbeddedServices.DB_USER, "");
-             Statement s = admin.createStatement()) {
-            s.execute("DROP DATABASE " + database + " WITH (FORCE)");
-        }
+    static void drop() {
+        EmbeddedServices.get().dropDatabase(database);
     }
 
     static Connection connect() throws SQLException {

@@ -30,13 +30,8 @@ class InboxVacuumTest {
 
     @BeforeAll
     static void largeTableWithTraffic() throws SQLException {
-        EmbeddedServices services = EmbeddedServices.get();
         database = "vacuum_" + System.nanoTime();
-        try (Connection admin = DriverManager.getConnection(services.jdbcUrl(), EmbeddedServices.DB_USER, "");
-             Statement s = admin.createStatement()) {
-            s.execute("CREATE DATABASE " + database);
-        }
-        url = services.jdbcUrl().substring(0, services.jdbcUrl().lastIndexOf('/') + 1) + database;
+        url = EmbeddedServices.get().createDatabase(database);
         flyway(url).load().migrate();
         try (Connection c = connect(); Statement s = c.createStatement()) {
             s.execute("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, attempts, created_at, updated_at)"
@@ -57,11 +52,8 @@ class InboxVacuumTest {
     }
 
     @AfterAll
-    static void drop() throws SQLException {
-        try (Connection admin = DriverManager.getConnection(EmbeddedServices.get().jdbcUrl(), EmbeddedServices.DB_USER, "");
-             Statement s = admin.createStatement()) {
-            s.execute("DROP DATABASE " + database + " WITH (FORCE)");
-        }
+    static void drop() {
+        EmbeddedServices.get().dropDatabase(database);
     }
 
     static Connection connect() throws SQLException {
@@ -117,13 +109,8 @@ class InboxVacuumTest {
      */
     @Test
     void theSettingsWaitForARunningVacuumInsteadOfFailingTheStart() throws Exception {
-        EmbeddedServices services = EmbeddedServices.get();
         String other = "vacuum_lock_" + System.nanoTime();
-        try (Connection admin = DriverManager.getConnection(services.jdbcUrl(), EmbeddedServices.DB_USER, "");
-             Statement s = admin.createStatement()) {
-            s.execute("CREATE DATABASE " + other);
-        }
-        String otherUrl = url.substring(0, url.lastIndexOf('/') + 1) + other;
+        String otherUrl = EmbeddedServices.get().createDatabase(other);
         try {
             flyway(otherUrl).target("12").load().migrate();
             try (Connection holder = DriverManager.getConnection(otherUrl, EmbeddedServices.DB_USER, "");
@@ -155,10 +142,7 @@ class InboxVacuumTest {
                 assertThat(rs.getString(1)).contains("vacuum_index_cleanup=on");
             }
         } finally {
-            try (Connection admin = DriverManager.getConnection(services.jdbcUrl(), EmbeddedServices.DB_USER, "");
-                 Statement s = admin.createStatement()) {
-                s.execute("DROP DATABASE " + other + " WITH (FORCE)");
-            }
+            EmbeddedServices.get().dropDatabase(other);
         }
     }
 

@@ -170,6 +170,25 @@ public final class EmbeddedServices {
         return simulator;
     }
 
+    /** A new empty database on this PostgreSQL (a test that needs no background work of a service); its JDBC URL. */
+    public String createDatabase(String name) {
+        adminExecute("CREATE DATABASE " + name);
+        return jdbcUrl().substring(0, jdbcUrl().lastIndexOf('/') + 1) + name;
+    }
+
+    /** Drops a database {@link #createDatabase} made, whoever is still connected to it. */
+    public void dropDatabase(String name) {
+        adminExecute("DROP DATABASE " + name + " WITH (FORCE)");
+    }
+
+    private void adminExecute(String sql) {
+        try (Connection admin = java.sql.DriverManager.getConnection(jdbcUrl(), DB_USER, ""); Statement s = admin.createStatement()) {
+            s.execute(sql);
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(sql, e);
+        }
+    }
+
     public int postgresPort() {
         return pgPort;
     }
