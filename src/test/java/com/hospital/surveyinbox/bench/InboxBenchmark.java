@@ -543,9 +543,12 @@ class InboxBenchmark extends IntegrationTest {
     // ---- 2c. the service and the peer, each in a JVM of its own (issue 22.3) ----
     /**
      * What k8s/base gives the service's container (JAVA_TOOL_OPTIONS: MaxRAMPercentage=50 of the 1536Mi limit =
-     * 768 MiB of heap, ParallelGC), given to both JVMs of this phase.
+     * 768 MiB of heap, ParallelGC), given to both JVMs of this phase. The limit as {@code MaxRAM}, not an
+     * {@code -Xmx}: the heap's other sizes follow the memory the JVM sees too, and with {@code -Xmx768m} alone
+     * both JVMs started with 378 MiB of heap (1/64 of this machine's 23 GiB) where a pod starts with 24 MiB
+     * (1/64 of its limit), which set both JVMs' RSS under load (runs before 2026-12-02 evening).
      */
-    static final List<String> APART_JVM = List.of("-Xmx768m", "-XX:+UseParallelGC");
+    static final List<String> APART_JVM = List.of("-XX:MaxRAM=1536m", "-XX:MaxRAMPercentage=50", "-XX:+UseParallelGC");
 
     /**
      * The service as it runs in a pod: its own JVM, with neither the downstream simulator nor the load generator
