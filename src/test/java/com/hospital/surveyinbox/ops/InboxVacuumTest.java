@@ -93,13 +93,10 @@ class InboxVacuumTest {
 
     @Test
     void theTableIsVacuumedByAFixedNumberOfDeadRows() throws SQLException {
-        try (Connection c = connect(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT array_to_string(reloptions, ',') FROM pg_class WHERE relname = 'inbox_message'")) {
-            rs.next();
-            assertThat(rs.getString(1)).as("inbox_message's own settings").isNotNull();
-            assertThat(rs.getString(1).split(",")).contains("autovacuum_vacuum_scale_factor=0",
-                    "autovacuum_vacuum_threshold=100000", "vacuum_index_cleanup=on");
-        }
+        String settings = reloptions(url);
+        assertThat(settings).as("inbox_message's own settings").isNotNull();
+        assertThat(settings.split(",")).contains("autovacuum_vacuum_scale_factor=0",
+                "autovacuum_vacuum_threshold=100000", "vacuum_index_cleanup=on");
     }
 
     /**
@@ -135,12 +132,7 @@ class InboxVacuumTest {
                 holder.commit(); // the vacuum ends
                 migration.get(30, java.util.concurrent.TimeUnit.SECONDS);
             }
-            try (Connection c = DriverManager.getConnection(otherUrl, EmbeddedServices.DB_USER, "");
-                 Statement s = c.createStatement();
-                 ResultSet rs = s.executeQuery("SELECT array_to_string(reloptions, ',') FROM pg_class WHERE relname = 'inbox_message'")) {
-                rs.next();
-                assertThat(rs.getString(1)).contains("vacuum_index_cleanup=on");
-            }
+            assertThat(reloptions(otherUrl)).contains("vacuum_index_cleanup=on");
         } finally {
             EmbeddedServices.get().dropDatabase(other);
         }
@@ -191,6 +183,7 @@ class InboxVacuumTest {
         }
     }
 
+    /** inbox_message's own storage settings in the database at {@code url}, comma-separated (null: none). */
     private static String reloptions(String url) throws SQLException {
         try (Connection c = DriverManager.getConnection(url, EmbeddedServices.DB_USER, "");
              Statement s = c.createStatement();
