@@ -12,7 +12,8 @@ import org.springframework.stereotype.Component;
  * receptions answer 503. Read from the pool's own figures: a health call borrows none of the receptions'
  * connections (nothing else may hold them), so no caller of the management port can take them away. UP while the
  * pool holds connections; a pool whose connections the database dropped empties at the next reception (each is
- * validated when borrowed), and {@code db} says DOWN meanwhile. Not in readiness, as {@code db} is not.
+ * validated when borrowed) or, with no reception, within {@code spring.datasource.hikari.keepalive-time} (30 s:
+ * idle connections are checked then), and {@code db} says DOWN meanwhile. Not in readiness, as {@code db} is not.
  */
 @Component("receptionDbHealthIndicator")
 public class ReceptionDbHealthIndicator extends AbstractHealthIndicator {
