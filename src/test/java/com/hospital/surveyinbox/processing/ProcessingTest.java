@@ -53,6 +53,13 @@ class ProcessingTest extends IntegrationTest {
         assertThat(lines).anyMatch(l -> l.startsWith("GET /legacy/patients/")).anyMatch(l -> l.startsWith("GET /account/guests?patno="));
         assertThat(simulator().events(patno + "|Patient-" + patno)).extracting(DownstreamSimulator.Event::kind)
                 .containsExactly("GUEST_CREATE");
+
+        // the query value arrives as sent: a second subject of the same patient finds that guest, creates none
+        String second = client.accept(send(uniqueSubject("PATNO-URL"), patno, ""));
+        rows.awaitStatus(second, "COMPLETED");
+        assertThat(simulator().events(patno + "|Patient-" + patno)).hasSize(1);
+        assertThat(simulator().requestLines()).filteredOn(l -> l.contains(token) && l.startsWith("GET /account/guests?"))
+                .hasSize(2);
     }
 
     @Test
