@@ -58,8 +58,10 @@ class ProcessingTest extends IntegrationTest {
         String second = client.accept(send(uniqueSubject("PATNO-URL"), patno, ""));
         rows.awaitStatus(second, "COMPLETED");
         assertThat(simulator().events(patno + "|Patient-" + patno)).hasSize(1);
-        assertThat(simulator().requestLines()).filteredOn(l -> l.contains(token) && l.startsWith("GET /account/guests?"))
-                .hasSize(2);
+        // and exactly as RFC 3986 encodes it (a form encoding's '+' for the space would pass the lookup above)
+        assertThat(simulator().requestLines()).filteredOn(l -> l.endsWith("%20" + token) && l.startsWith("GET /account/guests?"))
+                .containsExactly("GET /account/guests?patno=PQ%2B1%26x%3D2%20" + token,
+                        "GET /account/guests?patno=PQ%2B1%26x%3D2%20" + token);
     }
 
     @Test
