@@ -320,7 +320,13 @@ public final class EmbeddedServices {
     }
 
     private static EmbeddedPostgres startPostgres(Path data, int port) throws IOException {
-        return EmbeddedPostgres.builder()
+        EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder();
+        // PostgreSQL's own default (128MB) unless asked: the big-table benchmark measures with a server's size too
+        String sharedBuffers = System.getProperty("embedded.postgres.shared-buffers", "").strip();
+        if (!sharedBuffers.isEmpty()) {
+            builder.setServerConfig("shared_buffers", sharedBuffers);
+        }
+        return builder
                 .setDataDirectory(data)
                 .setCleanDataDirectory(false)
                 .setPort(port)
