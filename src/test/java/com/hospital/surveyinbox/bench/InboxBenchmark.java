@@ -336,7 +336,15 @@ class InboxBenchmark extends IntegrationTest {
         jdbc.execute((org.springframework.jdbc.core.ConnectionCallback<Void>) con -> {
             con.setNetworkTimeout(Runnable::run, (int) Duration.ofMinutes(10).toMillis());
             try (var statement = con.createStatement()) {
-                statement.executeUpdate(sql);
+                // and on the server: the main pool's statement and lock bound (MainPoolStatementBound) lifted
+                statement.execute("SET statement_timeout = 0");
+                statement.execute("SET lock_timeout = 0");
+                try {
+                    statement.executeUpdate(sql);
+                } finally {
+                    statement.execute("RESET statement_timeout"); // back to the pool's bound
+                    statement.execute("RESET lock_timeout");
+                }
             }
             return null;
         });

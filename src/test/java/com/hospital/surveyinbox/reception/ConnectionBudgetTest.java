@@ -14,7 +14,7 @@ import org.springframework.test.context.TestPropertySource;
 
 /**
  * The connection budget as a test: the main pool exactly as large as the workers, and all 16 workers stuck in
- * slow SQL (every claim of these rows takes 3 s), holding every connection of it. Receptions still commit
+ * slow SQL (every claim of these rows takes 2.5 s, under the main pool's statement bound), holding every connection of it. Receptions still commit
  * within the store timeout, on the connections reserved for them ({@code adapter.reception.pool-size}); without
  * that reserve they waited for the main pool and answered 503 for a database that would have taken the row.
  */
@@ -36,7 +36,7 @@ class ConnectionBudgetTest extends IntegrationTest {
                         com.hospital.surveyinbox.support.EmbeddedServices.DB_USER, ""));
         String stuck = uniqueSubject("BUDGET");
         jdbc.execute("CREATE OR REPLACE FUNCTION slow_budget_claim() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-                + " IF NEW.srvy_drawup_no LIKE '" + stuck + "-%' AND NEW.status = 'PROCESSING' THEN PERFORM pg_sleep(3); END IF;"
+                + " IF NEW.srvy_drawup_no LIKE '" + stuck + "-%' AND NEW.status = 'PROCESSING' THEN PERFORM pg_sleep(2.5); END IF;"
                 + " RETURN NEW; END $$");
         jdbc.execute("CREATE TRIGGER slow_budget_claim BEFORE UPDATE ON inbox_message FOR EACH ROW EXECUTE FUNCTION slow_budget_claim()");
         try {

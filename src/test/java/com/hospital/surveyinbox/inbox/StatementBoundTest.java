@@ -1,0 +1,82 @@
+package com.hospital.surveyinbox.inbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
+
+import com.hospital.surveyinbox.config.MainPoolStatementBound;
+import com.hospital.surveyinbox.support.EmbeddedServices;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A statement on the main pool that waits longer than the client does ends on the server too. Before, the socket
+ * timeout (4 s) only made the client give up: PostgreSQL kept the statement waiting for its lock, with its
+ * snapshot and its row locks, for as long as the lock was held (in the big-table benchmark, redelivery count folds
+ * for minutes, and vacuum could not clean behind them).
+ */
+class StatementBoundTest extends IntegrationTest {
+
+    @Test
+    void aStatementTheClientWouldGiveUpOnIsCancelledOnTheServerAndLeavesNothingRunning() throws Exception {
+        assertThat(jdbc.queryForObject("SHOW statement_timeout", String.class)).isEqualTo("3500ms");
+        assertThat(jdbc.queryForObject("SHOW lock_timeout", String.class)).isEqualTo("3500ms");
+
+        String tag = "bound-" + UUID.randomUUID();
+        try (Connection holder = DriverManager.getConnection(services().jdbcUrl(), EmbeddedServices.DB_USER, "");
+             Connection observer = DriverManager.getConnection(services().jdbcUrl(), EmbeddedServices.DB_USER, "");
+             Statement hold = holder.createStatement()) {
+            holder.setAutoCommit(false);
+            // what a long transaction elsewhere does: holds the row the redelivery tick's count fold updates
+            hold.execute("SELECT total FROM inbox_status_total WHERE status = 'COMPLETED' FOR UPDATE");
+            long started = System.nanoTime();
+            Throwable failure = catchThrowable(() -> jdbc.update(
+                    "/* " + tag + " */ UPDATE inbox_status_total SET total = total WHERE status = 'COMPLETED'"));
+            long tookMillis = (System.nanoTime() - started) / 1_000_000;
+
+            // the server ended it (statement_timeout: query_canceled, or lock_timeout: lock_not_available, whichever
+            // fires first), before the client's socket timeout would have (that one is 08006, connection failure)
+            assertThat(failure).isNotNull();
+            assertThat(sqlState(failure)).isIn("57014", "55P03");
+            assertThat(tookMillis).isLessThan(4000);
+            // and nothing of it is left on the server while the lock is still held
+            await().atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(50)).until(() -> running(observer, tag) == 0);
+            holder.rollback();
+        }
+    }
+
+    @Test
+    void theBoundFollowsTheSocketTimeoutAndNoneMeansNone() {
+        assertThat(MainPoolStatementBound.withBound("", 4)).isEqualTo("-c statement_timeout=3500 -c lock_timeout=3500");
+        assertThat(MainPoolStatementBound.withBound("-c search_path=inbox", 10))
+                .isEqualTo("-c search_path=inbox -c statement_timeout=9500 -c lock_timeout=9500");
+        assertThat(MainPoolStatementBound.withBound(null, 0)).isEmpty();
+        assertThat(MainPoolStatementBound.withBound("-c search_path=inbox", 0)).isEqualTo("-c search_path=inbox");
+    }
+
+    private static long running(Connection observer, String tag) throws SQLException {
+        try (var ps = observer.prepareStatement(
+                "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE ?")) {
+            ps.setString(1, "%" + tag + "%");
+            try (var rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    private static String sqlState(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof SQLException sql && sql.getSQLState() != null) {
+                return sql.getSQLState();
+            }
+        }
+        return null;
+    }
+}
