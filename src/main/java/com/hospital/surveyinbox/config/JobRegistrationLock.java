@@ -43,12 +43,18 @@ public class JobRegistrationLock extends LifecycleStrategySupport {
         try {
             connection = dataSource.getConnection();
             connection.setAutoCommit(true);
+            // the pool's bounds (socketTimeout, and the server's statement_timeout and lock_timeout under it, see
+            // MainPoolStatementBound) lifted for this one wait: with them a start waited 4 s, not a minute, before
+            // it went ahead without the lock. The pool restores the network timeout when the connection returns
+            connection.setNetworkTimeout(Runnable::run, (int) TIMEOUT_MILLIS + 5_000);
             try (Statement s = connection.createStatement()) {
+                s.execute("SET statement_timeout = " + (TIMEOUT_MILLIS + 1_000));
                 s.execute("SET lock_timeout = " + TIMEOUT_MILLIS);
                 try {
                     s.execute("SELECT pg_advisory_lock(" + KEY + ")");
                 } finally {
-                    s.execute("RESET lock_timeout"); // a pooled connection goes back as it came
+                    s.execute("RESET statement_timeout"); // a pooled connection goes back as it came
+                    s.execute("RESET lock_timeout");
                 }
             }
             held = connection;

@@ -53,4 +53,33 @@ class JobRegistrationLockTest extends IntegrationTest {
         assertThat(jdbc.queryForObject(OUR_LOCK, Long.class))
                 .as("both released").isZero();
     }
+
+    /**
+     * A holder slower than the pool's timeouts (socketTimeout 4 s, the server's statement bound 3.5 s): the start
+     * still waits for it, up to its minute, instead of going ahead without the lock after 4 s.
+     */
+    @Test
+    void aStartWaitsLongerThanThePoolsTimeoutsForASlowHolder() throws Exception {
+        JobRegistrationLock starting = new JobRegistrationLock(dataSource);
+        CompletableFuture<Void> start;
+        try (java.sql.Connection holder = java.sql.DriverManager.getConnection(services().jdbcUrl(),
+                com.hospital.surveyinbox.support.EmbeddedServices.DB_USER, "");
+             java.sql.Statement hold = holder.createStatement()) {
+            hold.execute("SELECT pg_advisory_lock(" + 0x1B0C_0000_0002L + ")");
+            start = CompletableFuture.runAsync(() -> starting.onContextStarting(camel));
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).until(() -> jdbc.queryForObject(
+                    OUR_LOCK + " AND NOT granted", Long.class) > 0);
+            // still waiting, without a break, for longer than either timeout
+            await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(7)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> !start.isDone() && jdbc.queryForObject(OUR_LOCK + " AND NOT granted", Long.class) > 0);
+            hold.execute("SELECT pg_advisory_unlock(" + 0x1B0C_0000_0002L + ")");
+        }
+        try {
+            start.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(jdbc.queryForObject(OUR_LOCK + " AND granted", Long.class)).as("taken once the holder let go").isOne();
+        } finally {
+            starting.onContextStarted(camel);
+        }
+        assertThat(jdbc.queryForObject(OUR_LOCK, Long.class)).as("released").isZero();
+    }
 }
