@@ -33,10 +33,27 @@ public class MainPoolStatementBound implements BeanPostProcessor {
         return bound == 0 ? base : (base + " -c statement_timeout=" + bound + " -c lock_timeout=" + bound).strip();
     }
 
+    /**
+     * The driver's own spelling for keys that match one of its properties but for case: an environment variable
+     * such as {@code SPRING_DATASOURCE_HIKARI_DATASOURCEPROPERTIES_SOCKETTIMEOUT} binds as {@code sockettimeout},
+     * which the PostgreSQL driver (case-sensitive) would silently ignore.
+     */
+    public static void normalizeKeys(Properties properties) {
+        for (org.postgresql.PGProperty known : org.postgresql.PGProperty.values()) {
+            for (String key : properties.stringPropertyNames()) {
+                if (!key.equals(known.getName()) && key.equalsIgnoreCase(known.getName())) {
+                    properties.setProperty(known.getName(), properties.getProperty(key));
+                    properties.remove(key);
+                }
+            }
+        }
+    }
+
     @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) {
         if (bean instanceof HikariDataSource hikari && hikari.getHikariPoolMXBean() == null) { // not started yet
             Properties properties = hikari.getDataSourceProperties();
+            normalizeKeys(properties);
             int socketSeconds = Integer.parseInt(String.valueOf(properties.getOrDefault("socketTimeout", "0")).strip());
             String options = withBound(properties.getProperty("options"), socketSeconds);
             if (!options.isEmpty()) {

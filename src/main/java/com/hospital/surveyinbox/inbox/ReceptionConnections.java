@@ -43,7 +43,9 @@ public class ReceptionConnections implements DisposableBean {
         String options = String.valueOf(dataSourceProperties.getOrDefault("options", "")).strip();
         dataSourceProperties.setProperty("options", (options + " -c statement_timeout=" + statementBound.toMillis()
                 + " -c lock_timeout=" + statementBound.toMillis()).strip());
-        config.setDataSourceProperties(dataSourceProperties);
+        // of its own: copyStateTo shares the main pool's Properties object, and setDataSourceProperties writes into
+        // it, so the receptions' bound would have become the main pool's too whenever that one had not started yet
+        ownProperties(config, dataSourceProperties);
         config.setPoolName("reception");
         config.setMaximumPoolSize(properties.getReception().getPoolSize());
         config.setMinimumIdle(properties.getReception().getPoolSize());
@@ -69,6 +71,17 @@ public class ReceptionConnections implements DisposableBean {
     /** What any one statement on these connections may take at most (socket timeout less a second). */
     public java.time.Duration statementBound() {
         return statementBound;
+    }
+
+    private static void ownProperties(HikariConfig config, java.util.Properties properties) {
+        try {
+            java.lang.reflect.Field field = HikariConfig.class.getDeclaredField("dataSourceProperties");
+            field.setAccessible(true);
+            field.set(config, properties);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("HikariCP's config changed: the receptions' pool cannot have data-source "
+                    + "properties of its own", e);
+        }
     }
 
     private static HikariDataSource unwrap(DataSource main) {

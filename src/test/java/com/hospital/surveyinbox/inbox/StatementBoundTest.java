@@ -23,10 +23,21 @@ import org.junit.jupiter.api.Test;
  */
 class StatementBoundTest extends IntegrationTest {
 
+    @org.springframework.beans.factory.annotation.Autowired
+    ReceptionConnections receptions;
+
+    @org.springframework.beans.factory.annotation.Autowired
+    javax.sql.DataSource mainPool;
+
     @Test
     void aStatementTheClientWouldGiveUpOnIsCancelledOnTheServerAndLeavesNothingRunning() throws Exception {
         assertThat(jdbc.queryForObject("SHOW statement_timeout", String.class)).isEqualTo("3500ms");
         assertThat(jdbc.queryForObject("SHOW lock_timeout", String.class)).isEqualTo("3500ms");
+        // the receptions' pool has its own (a second under the socket timeout), and never wrote it into the main one
+        org.springframework.jdbc.core.JdbcTemplate receptionJdbc = new org.springframework.jdbc.core.JdbcTemplate(receptions.dataSource());
+        assertThat(receptionJdbc.queryForObject("SHOW statement_timeout", String.class)).isEqualTo("3s");
+        assertThat(mainPool.unwrap(com.zaxxer.hikari.HikariDataSource.class).getDataSourceProperties().getProperty("options"))
+                .isEqualTo("-c statement_timeout=3500 -c lock_timeout=3500");
 
         String tag = "bound-" + UUID.randomUUID();
         try (Connection holder = DriverManager.getConnection(services().jdbcUrl(), EmbeddedServices.DB_USER, "");
@@ -58,6 +69,18 @@ class StatementBoundTest extends IntegrationTest {
                 .isEqualTo("-c search_path=inbox -c statement_timeout=9500 -c lock_timeout=9500");
         assertThat(MainPoolStatementBound.withBound(null, 0)).isEmpty();
         assertThat(MainPoolStatementBound.withBound("-c search_path=inbox", 0)).isEqualTo("-c search_path=inbox");
+    }
+
+    /** The documented env var SPRING_DATASOURCE_HIKARI_DATASOURCEPROPERTIES_SOCKETTIMEOUT binds as a lower-case key. */
+    @Test
+    void aDriverPropertyFromAnEnvironmentVariableGetsTheDriversSpelling() {
+        java.util.Properties properties = new java.util.Properties();
+        properties.setProperty("sockettimeout", "10");
+        properties.setProperty("tcpKeepAlive", "true");
+        properties.setProperty("not-a-driver-property", "x");
+        MainPoolStatementBound.normalizeKeys(properties);
+        assertThat(properties).containsEntry("socketTimeout", "10").containsEntry("tcpKeepAlive", "true")
+                .containsEntry("not-a-driver-property", "x").doesNotContainKey("sockettimeout").hasSize(3);
     }
 
     private static long running(Connection observer, String tag) throws SQLException {
