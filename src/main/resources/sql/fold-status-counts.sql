@@ -3,9 +3,11 @@
 -- held by another fold, a TRUNCATE or an open transaction is folded at a later tick (the totals' own rows are
 -- locked only for the instant of their UPDATE, so a fold waits at most for another fold's commit). With the
 -- redelivery job off on every instance, deltas accumulate: the counts stay exact, each read sums more of them.
+-- 20,000 a tick (25,000 took 84 ms on PostgreSQL 17): far under the main pool's statement bound (3.5 s), so a
+-- backlog (a bulk update, the job off for a while) drains a batch per tick instead of failing whole every tick.
 WITH folded AS (
     DELETE FROM inbox_status_delta
-     WHERE id IN (SELECT id FROM inbox_status_delta ORDER BY id LIMIT 100000 FOR UPDATE SKIP LOCKED)
+     WHERE id IN (SELECT id FROM inbox_status_delta ORDER BY id LIMIT 20000 FOR UPDATE SKIP LOCKED)
     RETURNING status, delta
 ), sums AS (
     SELECT status, sum(delta) AS delta FROM folded GROUP BY status
