@@ -726,7 +726,7 @@ class InboxBenchmark extends IntegrationTest {
     private void emptyInbox() {
         withoutSocketTimeout("TRUNCATE inbox_message, inbox_attempt, operator_audit, redelivery_run CASCADE");
         withoutSocketTimeout("VACUUM (ANALYZE) inbox_message");
-        jdbc.execute("CHECKPOINT");
+        withoutSocketTimeout("CHECKPOINT");
     }
 
     /**
