@@ -675,9 +675,10 @@ class InboxBenchmark extends IntegrationTest {
             warmUp("service_apart_drain", service.pid(), (window, run) -> {
                 String warm = "ADW" + run + "-" + System.nanoTime();
                 List<String> warmSurveys = surveys(warm);
+                long warmFloor = lastId();
                 sendAll(APART_DRAIN_WARM_UP, i -> ServiceClient.message(warm + "-" + i, "\"srvyNo\":\"" + warmSurveys.get(i % 5) + "\""),
                         service.port);
-                waitCompleted(warm + "-%", APART_DRAIN_WARM_UP, Duration.ofMinutes(5));
+                waitCompleted(warmFloor, warm + "-%", APART_DRAIN_WARM_UP, Duration.ofMinutes(5));
             });
             result.put("warm_up_seconds", ProcAccounting.round((System.nanoTime() - warmStart) / 1e9));
 
@@ -688,10 +689,11 @@ class InboxBenchmark extends IntegrationTest {
             long gcFrom = service.gc.mark();
             ProcAccounting.Window window = accounting.start();
             memory.start();
+            long floor = lastId();
             long start = System.nanoTime();
             sendAll(APART_DRAIN, i -> ServiceClient.message(run + "-" + i, "\"srvyNo\":\"" + surveys.get(i % 5) + "\""),
                     service.port);
-            waitCompleted(run + "-%", APART_DRAIN, Duration.ofMinutes(10));
+            waitCompleted(floor, run + "-%", APART_DRAIN, Duration.ofMinutes(10));
             double seconds = (System.nanoTime() - start) / 1e9;
             memory.stop();
             Map<String, Object> cpu = window.stop(APART_DRAIN);
@@ -870,6 +872,7 @@ class InboxBenchmark extends IntegrationTest {
             for (int rep = -1; rep < REPS; rep++) { // rep -1: warm-up (JIT, pools, consumer group), not recorded
                 String run = "CAP" + consumers + "-" + rep + "-" + System.nanoTime();
                 instanceCamel.getRouteController().stopRoute("inbox-process");
+                long floor = lastId();
                 sendAll(messages, i -> ServiceClient.message(run + "-" + i, "\"srvyNo\":\"" + run + "-S" + (i % 5) + "\""), instancePort);
                 ProcAccounting.Window window = accounting.start();
                 memory.start();
@@ -878,8 +881,7 @@ class InboxBenchmark extends IntegrationTest {
                 long[] t10t90 = new long[2];
                 await("capacity run " + run).atMost(Duration.ofMinutes(5))
                         .pollInterval(Duration.ofMillis(20)).until(() -> {
-                            int done = jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'COMPLETED'",
-                                    Integer.class, run + "-%");
+                            int done = completed(floor, run + "-%");
                             long now = System.nanoTime();
                             if (t10t90[0] == 0 && done >= messages / 10) {
                                 t10t90[0] = now;
@@ -1127,9 +1129,10 @@ class InboxBenchmark extends IntegrationTest {
     /** Seconds from the first send of {@code messages} new messages (five surveys) until all are COMPLETED. */
     private double timedDrain(String run, int messages) throws Exception {
         List<String> surveys = surveys(run);
+        long floor = lastId();
         long start = System.nanoTime();
         sendAll(messages, i -> ServiceClient.message(run + "-" + i, "\"srvyNo\":\"" + surveys.get(i % 5) + "\""));
-        waitCompleted(run + "-%", messages, Duration.ofMinutes(3));
+        waitCompleted(floor, run + "-%", messages, Duration.ofMinutes(3));
         return (System.nanoTime() - start) / 1e9;
     }
 
@@ -1176,13 +1179,14 @@ class InboxBenchmark extends IntegrationTest {
     /** 273 messages sent during a 60 s outage of the patient lookup: seconds from its end until all are COMPLETED. */
     private double timedRecovery(String run) throws Exception {
         DownstreamSimulator.Fault outage = simulator().failWhen("GET /legacy/patients/", 503, "{}");
+        long floor = lastId();
         long outageStart = System.nanoTime();
         sendAll(273, i -> ServiceClient.message(run + "-" + i, "\"srvyNo\":\"" + run + "-S" + (i % 5) + "\""));
         long remaining = Duration.ofSeconds(60).toNanos() - (System.nanoTime() - outageStart);
         TimeUnit.NANOSECONDS.sleep(Math.max(0, remaining)); // the outage window itself, not a wait on a condition
         simulator().remove(outage);
         long back = System.nanoTime();
-        waitCompleted(run + "-%", 273, Duration.ofMinutes(5));
+        waitCompleted(floor, run + "-%", 273, Duration.ofMinutes(5));
         return (System.nanoTime() - back) / 1e9;
     }
 
@@ -1316,6 +1320,10 @@ class InboxBenchmark extends IntegrationTest {
             }
             figures.put(read.getKey() + " (ms)", Stat.of(ms));
         }
+        // where the chart's time goes (heap fetches: pages of recent rows not yet all-visible)
+        String perMinute = com.hospital.surveyinbox.inbox.SqlFiles.read("history-per-minute");
+        explained(label + " history chart, 60 minutes", perMinute, 60, 60, 60);
+        progress(label + " vacuum of inbox_message after the reads: " + inboxVacuum());
         Map<String, Object> sizes = jdbc.queryForMap("SELECT pg_database_size(current_database()) / 1048576 AS database_mib,"
                 + " pg_total_relation_size('inbox_message') / 1048576 AS inbox_message_mib,"
                 + " pg_indexes_size('inbox_message') / 1048576 AS of_which_indexes_mib,"
@@ -1356,6 +1364,29 @@ class InboxBenchmark extends IntegrationTest {
         double sweeps = sweepsAfter[0] - sweepsBefore[0];
         figures.put("redelivery tick during drain and recovery, mean (ms, one mean)", sweeps == 0 ? "no tick"
                 : Stat.of(List.of((sweepsAfter[1] - sweepsBefore[1]) / sweeps)));
+        // what the harness's completion poll cost before it read the run's rows by id (up to 9394e4e: the pattern
+        // alone, every 20 ms during each drain and recovery)
+        figures.put("the harness's old completion poll (subject pattern only), one execution (ms)",
+                Stat.of(List.of(explained(label + " old completion poll",
+                        "SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'COMPLETED'", "BD" + label + "-0-%"))));
+        figures.put("the harness's completion poll now (run's rows by id), one execution (ms)",
+                Stat.of(List.of(explained(label + " completion poll",
+                        "SELECT count(*) FROM inbox_message WHERE id > ? AND srvy_drawup_no LIKE ? AND status = 'COMPLETED'",
+                        lastId() - 273, "BR" + label + "-%"))));
+    }
+
+    /** Runs {@code sql} under EXPLAIN (ANALYZE, BUFFERS), logs the plan, and returns its execution time in ms. */
+    private double explained(String what, String sql, Object... args) {
+        List<String> plan;
+        try {
+            plan = jdbc.queryForList("EXPLAIN (ANALYZE, BUFFERS) " + sql, String.class, args);
+        } catch (org.springframework.dao.DataAccessException e) { // a diagnostic: never the reason a run is lost
+            progress(what + ": not explained: " + e.getMessage());
+            return Double.NaN;
+        }
+        progress(what + ":\n  " + String.join("\n  ", plan));
+        return plan.stream().filter(line -> line.startsWith("Execution Time:"))
+                .mapToDouble(line -> Double.parseDouble(line.replaceAll("[^0-9.]", ""))).findFirst().orElse(Double.NaN);
     }
 
     /** count and total ms of the redelivery job's ticks (its route's timer, camel-micrometer's route policy). */
@@ -1507,10 +1538,25 @@ class InboxBenchmark extends IntegrationTest {
         pool.shutdown();
     }
 
-    private void waitCompleted(String like, int expected, Duration timeout) {
-        await().atMost(timeout).pollInterval(Duration.ofMillis(20)).until(() -> jdbc.queryForObject(
-                "SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'COMPLETED'",
-                Integer.class, like) == expected);
+    /**
+     * Waits until {@code expected} rows of a run are COMPLETED. {@code afterId} is the inbox's last id before the run
+     * was sent ({@link #lastId()}): the poll reads the run's rows through the primary key. Without it the pattern
+     * alone (the database's C.UTF-8 collation serves no LIKE prefix from a b-tree) read every subject's index entry,
+     * every 20 ms: at 10 million rows that poll was a second of a core, taken from the service it measured.
+     */
+    private void waitCompleted(long afterId, String like, int expected, Duration timeout) {
+        await().atMost(timeout).pollInterval(Duration.ofMillis(20)).until(() -> completed(afterId, like) == expected);
+    }
+
+    /** The COMPLETED rows whose subject matches {@code like} among those inserted after {@code afterId}. */
+    private int completed(long afterId, String like) {
+        return jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE id > ? AND srvy_drawup_no LIKE ? AND status = 'COMPLETED'",
+                Integer.class, afterId, like);
+    }
+
+    /** The inbox's highest id now: every row inserted later has a higher one (an identity column). */
+    private long lastId() {
+        return jdbc.queryForObject("SELECT coalesce(max(id), 0) FROM inbox_message", Long.class);
     }
 
     private void skipBacklog() throws Exception {
