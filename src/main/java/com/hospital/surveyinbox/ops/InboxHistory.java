@@ -41,10 +41,16 @@ public class InboxHistory {
                 rs.getString("outcome"), InboxRowView.shapesMasked(rs.getString("reason"))), inboxId);
     }
 
-    /** The last {@code minutes} minutes, oldest first, the current (partial) minute last. */
+    /**
+     * The last {@code minutes} minutes, oldest first, the current (partial) minute last: the folded minutes before
+     * the watermark read here, the rows counted from it on (V14). A fold between the two reads changes nothing: the
+     * chart splits at the watermark it read.
+     */
     public List<MinuteView> perMinute(int minutes) {
+        OffsetDateTime foldedUntil = jdbc.queryForObject("SELECT folded_until FROM inbox_history_folded", OffsetDateTime.class);
         return jdbc.query(PER_MINUTE, (rs, n) -> new MinuteView(rs.getObject("minute", OffsetDateTime.class),
-                rs.getLong("received"), rs.getLong("completed"), rs.getLong("failed"), rs.getLong("dead")), minutes, minutes, minutes);
+                rs.getLong("received"), rs.getLong("completed"), rs.getLong("failed"), rs.getLong("dead")),
+                minutes, minutes, foldedUntil, minutes, foldedUntil, minutes, foldedUntil);
     }
 
     public List<AuditView> audit(long inboxId) {

@@ -247,6 +247,16 @@ class RedeliveryTest extends IntegrationTest {
                 jdbc.queryForObject("SELECT count(*) FROM inbox_status_delta WHERE id <= ?", Long.class, delta) == 0);
     }
 
+    /** Issue 22: each tick folds the console chart's minutes that can no longer change (V14), up to 2 minutes ago. */
+    @Test
+    void eachTickFoldsTheChartsMinutes() {
+        jdbc.update("UPDATE inbox_history_folded SET folded_until = date_trunc('minute', now()) - INTERVAL '30 minutes'");
+        await().atMost(Duration.ofSeconds(20)).until(() -> jdbc.queryForObject(
+                "SELECT folded_until >= date_trunc('minute', now()) - INTERVAL '3 minutes' FROM inbox_history_folded", Boolean.class));
+        assertThat(jdbc.queryForObject("SELECT folded_until <= now() - INTERVAL '2 minutes' FROM inbox_history_folded", Boolean.class))
+                .as("never a minute that may still gain rows").isTrue();
+    }
+
     @Test
     void retriesAFailedReplyLaterAndDeliversItExactlyOnce() {
         String subject = uniqueSubject("REPLY");

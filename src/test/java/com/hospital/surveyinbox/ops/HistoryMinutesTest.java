@@ -1,0 +1,194 @@
+package com.hospital.surveyinbox.ops;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.hospital.surveyinbox.inbox.SqlFiles;
+import com.hospital.surveyinbox.support.EmbeddedServices;
+import java.time.OffsetDateTime;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
+
+/**
+ * Issue 22: the console's chart (GET /ops/inbox/history) reads the minutes the redelivery job folded (V14) and
+ * counts rows only from the watermark on. Each rule on real PostgreSQL, with the statements the route runs
+ * ({@code sql/history-fold-span.sql}, {@code sql/fold-history-minutes.sql}) and the chart as the service reads it
+ * ({@link InboxHistory#perMinute}). The route's own tick: {@code RedeliveryTest.eachTickFoldsTheChartsMinutes}.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class HistoryMinutesTest {
+
+    static String database;
+    static SingleConnectionDataSource dataSource;
+    static JdbcTemplate jdbc;
+    static InboxHistory history;
+
+    @BeforeAll
+    static void database() {
+        database = "history_minutes_" + System.nanoTime();
+        String url = EmbeddedServices.get().createDatabase(database);
+        com.hospital.surveyinbox.config.FlywayConnection.configure(org.flywaydb.core.Flyway.configure(), url,
+                EmbeddedServices.DB_USER, "", java.time.Duration.ofSeconds(5), new java.util.Properties())
+                .locations("classpath:db/migration").load().migrate();
+        dataSource = new SingleConnectionDataSource(url, EmbeddedServices.DB_USER, "", true);
+        jdbc = new JdbcTemplate(dataSource);
+        history = new InboxHistory(jdbc);
+        // rows received and attempts ended over the last day, at these many minutes before the current one: n rows
+        // received in the minute (n = 1 + offset % 4), each with an attempt ended there, COMPLETED, FAILED or DEAD
+        for (int offset : new int[] {3, 5, 17, 61, 200, 700, 1300}) {
+            received(offset);
+        }
+        // and one this very moment: in a minute no fold may count yet
+        jdbc.update("INSERT INTO inbox_message (srvy_drawup_no, msg_type) VALUES ('HIS-NOW', 'SEND')");
+    }
+
+    /** 1 + offset % 4 rows received {@code offset} minutes before the current one, each with an attempt ended then. */
+    static void received(int offset) {
+        jdbc.update("""
+                WITH rows AS (
+                  INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, attempts, created_at, updated_at)
+                  SELECT 'HIS-' || ? || '-' || g, 'SEND', 'COMPLETED', 1, t.at, t.at
+                    FROM generate_series(1, 1 + ? % 4) g,
+                         LATERAL (SELECT date_trunc('minute', now()) - make_interval(mins => ?) + INTERVAL '10 seconds' AS at) t
+                  RETURNING id, created_at
+                )
+                INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at, finished_at, outcome)
+                SELECT id, 1, created_at, created_at + INTERVAL '20 seconds',
+                       (ARRAY['COMPLETED', 'FAILED', 'DEAD'])[1 + (id % 3)::int] FROM rows
+                """, offset, offset, offset);
+    }
+
+    @AfterAll
+    static void drop() {
+        dataSource.destroy();
+        EmbeddedServices.get().dropDatabase(database);
+    }
+
+    @Test
+    @Order(1)
+    void foldedMinutesGiveTheChartTheCountsTheRowsGaveAndKeepThemWhenTheRowsAreGone() {
+        // V14 starts a day back: nothing folded, every minute counted from the rows
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_history_minute", Long.class)).isZero();
+        Map<OffsetDateTime, List<Long>> fromRows = chart();
+        assertThat(fromRows.values().stream().mapToLong(m -> m.get(0)).sum()).as("rows received in the chart").isEqualTo(
+                jdbc.queryForObject("SELECT count(*) FROM inbox_message", Long.class));
+
+        int folds = foldUntilCaughtUp();
+        assertThat(folds).as("a day, an hour a fold").isBetween(24, 25);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_history_minute WHERE received > 0", Long.class))
+                .as("the minutes that had rows, the last two minutes excepted").isEqualTo(7);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_history_minute", Long.class))
+                .as("every minute of the day but the last two, the quiet ones as 0").isBetween(1436L, 1439L);
+        assertThat(sameMinutes(chart(), fromRows)).isTrue();
+
+        // retention deletes rows (and their attempts) of long ago: the chart still shows what happened then
+        OffsetDateTime hourAgo = jdbc.queryForObject("SELECT date_trunc('minute', created_at) FROM inbox_message"
+                + " WHERE srvy_drawup_no = 'HIS-61-1'", OffsetDateTime.class);
+        jdbc.update("DELETE FROM inbox_attempt WHERE inbox_id IN (SELECT id FROM inbox_message"
+                + " WHERE created_at < (SELECT folded_until FROM inbox_history_folded))");
+        jdbc.update("DELETE FROM inbox_message WHERE created_at < (SELECT folded_until FROM inbox_history_folded)");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message", Long.class)).as("rows left").isEqualTo(1);
+        Map<OffsetDateTime, List<Long>> afterRetention = chart();
+        assertThat(sameMinutes(afterRetention, fromRows)).isTrue();
+        // 61 minutes before the current one: 2 rows received, their 2 attempts ended there
+        List<Long> minute = afterRetention.get(hourAgo.withOffsetSameInstant(afterRetention.keySet().iterator().next().getOffset()));
+        assertThat(minute).as("the minute of HIS-61 in %s", afterRetention.keySet().iterator().next()).isNotNull();
+        assertThat(minute.get(0)).isEqualTo(2);
+        assertThat(minute.get(1) + minute.get(2) + minute.get(3)).isEqualTo(2);
+    }
+
+    @Test
+    @Order(2)
+    void aFoldCountsAnHourAtMostAndNeverTheLastTwoMinutes() {
+        jdbc.update("UPDATE inbox_history_folded SET folded_until = date_trunc('minute', now()) - INTERVAL '1440 minutes'");
+        Map<String, Object> span = jdbc.queryForMap(SqlFiles.read("history-fold-span"));
+        assertThat(jdbc.queryForObject("SELECT CAST(? AS TIMESTAMPTZ) - CAST(? AS TIMESTAMPTZ) = INTERVAL '1 hour'",
+                Boolean.class, span.get("hi"), span.get("lo"))).isTrue();
+        foldUntilCaughtUp();
+        assertThat(jdbc.queryForObject("SELECT folded_until BETWEEN date_trunc('minute', now()) - INTERVAL '3 minutes'"
+                + " AND now() - INTERVAL '2 minutes' FROM inbox_history_folded", Boolean.class)).isTrue();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_history_minute WHERE minute >= now() - INTERVAL '2 minutes'",
+                Long.class)).as("minutes that may still gain rows").isZero();
+        // the row received this moment is in the chart all the same, counted from the rows
+        assertThat(chart().values().stream().mapToLong(m -> m.get(0)).sum()).isEqualTo(
+                jdbc.queryForObject("SELECT sum(received) FROM inbox_history_minute", Long.class)
+                        + jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE created_at >= "
+                        + "(SELECT folded_until FROM inbox_history_folded)", Long.class));
+    }
+
+    @Test
+    @Order(3)
+    void aFoldRunTwiceForOneSpanReplacesItsCountsAndMovesNothing() {
+        received(30);
+        received(41);
+        jdbc.update("UPDATE inbox_history_folded SET folded_until = date_trunc('minute', now()) - INTERVAL '70 minutes'");
+        Map<String, Object> span = jdbc.queryForMap(SqlFiles.read("history-fold-span"));
+        Map<OffsetDateTime, List<Long>> before = chart();
+        fold(span);
+        Object watermark = jdbc.queryForObject("SELECT folded_until FROM inbox_history_folded", Object.class);
+        fold(span); // a second pod's tick with the same span, or a retry
+        assertThat(jdbc.queryForObject("SELECT folded_until FROM inbox_history_folded", Object.class)).isEqualTo(watermark);
+        assertThat(sameMinutes(chart(), before)).as("counts replaced, never added twice").isTrue();
+    }
+
+    @Test
+    @Order(4)
+    void minutesOlderThanTheLongestChartAreDropped() {
+        jdbc.update("INSERT INTO inbox_history_minute VALUES (date_trunc('minute', now()) - INTERVAL '2 days', 5, 5, 0, 0)");
+        jdbc.update("INSERT INTO inbox_history_minute VALUES (date_trunc('minute', now()) - INTERVAL '1439 minutes', 1, 1, 0, 0)"
+                + " ON CONFLICT (minute) DO NOTHING");
+        foldUntilCaughtUp();
+        assertThat(jdbc.queryForObject("SELECT min(minute) >= date_trunc('minute', now()) - INTERVAL '1441 minutes'"
+                + " FROM inbox_history_minute", Boolean.class)).isTrue();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_history_minute WHERE minute > now() - INTERVAL '1440 minutes'",
+                Long.class)).as("the day's minutes stay").isPositive();
+    }
+
+    /** The chart of a day as the service reads it: minute -> received, completed, failed, dead. */
+    private static Map<OffsetDateTime, List<Long>> chart() {
+        Map<OffsetDateTime, List<Long>> byMinute = new TreeMap<>();
+        for (InboxHistory.MinuteView m : history.perMinute(1440)) {
+            byMinute.put(m.minute(), List.of(m.received(), m.completed(), m.failed(), m.dead()));
+        }
+        return byMinute;
+    }
+
+    /** Equal on the minutes both charts show (the window moves on if a minute ends between them), and not trivially. */
+    private static boolean sameMinutes(Map<OffsetDateTime, List<Long>> a, Map<OffsetDateTime, List<Long>> b) {
+        List<OffsetDateTime> shared = a.keySet().stream().filter(b::containsKey).toList();
+        assertThat(shared).hasSizeGreaterThan(1430);
+        assertThat(shared.stream().mapToLong(m -> a.get(m).get(0)).sum()).as("rows received in both").isGreaterThan(3);
+        for (OffsetDateTime minute : shared) {
+            assertThat(a.get(minute)).as("minute %s", minute).isEqualTo(b.get(minute));
+        }
+        return true;
+    }
+
+    /** The redelivery job's two steps, as often as a tick would run them until nothing is left; returns the folds. */
+    private static int foldUntilCaughtUp() {
+        for (int folds = 0; folds < 40; folds++) {
+            Map<String, Object> span = jdbc.queryForMap(SqlFiles.read("history-fold-span"));
+            if (!jdbc.queryForObject("SELECT CAST(? AS TIMESTAMPTZ) > CAST(? AS TIMESTAMPTZ)", Boolean.class,
+                    span.get("hi"), span.get("lo"))) {
+                fold(span); // an empty span: changes no count, still drops old minutes
+                return folds;
+            }
+            fold(span);
+        }
+        throw new AssertionError("not caught up after 40 folds");
+    }
+
+    /** sql/fold-history-minutes.sql with camel-sql's named parameters (:#name) bound from the span. */
+    private static void fold(Map<String, Object> span) {
+        new NamedParameterJdbcTemplate(jdbc).update(SqlFiles.read("fold-history-minutes").replace(":#", ":"), span);
+    }
+}
