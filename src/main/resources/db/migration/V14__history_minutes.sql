@@ -7,9 +7,10 @@
 --     longest chart (1,440 minutes, InboxOpsController.MAX_HISTORY_MINUTES) and dropped after;
 --   * inbox_history_folded.folded_until: the first minute not folded yet. The chart reads the folded minutes before
 --     it and counts the rows from it on (sql/history-per-minute.sql), so it is exact whether or not the job has run.
--- Why 2 minutes: a row's created_at and an attempt's finished_at are the database's now() when their transaction
--- began; no path of the service holds a transaction that long (statement bounds 3 s / 3.5 s), so a minute folded
--- later than that never gains a row. Folded counts stay when retention deletes the rows (they are what happened).
+-- Why the fold waits: a row's created_at and an attempt's finished_at are the database's now() when their
+-- transaction began, and the row may commit later (a COMMIT waiting on a synchronous standby has no server-side
+-- bound): the fold stops at the start of the oldest transaction open in the database, and 2 minutes back at least.
+-- Folded counts stay when retention deletes the rows (they are what happened).
 CREATE TABLE inbox_history_minute (
     minute    TIMESTAMP WITH TIME ZONE PRIMARY KEY,
     received  BIGINT NOT NULL,

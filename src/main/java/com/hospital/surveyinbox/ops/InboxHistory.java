@@ -47,7 +47,8 @@ public class InboxHistory {
      * chart splits at the watermark it read.
      */
     public List<MinuteView> perMinute(int minutes) {
-        OffsetDateTime foldedUntil = jdbc.queryForObject("SELECT folded_until FROM inbox_history_folded", OffsetDateTime.class);
+        OffsetDateTime foldedUntil = jdbc.queryForObject(
+                "SELECT date_trunc('minute', folded_until) FROM inbox_history_folded", OffsetDateTime.class);
         return jdbc.query(PER_MINUTE, (rs, n) -> new MinuteView(rs.getObject("minute", OffsetDateTime.class),
                 rs.getLong("received"), rs.getLong("completed"), rs.getLong("failed"), rs.getLong("dead")),
                 minutes, minutes, foldedUntil, minutes, foldedUntil, minutes, foldedUntil);

@@ -127,16 +127,18 @@ class HistoryMinutesTest {
 
     @Test
     @Order(3)
-    void aFoldRunTwiceForOneSpanReplacesItsCountsAndMovesNothing() {
+    void aFoldRunTwiceForOneSpanReplacesItsCountsAndNeverMovesTheWatermarkBack() {
         received(30);
         received(41);
         jdbc.update("UPDATE inbox_history_folded SET folded_until = date_trunc('minute', now()) - INTERVAL '70 minutes'");
-        Map<String, Object> span = jdbc.queryForMap(SqlFiles.read("history-fold-span"));
         Map<OffsetDateTime, List<Long>> before = chart();
-        fold(span);
+        Map<String, Object> first = jdbc.queryForMap(SqlFiles.read("history-fold-span")); // an hour: up to 10 minutes ago
+        fold(first);
+        foldUntilCaughtUp();
         Object watermark = jdbc.queryForObject("SELECT folded_until FROM inbox_history_folded", Object.class);
-        fold(span); // a second pod's tick with the same span, or a retry
-        assertThat(jdbc.queryForObject("SELECT folded_until FROM inbox_history_folded", Object.class)).isEqualTo(watermark);
+        fold(first); // a second pod's tick that read the span before the others folded, or a retry
+        assertThat(jdbc.queryForObject("SELECT folded_until FROM inbox_history_folded", Object.class))
+                .as("not moved back to the stale span's end").isEqualTo(watermark);
         assertThat(sameMinutes(chart(), before)).as("counts replaced, never added twice").isTrue();
     }
 
@@ -151,6 +153,39 @@ class HistoryMinutesTest {
                 + " FROM inbox_history_minute", Boolean.class)).isTrue();
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_history_minute WHERE minute > now() - INTERVAL '1440 minutes'",
                 Long.class)).as("the day's minutes stay").isPositive();
+    }
+
+    @Test
+    @Order(5)
+    void aWatermarkWrittenByHandMidMinuteCountsNothingTwice() {
+        jdbc.update("UPDATE inbox_history_folded SET folded_until = date_trunc('minute', now()) - INTERVAL '30 minutes'");
+        received(20);
+        received(22);
+        foldUntilCaughtUp();
+        Map<OffsetDateTime, List<Long>> folded = chart();
+        // an operator's "count the last 22 minutes again", written without date_trunc: 5 s into the minute whose rows
+        // came 10 s into it (counted twice, folded and from the rows, if the chart split at 10:38:05 instead of 10:38)
+        jdbc.update("UPDATE inbox_history_folded SET folded_until = date_trunc('minute', now()) - INTERVAL '22 minutes'"
+                + " + INTERVAL '5 seconds'");
+        assertThat(sameMinutes(chart(), folded)).as("the chart at once").isTrue();
+        foldUntilCaughtUp();
+        assertThat(sameMinutes(chart(), folded)).as("the chart once folded again").isTrue();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_history_minute WHERE minute <> date_trunc('minute', minute)",
+                Long.class)).as("minutes stored off the minute").isZero();
+    }
+
+    @Test
+    @Order(6)
+    void aWatermarkInTheFutureCountsTheLastDayAgainInsteadOfStoppingTheChart() {
+        foldUntilCaughtUp();
+        Map<OffsetDateTime, List<Long>> folded = chart();
+        jdbc.update("UPDATE inbox_history_folded SET folded_until = now() + INTERVAL '3 hours'");
+        Map<String, Object> span = jdbc.queryForMap(SqlFiles.read("history-fold-span"));
+        assertThat(jdbc.queryForObject("SELECT CAST(? AS TIMESTAMPTZ) = date_trunc('minute', now()) - INTERVAL '1440 minutes'",
+                Boolean.class, span.get("lo"))).isTrue();
+        foldUntilCaughtUp();
+        assertThat(jdbc.queryForObject("SELECT folded_until < now() FROM inbox_history_folded", Boolean.class)).isTrue();
+        assertThat(sameMinutes(chart(), folded)).isTrue();
     }
 
     /** The chart of a day as the service reads it: minute -> received, completed, failed, dead. */
