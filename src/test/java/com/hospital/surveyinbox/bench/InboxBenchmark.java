@@ -1326,6 +1326,9 @@ class InboxBenchmark extends IntegrationTest {
                 java.time.OffsetDateTime.class);
         explained(label + " history chart, 60 minutes", perMinute, 60, 60, foldedUntil, 60, foldedUntil, 60, foldedUntil);
         progress(label + " vacuum of inbox_message after the reads: " + inboxVacuum());
+        progress(label + " chart watermark (V14) after the reads: " + jdbc.queryForMap("SELECT now() - folded_until AS behind,"
+                + " (SELECT count(*) FROM inbox_message WHERE created_at >= folded_until) AS rows_since"
+                + " FROM inbox_history_folded"));
         Map<String, Object> sizes = jdbc.queryForMap("SELECT pg_database_size(current_database()) / 1048576 AS database_mib,"
                 + " pg_total_relation_size('inbox_message') / 1048576 AS inbox_message_mib,"
                 + " pg_indexes_size('inbox_message') / 1048576 AS of_which_indexes_mib,"
