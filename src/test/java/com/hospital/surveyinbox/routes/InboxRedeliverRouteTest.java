@@ -48,6 +48,29 @@ class InboxRedeliverRouteTest extends RouteKit {
                 .isPositive();
     }
 
+    /** A tick whose statement the server cancels (a row lock held elsewhere past lock_timeout) says which one. */
+    @Test
+    void aFailedStepIsLoggedWithTheStatementItRan() throws Exception {
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("inbox-redeliver");
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> events = new ch.qos.logback.core.read.ListAppender<>();
+        events.start();
+        logger.addAppender(events);
+        try (java.sql.Connection holder = jdbc.getDataSource().getConnection()) {
+            holder.setAutoCommit(false);
+            holder.createStatement().execute("SELECT * FROM inbox_status_total FOR UPDATE");
+            // a delta to fold: the fold's UPDATE of the totals waits for the lock held above
+            jdbc.update("INSERT INTO inbox_status_delta (status, delta) VALUES ('COMPLETED', 0)");
+            NotifyBuilder tick = new NotifyBuilder(camel).fromRoute("inbox-redeliver").whenDone(1).create();
+            template.sendBody("direct:redeliver-tick", null);
+            assertThat(tick.matches(30, TimeUnit.SECONDS)).isTrue();
+            holder.rollback();
+        } finally {
+            logger.detachAppender(events);
+        }
+        assertThat(events.list).extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                .anySatisfy(line -> assertThat(line).contains("inbox-redeliver: step sql://classpath:sql/fold-status-counts.sql"));
+    }
+
     @Test
     void redeliverDuringAKafkaOutageSendsTheRepliesAndStopsPublishingAtTheFirstFailure() throws Exception {
         String run = uniqueSubject("ALONE-KDOWN");
