@@ -47,11 +47,19 @@ public class InboxHistory {
      * chart splits at the watermark it read.
      */
     public List<MinuteView> perMinute(int minutes) {
-        OffsetDateTime foldedUntil = jdbc.queryForObject(
-                "SELECT date_trunc('minute', folded_until) FROM inbox_history_folded", OffsetDateTime.class);
         return jdbc.query(PER_MINUTE, (rs, n) -> new MinuteView(rs.getObject("minute", OffsetDateTime.class),
                 rs.getLong("received"), rs.getLong("completed"), rs.getLong("failed"), rs.getLong("dead")),
-                minutes, minutes, foldedUntil, minutes, foldedUntil, minutes, foldedUntil);
+                chartParameters(minutes, foldedUntil()));
+    }
+
+    /** The chart's watermark (V14): the first minute not folded yet, whole minutes whatever the row holds. */
+    public OffsetDateTime foldedUntil() {
+        return jdbc.queryForObject("SELECT date_trunc('minute', folded_until) FROM inbox_history_folded", OffsetDateTime.class);
+    }
+
+    /** sql/history-per-minute.sql's parameters, in its order: minutes, minutes, watermark, then twice more both. */
+    public static Object[] chartParameters(int minutes, OffsetDateTime foldedUntil) {
+        return new Object[] {minutes, minutes, foldedUntil, minutes, foldedUntil, minutes, foldedUntil};
     }
 
     public List<AuditView> audit(long inboxId) {

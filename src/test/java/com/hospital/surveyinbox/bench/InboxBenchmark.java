@@ -1322,9 +1322,9 @@ class InboxBenchmark extends IntegrationTest {
         }
         // where the chart's time goes (heap fetches: pages of recent rows not yet all-visible)
         String perMinute = com.hospital.surveyinbox.inbox.SqlFiles.read("history-per-minute");
-        java.time.OffsetDateTime foldedUntil = jdbc.queryForObject("SELECT folded_until FROM inbox_history_folded",
-                java.time.OffsetDateTime.class);
-        explained(label + " history chart, 60 minutes", perMinute, 60, 60, foldedUntil, 60, foldedUntil, 60, foldedUntil);
+        var history = new com.hospital.surveyinbox.ops.InboxHistory(jdbc);
+        explained(label + " history chart, 60 minutes", perMinute,
+                com.hospital.surveyinbox.ops.InboxHistory.chartParameters(60, history.foldedUntil()));
         progress(label + " vacuum of inbox_message after the reads: " + inboxVacuum());
         progress(label + " chart watermark (V14) after the reads: " + jdbc.queryForMap("SELECT now() - folded_until AS behind,"
                 + " (SELECT count(*) FROM inbox_message WHERE created_at >= folded_until) AS rows_since"
@@ -1481,12 +1481,7 @@ class InboxBenchmark extends IntegrationTest {
             // the seeded day is in minutes the chart had folded already (V14): counted again from the rows, as after
             // a fresh migration, an hour a fold
             s.execute("UPDATE inbox_history_folded SET folded_until = date_trunc('minute', now()) - INTERVAL '1440 minutes'");
-            var named = new org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate(jdbc);
-            String fold = com.hospital.surveyinbox.inbox.SqlFiles.read("fold-history-minutes").replace(":#", ":");
-            for (int folds = 0; folds < 30; folds++) {
-                Map<String, Object> span = jdbc.queryForMap(com.hospital.surveyinbox.inbox.SqlFiles.read("history-fold-span"));
-                named.update(fold, span);
-            }
+            com.hospital.surveyinbox.support.ChartFolds.foldUntilCaughtUp(jdbc);
             // the seed's gigabytes written out now, not by the checkpoints (and the kernel's write-back) that would
             // otherwise land in the measured windows: years of history are on disk, not dirty in memory
             s.execute("CHECKPOINT");

@@ -2,7 +2,7 @@ package com.hospital.surveyinbox.ops;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.hospital.surveyinbox.inbox.SqlFiles;
+import com.hospital.surveyinbox.support.ChartFolds;
 import com.hospital.surveyinbox.support.EmbeddedServices;
 import java.time.OffsetDateTime;
 import java.util.List;
@@ -15,7 +15,6 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 /**
@@ -110,7 +109,7 @@ class HistoryMinutesTest {
     @Order(2)
     void aFoldCountsAnHourAtMostAndNeverTheLastTwoMinutes() {
         jdbc.update("UPDATE inbox_history_folded SET folded_until = date_trunc('minute', now()) - INTERVAL '1440 minutes'");
-        Map<String, Object> span = jdbc.queryForMap(SqlFiles.read("history-fold-span"));
+        Map<String, Object> span = ChartFolds.span(jdbc);
         assertThat(jdbc.queryForObject("SELECT CAST(? AS TIMESTAMPTZ) - CAST(? AS TIMESTAMPTZ) = INTERVAL '1 hour'",
                 Boolean.class, span.get("hi"), span.get("lo"))).isTrue();
         foldUntilCaughtUp();
@@ -132,7 +131,7 @@ class HistoryMinutesTest {
         received(41);
         jdbc.update("UPDATE inbox_history_folded SET folded_until = date_trunc('minute', now()) - INTERVAL '70 minutes'");
         Map<OffsetDateTime, List<Long>> before = chart();
-        Map<String, Object> first = jdbc.queryForMap(SqlFiles.read("history-fold-span")); // an hour: up to 10 minutes ago
+        Map<String, Object> first = ChartFolds.span(jdbc); // an hour: up to 10 minutes ago
         fold(first);
         foldUntilCaughtUp();
         Object watermark = jdbc.queryForObject("SELECT folded_until FROM inbox_history_folded", Object.class);
@@ -180,7 +179,7 @@ class HistoryMinutesTest {
         foldUntilCaughtUp();
         Map<OffsetDateTime, List<Long>> folded = chart();
         jdbc.update("UPDATE inbox_history_folded SET folded_until = now() + INTERVAL '3 hours'");
-        Map<String, Object> span = jdbc.queryForMap(SqlFiles.read("history-fold-span"));
+        Map<String, Object> span = ChartFolds.span(jdbc);
         assertThat(jdbc.queryForObject("SELECT CAST(? AS TIMESTAMPTZ) = date_trunc('minute', now()) - INTERVAL '1440 minutes'",
                 Boolean.class, span.get("lo"))).isTrue();
         foldUntilCaughtUp();
@@ -208,22 +207,11 @@ class HistoryMinutesTest {
         return true;
     }
 
-    /** The redelivery job's two steps, as often as a tick would run them until nothing is left; returns the folds. */
     private static int foldUntilCaughtUp() {
-        for (int folds = 0; folds < 40; folds++) {
-            Map<String, Object> span = jdbc.queryForMap(SqlFiles.read("history-fold-span"));
-            if (!jdbc.queryForObject("SELECT CAST(? AS TIMESTAMPTZ) > CAST(? AS TIMESTAMPTZ)", Boolean.class,
-                    span.get("hi"), span.get("lo"))) {
-                fold(span); // an empty span: changes no count, still drops old minutes
-                return folds;
-            }
-            fold(span);
-        }
-        throw new AssertionError("not caught up after 40 folds");
+        return ChartFolds.foldUntilCaughtUp(jdbc);
     }
 
-    /** sql/fold-history-minutes.sql with camel-sql's named parameters (:#name) bound from the span. */
     private static void fold(Map<String, Object> span) {
-        new NamedParameterJdbcTemplate(jdbc).update(SqlFiles.read("fold-history-minutes").replace(":#", ":"), span);
+        ChartFolds.fold(jdbc, span);
     }
 }

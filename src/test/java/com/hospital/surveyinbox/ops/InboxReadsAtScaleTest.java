@@ -364,14 +364,10 @@ class InboxReadsAtScaleTest {
         assertThat(counts()).isEqualTo(actual()).containsEntry("COMPLETED", 3L);
     }
 
-    /** sql/history-per-minute.sql's parameters: minutes, minutes, watermark, minutes, watermark, minutes, watermark. */
     static void bindChart(java.sql.PreparedStatement ps, int minutes, java.time.OffsetDateTime foldedUntil) throws SQLException {
-        for (int i = 1; i <= 7; i++) {
-            if (i == 3 || i == 5 || i == 7) {
-                ps.setObject(i, foldedUntil);
-            } else {
-                ps.setInt(i, minutes);
-            }
+        Object[] parameters = InboxHistory.chartParameters(minutes, foldedUntil);
+        for (int i = 0; i < parameters.length; i++) {
+            ps.setObject(i + 1, parameters[i]);
         }
     }
 
