@@ -28,7 +28,11 @@ public class MainPoolStatementBound implements BeanPostProcessor {
 
     /** {@code options} with the bound for {@code socketSeconds} appended (later settings win in PostgreSQL). */
     public static String withBound(String options, int socketSeconds) {
-        long bound = boundMillis(socketSeconds);
+        return withBoundMillis(options, boundMillis(socketSeconds));
+    }
+
+    /** {@code options} with {@code statement_timeout} and {@code lock_timeout} of {@code bound} ms appended (0: none). */
+    public static String withBoundMillis(String options, long bound) {
         String base = options == null ? "" : options.strip();
         return bound == 0 ? base : (base + " -c statement_timeout=" + bound + " -c lock_timeout=" + bound).strip();
     }
