@@ -200,6 +200,16 @@ public class SecurityConfig {
     }
 
     @Bean
+    FilterRegistrationBean<com.hospital.surveyinbox.reception.ReceptionStartedFilter> receptionStarted(
+            org.apache.camel.CamelContext camel, ReceptionReplyWriter writer) {
+        FilterRegistrationBean<com.hospital.surveyinbox.reception.ReceptionStartedFilter> registration =
+                new FilterRegistrationBean<>(new com.hospital.surveyinbox.reception.ReceptionStartedFilter(camel, writer));
+        registration.addUrlPatterns("/legacy/*");
+        registration.setOrder(-20); // after authentication, before the rate limit takes a token for a request not served
+        return registration;
+    }
+
+    @Bean
     FilterRegistrationBean<com.hospital.surveyinbox.reception.SenderRateLimitFilter> senderRateLimit(
             AdapterProperties properties, ReceptionReplyWriter writer, io.micrometer.core.instrument.MeterRegistry meters) {
         FilterRegistrationBean<com.hospital.surveyinbox.reception.SenderRateLimitFilter> registration =

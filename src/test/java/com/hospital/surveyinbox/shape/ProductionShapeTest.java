@@ -124,9 +124,28 @@ class ProductionShapeTest {
         assertThat(pod.terminate(GRACE)).as("pod " + pod.name + " stopped within its grace period:\n" + pod.tail()).isTrue();
     }
 
-    /** Adds a pod as a rollout or a scale-out does: started, ready, then into the endpoints. */
-    static ServicePod add() {
-        ServicePod pod = startPod().awaitReady(Duration.ofSeconds(180));
+    /**
+     * Adds a pod as a rollout or a scale-out does: started, ready, then into the endpoints. Meanwhile a
+     * {@link StartupWatch} POSTs to it directly: before the reception route runs it must answer 503 "nothing
+     * stored, retry" (or not at all), never 404, and once the readiness probe says 200 every POST reaches the route.
+     */
+    static ServicePod add() throws InterruptedException {
+        ServicePod pod = startPod();
+        List<StartupWatch.Answer> answers;
+        try (StartupWatch watch = new StartupWatch(pod)) {
+            pod.awaitReady(Duration.ofSeconds(180));
+            await().atMost(Duration.ofSeconds(30)).until(() -> watch.afterReady() >= 3);
+            answers = watch.answers();
+        }
+        System.out.println("[shape] " + pod.name + " while starting answered " + answers.stream()
+                .collect(java.util.stream.Collectors.groupingBy(a -> (a.readyBefore() ? "ready " : "") + a.status(),
+                        java.util.TreeMap::new, java.util.stream.Collectors.counting())));
+        // before readiness: no answer yet, the 503 "nothing stored, retry", or already the route's 400; after it, the 400
+        assertThat(answers.stream().filter(a -> a.readyBefore() ? a.status() != 400
+                : a.status() != -1 && a.status() != 503 && a.status() != 400).toList())
+                .as("answers of starting " + pod.name + " to a POST without its required fields").isEmpty();
+        assertThat(answers.stream().filter(a -> a.status() == 503).map(StartupWatch.Answer::body).toList())
+                .allSatisfy(body -> assertThat(body).contains("\"resultCode\":\"N\""));
         pods.add(pod);
         ingress.route(ports());
         return pod;

@@ -1,0 +1,87 @@
+package com.hospital.surveyinbox.shape;
+
+import com.hospital.surveyinbox.support.ServiceClient;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * What a sender that reaches a starting pod directly is answered, from the JVM's start until well after it is
+ * ready: every 100 ms the readiness probe, then a POST of a message without its required fields (a 400 once the
+ * reception runs; nothing is ever stored). Tomcat takes connections seconds before Camel has started the
+ * reception route; a POST in that window must be told "nothing stored, retry" (503), never a 404 a sender could
+ * take for "this endpoint does not exist", and a pod must not report ready before the reception runs.
+ */
+final class StartupWatch implements AutoCloseable {
+
+    /** One POST: whether the readiness probe had answered 200 before it was sent, and its status (-1: no answer). */
+    record Answer(boolean readyBefore, int status, String body) {
+    }
+
+    private final List<Answer> answers = Collections.synchronizedList(new ArrayList<>());
+    private final AtomicBoolean running = new AtomicBoolean(true);
+    private final Thread thread;
+
+    StartupWatch(ServicePod pod) {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        HttpRequest probe = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + pod.managementPort + "/actuator/health/readiness"))
+                .timeout(Duration.ofSeconds(5)).build();
+        HttpRequest post = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + pod.port + "/legacy/survey-send-info"))
+                .header("Authorization", ServiceClient.LEGACY_AUTH).header("Content-Type", "application/json")
+                .timeout(Duration.ofSeconds(10)).POST(HttpRequest.BodyPublishers.ofString("{\"formCd\":\"F100\"}")).build();
+        thread = new Thread(() -> {
+            boolean ready = false;
+            while (running.get()) {
+                long next = System.nanoTime() + 100_000_000L;
+                try {
+                    ready = ready || http.send(probe, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+                } catch (IOException e) {
+                    // not listening yet: not ready
+                } catch (InterruptedException e) {
+                    return;
+                }
+                int status;
+                String body;
+                try {
+                    HttpResponse<String> answer = http.send(post, HttpResponse.BodyHandlers.ofString());
+                    status = answer.statusCode();
+                    body = answer.body();
+                } catch (IOException e) {
+                    status = -1;
+                    body = e.getClass().getSimpleName();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                answers.add(new Answer(ready, status, body));
+                LockSupport.parkNanos(Math.max(0, next - System.nanoTime())); // pacing, not a wait for a condition
+            }
+        }, "startup-watch-" + pod.name);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    List<Answer> answers() {
+        synchronized (answers) {
+            return new ArrayList<>(answers);
+        }
+    }
+
+    /** POSTs sent after the readiness probe had answered 200. */
+    long afterReady() {
+        return answers().stream().filter(Answer::readyBefore).count();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        running.set(false);
+        thread.join(20_000);
+    }
+}
