@@ -1,5 +1,5 @@
 -- Folds the count deltas of finished rows (V8) into their totals, so inbox_status_counts() sums only the deltas
--- of the last tick. Run first by the redelivery job (one instance per tick). Bounded, and SKIP LOCKED: a delta
+-- of the last tick. Run after the recovery steps by the redelivery job (one instance per tick). Bounded, and SKIP LOCKED: a delta
 -- held by another fold, a TRUNCATE or an open transaction is folded at a later tick (the totals' own rows are
 -- locked only for the instant of their UPDATE, so a fold waits at most for another fold's commit). With the
 -- redelivery job off on every instance, deltas accumulate: the counts stay exact, each read sums more of them.

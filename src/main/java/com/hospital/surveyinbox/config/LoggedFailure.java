@@ -7,11 +7,15 @@ import java.sql.SQLException;
  * where the innermost one was thrown — never a message. Messages carry data: PostgreSQL's "Failing row
  * contains (…)" detail holds the row (payload included), Jackson quotes the token it could not read, and
  * an HTTP client's message holds the URL (a patient number in its path) or the downstream's body. Every
- * log line of the service that concerns a failure uses this instead of the exception itself.
+ * log line of the service that concerns a failure uses this instead of the exception itself; routes call it as
+ * bean {@code loggedFailure} ({@code ${bean:loggedFailure?method=line(${exception})}}).
  */
+@org.springframework.stereotype.Component("loggedFailure")
 public final class LoggedFailure {
 
-    private LoggedFailure() {
+    /** {@link #describe(Throwable)}, for a route's log line. */
+    public String line(Throwable failure) {
+        return describe(failure);
     }
 
     /** e.g. {@code DataIntegrityViolationException <- PSQLException[SQLState 23514] at QueryExecutorImpl.java:2733}. */

@@ -7,8 +7,8 @@ import org.springframework.stereotype.Component;
 
 /**
  * Every statement on the main pool's connections (workers, Quartz, the jobs, the operator API) ends on the server
- * before the socket timeout ends it on the client: {@code statement_timeout} and {@code lock_timeout} half a second
- * under {@code socketTimeout} (the receptions' pool has its own, a second under it, ReceptionConnections).
+ * before the socket timeout ends it on the client: {@code statement_timeout} half a second under {@code socketTimeout},
+ * {@code lock_timeout} a second under it (the receptions' pool has its own, a second under it, ReceptionConnections).
  * <p>
  * Why: the socket timeout only makes the client give up. PostgreSQL does not notice a client that left while its
  * statement waits for a lock, so the statement stays on the server, holding its row locks and its snapshot, until
@@ -31,10 +31,16 @@ public class MainPoolStatementBound implements BeanPostProcessor {
         return withBoundMillis(options, boundMillis(socketSeconds));
     }
 
-    /** {@code options} with {@code statement_timeout} and {@code lock_timeout} of {@code bound} ms appended (0: none). */
+    /**
+     * {@code options} with {@code statement_timeout} of {@code bound} ms and {@code lock_timeout} half a second under
+     * it appended (0: none). Under it, not equal: a statement that waits for a lock from its start would otherwise
+     * reach statement_timeout first and fail as "slow" (57014, query_canceled); this way a statement held by a lock
+     * fails as such (55P03, lock_not_available), and the log of a failed job step tells the two apart.
+     */
     public static String withBoundMillis(String options, long bound) {
         String base = options == null ? "" : options.strip();
-        return bound == 0 ? base : (base + " -c statement_timeout=" + bound + " -c lock_timeout=" + bound).strip();
+        long lock = bound > 1000 ? bound - 500 : bound;
+        return bound == 0 ? base : (base + " -c statement_timeout=" + bound + " -c lock_timeout=" + lock).strip();
     }
 
     /**

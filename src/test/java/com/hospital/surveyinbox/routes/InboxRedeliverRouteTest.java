@@ -48,9 +48,19 @@ class InboxRedeliverRouteTest extends RouteKit {
                 .isPositive();
     }
 
-    /** A tick whose statement the server cancels (a row lock held elsewhere past lock_timeout) says which one. */
+    /**
+     * A tick whose count fold the server cancels (a row lock held elsewhere past lock_timeout) says which statement
+     * failed, and the recovery (resets, republishes, replies) still runs: the folds are bookkeeping, last in the tick.
+     * With the fold first, a fold that failed on every tick (as one did after a bulk update) stopped all recovery.
+     */
     @Test
-    void aFailedStepIsLoggedWithTheStatementItRan() throws Exception {
+    void aFoldThatFailsIsNamedAndHoldsUpNoRecovery() throws Exception {
+        String run = uniqueSubject("ALONE-FOLDFAIL");
+        long lost = stored(run + "-lost");
+        jdbc.update("UPDATE inbox_message SET created_at = now() - INTERVAL '1 hour' WHERE id = ?", lost);
+        long owed = stored(run + "-reply");
+        jdbc.update("UPDATE inbox_message SET status = 'DEAD', reply_status = 'PENDING', reply_reason_code = 'DEAD', "
+                + "reply_reason = 'x', reply_updated_at = now() - INTERVAL '1 hour' WHERE id = ?", owed);
         ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("inbox-redeliver");
         ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> events = new ch.qos.logback.core.read.ListAppender<>();
         events.start();
@@ -68,7 +78,11 @@ class InboxRedeliverRouteTest extends RouteKit {
             logger.detachAppender(events);
         }
         assertThat(events.list).extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
-                .anySatisfy(line -> assertThat(line).contains("inbox-redeliver: step sql://classpath:sql/fold-status-counts.sql"));
+                .anySatisfy(line -> assertThat(line).contains("inbox-redeliver: step sql://classpath:sql/fold-status-counts.sql")
+                        .contains("PSQLException[SQLState 55P03]"));
+        assertThat(mock("mock:kafka").getReceivedExchanges()).extracting(e -> e.getMessage().getBody(String.class))
+                .anySatisfy(body -> assertThat(body).contains("\"inboxId\":\"" + lost + "\""));
+        assertThat(rows.row(Long.toString(owed))).containsEntry("reply_status", "SENT");
     }
 
     @Test
