@@ -1341,6 +1341,56 @@ class InboxBenchmark extends IntegrationTest {
 
     /** Accept at 16 connections, drain 273, recovery, and the redelivery ticks during them. */
     private void loadFigures(Map<String, Object> figures, String label, String wrk, Path script) throws Exception {
+        try (AutoCloseable watch = watchSlowFolds(label)) {
+            loadFiguresWatched(figures, label, wrk, script);
+        }
+    }
+
+    /**
+     * A diagnostic of the count fold (sql/fold-status-counts.sql), which earlier runs saw cancelled on every tick for
+     * half a minute after the bench's mass update: every 200 ms, each backend running it for more than a second, with
+     * what it waits for and who blocks it. Logged once per backend and wait.
+     */
+    private AutoCloseable watchSlowFolds(String label) {
+        java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean(true);
+        java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        Thread watcher = new Thread(() -> {
+            try (Connection c = java.sql.DriverManager.getConnection(services().jdbcUrl(), "postgres", "");
+                 PreparedStatement ps = c.prepareStatement("""
+                         SELECT a.pid, round(extract(epoch FROM now() - a.query_start) * 1000) AS ms,
+                                a.wait_event_type, a.wait_event, pg_blocking_pids(a.pid)::text AS blockers,
+                                (SELECT left(regexp_replace(b.query, '\\s+', ' ', 'g'), 100) || ' [' || b.state || ']'
+                                   FROM pg_stat_activity b WHERE b.pid = (pg_blocking_pids(a.pid))[1]) AS blocker
+                           FROM pg_stat_activity a
+                          WHERE a.state = 'active' AND a.pid <> pg_backend_pid() AND a.query LIKE '%inbox_status_delta%'
+                            AND a.query NOT LIKE '%pg_stat_activity%' AND now() - a.query_start > INTERVAL '1 second'""")) {
+                while (running.get()) {
+                    try (java.sql.ResultSet r = ps.executeQuery()) {
+                        while (r.next()) {
+                            String key = r.getInt("pid") + "/" + r.getString("wait_event_type") + "/" + r.getString("wait_event");
+                            if (seen.add(key)) {
+                                progress(label + " slow count fold: pid " + r.getInt("pid") + " at " + r.getLong("ms") + " ms waits on "
+                                        + r.getString("wait_event_type") + "/" + r.getString("wait_event") + ", blocked by "
+                                        + r.getString("blockers") + " " + r.getString("blocker"));
+                            }
+                        }
+                    }
+                    java.util.concurrent.locks.LockSupport.parkNanos(200_000_000L); // sampling, not a wait for a condition
+                }
+            } catch (Exception e) {
+                progress(label + " fold watcher stopped: " + e.getClass().getSimpleName());
+            }
+        }, "bench-fold-watch");
+        watcher.setDaemon(true);
+        watcher.start();
+        return () -> {
+            running.set(false);
+            watcher.join(5_000);
+            progress(label + " slow count folds seen: " + seen.size());
+        };
+    }
+
+    private void loadFiguresWatched(Map<String, Object> figures, String label, String wrk, Path script) throws Exception {
         camel.getRouteController().stopRoute("inbox-process");
         List<Double> rates = new ArrayList<>();
         List<Double> p99 = new ArrayList<>();
