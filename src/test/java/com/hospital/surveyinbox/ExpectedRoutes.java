@@ -17,6 +17,8 @@ final class ExpectedRoutes {
             "inbox-consents-lookup",
             "inbox-reply",
             "inbox-redeliver",
+            "inbox-fold-counts",
+            "inbox-fold-history",
             "inbox-retention",
             "inbox-ops-list",
             "inbox-ops-row",

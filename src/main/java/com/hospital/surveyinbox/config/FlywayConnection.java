@@ -49,9 +49,12 @@ public class FlywayConnection {
     public static org.flywaydb.core.api.configuration.FluentConfiguration configure(
             org.flywaydb.core.api.configuration.FluentConfiguration configuration, String url, String username,
             String password, java.time.Duration lockTimeout, Properties driver) {
-        SimpleDriverDataSource flyway = new SimpleDriverDataSource(new org.postgresql.Driver(), url, username, password);
         Properties properties = new Properties();
         properties.putAll(driver);
+        // the URL's options and socketTimeout (which the driver would let win) become properties, so the bounds
+        // below are appended to what the URL asked for instead of being replaced by it
+        SimpleDriverDataSource flyway = new SimpleDriverDataSource(new org.postgresql.Driver(),
+                MainPoolStatementBound.liftFromUrl(url, properties), username, password);
         properties.setProperty("socketTimeout", "0");
         properties.setProperty("tcpKeepAlive", "true");
         properties.setProperty("logServerErrorDetail", "false");

@@ -7,8 +7,8 @@ import org.springframework.stereotype.Component;
 
 /**
  * Every statement on the main pool's connections (workers, Quartz, the jobs, the operator API) ends on the server
- * before the socket timeout ends it on the client: {@code statement_timeout} half a second under {@code socketTimeout},
- * {@code lock_timeout} a second under it (the receptions' pool has its own, a second under it, ReceptionConnections).
+ * before the socket timeout ends it on the client: {@code statement_timeout} and {@code lock_timeout} half a second
+ * under {@code socketTimeout} (the receptions' pool has its own, a second under it, ReceptionConnections).
  * <p>
  * Why: the socket timeout only makes the client give up. PostgreSQL does not notice a client that left while its
  * statement waits for a lock, so the statement stays on the server, holding its row locks and its snapshot, until
@@ -32,15 +32,13 @@ public class MainPoolStatementBound implements BeanPostProcessor {
     }
 
     /**
-     * {@code options} with {@code statement_timeout} of {@code bound} ms and {@code lock_timeout} half a second under
-     * it appended (0: none). Under it, not equal: a statement that waits for a lock from its start would otherwise
-     * reach statement_timeout first and fail as "slow" (57014, query_canceled); this way a statement held by a lock
-     * fails as such (55P03, lock_not_available), and the log of a failed job step tells the two apart.
+     * {@code options} with {@code statement_timeout} and {@code lock_timeout} of {@code bound} ms appended (0: none).
+     * Equal, not the lock's shorter: a reception's lock wait (another pod's subject lock) must end as the
+     * statement bound's 57014, which the reception answers 503; a 55P03 would read as a refused row (500).
      */
     public static String withBoundMillis(String options, long bound) {
         String base = options == null ? "" : options.strip();
-        long lock = bound > 1000 ? bound - 500 : bound;
-        return bound == 0 ? base : (base + " -c statement_timeout=" + bound + " -c lock_timeout=" + lock).strip();
+        return bound == 0 ? base : (base + " -c statement_timeout=" + bound + " -c lock_timeout=" + bound).strip();
     }
 
     /**
@@ -59,11 +57,40 @@ public class MainPoolStatementBound implements BeanPostProcessor {
         }
     }
 
+    /**
+     * {@code url} without its {@code options} and {@code socketTimeout} parameters, which are moved (decoded, any
+     * case) into {@code properties}. The PostgreSQL driver lets a URL parameter win over the same data source
+     * property, so {@code jdbc:postgresql://db/inbox?options=-c%20search_path%3Dinbox} would have replaced the
+     * options carrying the bound, and a URL's {@code socketTimeout} would have gone unseen by it; as properties,
+     * the bound is derived from the socket timeout that applies and appended to the options the URL asked for.
+     */
+    public static String liftFromUrl(String url, Properties properties) {
+        int query = url == null ? -1 : url.indexOf('?');
+        if (query < 0) {
+            return url;
+        }
+        java.util.List<String> kept = new java.util.ArrayList<>();
+        for (String parameter : url.substring(query + 1).split("&")) {
+            int eq = parameter.indexOf('=');
+            String key = eq < 0 ? parameter : parameter.substring(0, eq);
+            String value = eq < 0 ? "" : java.net.URLDecoder.decode(parameter.substring(eq + 1), java.nio.charset.StandardCharsets.UTF_8);
+            if (key.equalsIgnoreCase("options") || key.equalsIgnoreCase("socketTimeout")) {
+                properties.setProperty(key.equalsIgnoreCase("options") ? "options" : "socketTimeout", value);
+            } else if (!parameter.isEmpty()) {
+                kept.add(parameter);
+            }
+        }
+        return url.substring(0, query) + (kept.isEmpty() ? "" : "?" + String.join("&", kept));
+    }
+
     @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) {
         if (bean instanceof HikariDataSource hikari && hikari.getHikariPoolMXBean() == null) { // not started yet
             Properties properties = hikari.getDataSourceProperties();
             normalizeKeys(properties);
+            if (hikari.getJdbcUrl() != null) {
+                hikari.setJdbcUrl(liftFromUrl(hikari.getJdbcUrl(), properties));
+            }
             int socketSeconds = Integer.parseInt(String.valueOf(properties.getOrDefault("socketTimeout", "0")).strip());
             String options = withBound(properties.getProperty("options"), socketSeconds);
             if (!options.isEmpty()) {

@@ -200,10 +200,14 @@ public class SecurityConfig {
     }
 
     @Bean
+    com.hospital.surveyinbox.reception.ReceptionStartedFilter receptionStartedFilter(ReceptionReplyWriter writer) {
+        return new com.hospital.surveyinbox.reception.ReceptionStartedFilter(writer);
+    }
+
+    @Bean
     FilterRegistrationBean<com.hospital.surveyinbox.reception.ReceptionStartedFilter> receptionStarted(
-            org.apache.camel.CamelContext camel, ReceptionReplyWriter writer) {
-        FilterRegistrationBean<com.hospital.surveyinbox.reception.ReceptionStartedFilter> registration =
-                new FilterRegistrationBean<>(new com.hospital.surveyinbox.reception.ReceptionStartedFilter(camel, writer));
+            com.hospital.surveyinbox.reception.ReceptionStartedFilter filter) {
+        FilterRegistrationBean<com.hospital.surveyinbox.reception.ReceptionStartedFilter> registration = new FilterRegistrationBean<>(filter);
         registration.addUrlPatterns("/legacy/*");
         registration.setOrder(-20); // after authentication, before the rate limit takes a token for a request not served
         return registration;

@@ -6,7 +6,7 @@ import org.springframework.stereotype.Component;
 
 /**
  * Arrival order of inbox rows read by camel-sql (maps with {@code inboxId}): the {@code comparator} of the
- * {@code sort} step {@code inbox-redeliver-in-arrival-order} ({@code routes/inbox-redeliver.camel.yaml}), so
+ * {@code sort} step {@code inbox-redeliver-order-events} ({@code routes/inbox-redeliver.camel.yaml}), so
  * the rows of one subject are republished in the order they were received.
  */
 @Component("arrivalOrder")

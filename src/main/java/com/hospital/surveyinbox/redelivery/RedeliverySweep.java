@@ -57,7 +57,7 @@ public class RedeliverySweep {
     /**
      * The tick's candidates as one list: reset stuck rows (RECEIVED again, DEAD at the attempt limit, or the
      * next row of a subject whose row just went DEAD), lost events and due retries. Which of them are
-     * republished, and in what order, is the route's ({@code inbox-redeliver-in-arrival-order},
+     * republished, and in what order, is the route's ({@code inbox-redeliver-order-events},
      * {@code inbox-redeliver-if-not-dead}).
      */
     public List<Map<String, Object>> candidates(List<Map<String, Object>> stuck, List<Map<String, Object>> lost,

@@ -32,12 +32,12 @@ class StatementBoundTest extends IntegrationTest {
     @Test
     void aStatementTheClientWouldGiveUpOnIsCancelledOnTheServerAndLeavesNothingRunning() throws Exception {
         assertThat(jdbc.queryForObject("SHOW statement_timeout", String.class)).isEqualTo("3500ms");
-        assertThat(jdbc.queryForObject("SHOW lock_timeout", String.class)).isEqualTo("3s");
+        assertThat(jdbc.queryForObject("SHOW lock_timeout", String.class)).isEqualTo("3500ms");
         // the receptions' pool has its own (a second under the socket timeout), and never wrote it into the main one
         org.springframework.jdbc.core.JdbcTemplate receptionJdbc = new org.springframework.jdbc.core.JdbcTemplate(receptions.dataSource());
         assertThat(receptionJdbc.queryForObject("SHOW statement_timeout", String.class)).isEqualTo("3s");
         assertThat(mainPool.unwrap(com.zaxxer.hikari.HikariDataSource.class).getDataSourceProperties().getProperty("options"))
-                .isEqualTo("-c statement_timeout=3500 -c lock_timeout=3000");
+                .isEqualTo("-c statement_timeout=3500 -c lock_timeout=3500");
 
         String tag = "bound-" + UUID.randomUUID();
         try (Connection holder = DriverManager.getConnection(services().jdbcUrl(), EmbeddedServices.DB_USER, "");
@@ -51,10 +51,10 @@ class StatementBoundTest extends IntegrationTest {
                     "/* " + tag + " */ UPDATE inbox_status_total SET total = total WHERE status = 'COMPLETED'"));
             long tookMillis = (System.nanoTime() - started) / 1_000_000;
 
-            // the server ended it as what it was, held by a lock (lock_timeout, under statement_timeout: 55P03, not
-            // the "slow" 57014), before the client's socket timeout would have (that one is 08006, connection failure)
+            // the server ended it (statement_timeout: query_canceled, or lock_timeout: lock_not_available, whichever
+            // fires first), before the client's socket timeout would have (that one is 08006, connection failure)
             assertThat(failure).isNotNull();
-            assertThat(sqlState(failure)).isEqualTo("55P03");
+            assertThat(sqlState(failure)).isIn("57014", "55P03");
             assertThat(tookMillis).isLessThan(4000);
             // and nothing of it is left on the server while the lock is still held
             await().atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(50)).until(() -> running(observer, tag) == 0);
@@ -64,11 +64,52 @@ class StatementBoundTest extends IntegrationTest {
 
     @Test
     void theBoundFollowsTheSocketTimeoutAndNoneMeansNone() {
-        assertThat(MainPoolStatementBound.withBound("", 4)).isEqualTo("-c statement_timeout=3500 -c lock_timeout=3000");
+        assertThat(MainPoolStatementBound.withBound("", 4)).isEqualTo("-c statement_timeout=3500 -c lock_timeout=3500");
         assertThat(MainPoolStatementBound.withBound("-c search_path=inbox", 10))
-                .isEqualTo("-c search_path=inbox -c statement_timeout=9500 -c lock_timeout=9000");
+                .isEqualTo("-c search_path=inbox -c statement_timeout=9500 -c lock_timeout=9500");
         assertThat(MainPoolStatementBound.withBound(null, 0)).isEmpty();
         assertThat(MainPoolStatementBound.withBound("-c search_path=inbox", 0)).isEqualTo("-c search_path=inbox");
+    }
+
+    /** The driver lets a URL parameter win over a data source property: options and socketTimeout in the URL keep the bound. */
+    @Test
+    void optionsAndSocketTimeoutInTheJdbcUrlKeepTheBound() throws Exception {
+        String url = services().jdbcUrl();
+        try (com.zaxxer.hikari.HikariDataSource pool = new com.zaxxer.hikari.HikariDataSource()) {
+            pool.setJdbcUrl(url + (url.contains("?") ? "&" : "?") + "options=-c%20work_mem%3D3MB&SocketTimeout=3");
+            pool.setUsername(EmbeddedServices.DB_USER);
+            pool.setMaximumPoolSize(1);
+            new MainPoolStatementBound().postProcessAfterInitialization(pool, "dataSource");
+            org.springframework.jdbc.core.JdbcTemplate viaUrl = new org.springframework.jdbc.core.JdbcTemplate(pool);
+            assertThat(viaUrl.queryForObject("SHOW work_mem", String.class)).isEqualTo("3MB");
+            assertThat(viaUrl.queryForObject("SHOW statement_timeout", String.class)).isEqualTo("2500ms");
+            assertThat(viaUrl.queryForObject("SHOW lock_timeout", String.class)).isEqualTo("2500ms");
+            assertThat(pool.getJdbcUrl()).doesNotContain("options").doesNotContainIgnoringCase("socketTimeout");
+        }
+        assertThat(MainPoolStatementBound.liftFromUrl("jdbc:postgresql://db/inbox?ssl=true&options=-c%20x%3D1&sslmode=require",
+                new java.util.Properties())).isEqualTo("jdbc:postgresql://db/inbox?ssl=true&sslmode=require");
+    }
+
+    /** Flyway's connection too: a URL's options and socketTimeout never undo its own bounds (no statement bound, a lock bound). */
+    @Test
+    void theMigrationsConnectionKeepsItsBoundsWhateverTheUrlSays() throws Exception {
+        String url = services().jdbcUrl();
+        var flyway = com.hospital.surveyinbox.config.FlywayConnection.configure(org.flywaydb.core.Flyway.configure(),
+                url + (url.contains("?") ? "&" : "?") + "options=-c%20statement_timeout%3D1000%20-c%20work_mem%3D3MB&socketTimeout=2",
+                EmbeddedServices.DB_USER, "", Duration.ofSeconds(5), new java.util.Properties());
+        try (Connection migration = flyway.getDataSource().getConnection(); Statement show = migration.createStatement()) {
+            assertThat(value(show, "SHOW statement_timeout")).isEqualTo("0");
+            assertThat(value(show, "SHOW lock_timeout")).isEqualTo("5s");
+            assertThat(value(show, "SHOW work_mem")).isEqualTo("3MB");
+            assertThat(migration.getNetworkTimeout()).isZero();
+        }
+    }
+
+    private static String value(Statement statement, String sql) throws SQLException {
+        try (var rs = statement.executeQuery(sql)) {
+            rs.next();
+            return rs.getString(1);
+        }
     }
 
     /** The documented env var SPRING_DATASOURCE_HIKARI_DATASOURCEPROPERTIES_SOCKETTIMEOUT binds as a lower-case key. */
