@@ -1,6 +1,6 @@
 -- Counts the minutes [lo, hi) of the console's chart (V14) once: rows received, attempts ended COMPLETED / FAILED /
 -- DEAD, per minute, into inbox_history_minute; moves the watermark to hi; drops minutes older than the longest chart.
--- Run by: routes/inbox-redeliver.camel.yaml, step inbox-redeliver-fold-history, with the span that
+-- Run by: routes/inbox-redeliver.camel.yaml, step inbox-redeliver-chart-fold, with the span that
 -- sql/history-fold-span.sql read (lo, hi, was); one statement, autocommit.
 -- Why this WHERE: the ranges are the span's own values (the planner sees them and reads the time indexes of V5/V11
 -- for those minutes only); the watermark moves only if nobody moved it since the span was read (a fold run twice

@@ -6,7 +6,7 @@
 -- (1,440 minutes) is counted. Whole minutes, whatever an operator wrote into the watermark; one in the future (a
 -- typo, a clock jump) counts the last day again instead of stopping the chart.
 -- Sessions of other database roles show no xact_start (pg_stat_activity) and are not waited for: the service's
--- pods share one role. Run by: routes/inbox-redeliver.camel.yaml, step inbox-redeliver-history-span; read-only.
+-- pods share one role. Run by: routes/inbox-redeliver.camel.yaml, step inbox-redeliver-chart-span; read-only.
 WITH watermark AS (
     SELECT folded_until AS was,
            CASE WHEN folded_until > now() THEN date_trunc('minute', now()) - INTERVAL '1440 minutes'
