@@ -8,6 +8,9 @@
 -- The DEAD reply's clock starts reply-grace in the past so the same tick's reply sweep sends it.
 -- Returns the reset rows (RECEIVED or DEAD) and, for each that went DEAD, the subject's next row
 -- (status SUCCESSOR): a DEAD row releases its successor like one the consumer recorded DEAD.
+-- The batch is an array taken once (ARRAY(SELECT ... FOR UPDATE SKIP LOCKED)), never a semi-join: with the
+-- statistics of a table found empty (reltuples 0 over a page) the planner would nest the locking subquery in a
+-- loop over the table and rescan it per row (the count fold took 10.9 s so; JobStatementPlansTest).
 WITH stuck AS (
     UPDATE inbox_message
        SET status = CASE WHEN attempts >= :#maxAttempts THEN 'DEAD' ELSE 'RECEIVED' END,
@@ -24,13 +27,13 @@ WITH stuck AS (
                                THEN 'worker lost while processing' ELSE reply_reason END,
            reply_updated_at = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')
                                    THEN now() - :#retryDelayMillis * INTERVAL '1 millisecond' ELSE reply_updated_at END
-     WHERE id IN (SELECT id
-                    FROM inbox_message
-                   WHERE status = 'PROCESSING'
-                     AND updated_at < now() - :#stuckAfterMillis * INTERVAL '1 millisecond'
-                   ORDER BY updated_at
-                   LIMIT :#batch
-                     FOR UPDATE SKIP LOCKED)
+     WHERE id = ANY (ARRAY(SELECT id
+                              FROM inbox_message
+                             WHERE status = 'PROCESSING'
+                               AND updated_at < now() - :#stuckAfterMillis * INTERVAL '1 millisecond'
+                             ORDER BY updated_at
+                             LIMIT :#batch
+                               FOR UPDATE SKIP LOCKED))
     RETURNING id, srvy_drawup_no, msg_type, status, trace_parent
 ), abandoned AS (
     UPDATE inbox_attempt a
