@@ -34,10 +34,7 @@ class HistoryMinutesTest {
     @BeforeAll
     static void database() {
         database = "history_minutes_" + System.nanoTime();
-        String url = EmbeddedServices.get().createDatabase(database);
-        com.hospital.surveyinbox.config.FlywayConnection.configure(org.flywaydb.core.Flyway.configure(), url,
-                EmbeddedServices.DB_USER, "", java.time.Duration.ofSeconds(5), new java.util.Properties())
-                .locations("classpath:db/migration").load().migrate();
+        String url = EmbeddedServices.get().migratedDatabase(database);
         dataSource = new SingleConnectionDataSource(url, EmbeddedServices.DB_USER, "", true);
         jdbc = new JdbcTemplate(dataSource);
         history = new InboxHistory(jdbc);

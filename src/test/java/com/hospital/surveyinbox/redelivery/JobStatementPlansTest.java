@@ -9,7 +9,6 @@ import com.hospital.surveyinbox.support.EmbeddedServices;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -36,9 +35,7 @@ class JobStatementPlansTest {
     @BeforeAll
     static void migrated() {
         database = "job_plans_" + System.nanoTime();
-        String url = EmbeddedServices.get().createDatabase(database);
-        com.hospital.surveyinbox.config.FlywayConnection.configure(Flyway.configure(), url, EmbeddedServices.DB_USER, "",
-                java.time.Duration.ofSeconds(5), new java.util.Properties()).locations("classpath:db/migration").load().migrate();
+        String url = EmbeddedServices.get().migratedDatabase(database);
         connection = new SingleConnectionDataSource(url, EmbeddedServices.DB_USER, "", true);
         jdbc = new JdbcTemplate(connection);
     }

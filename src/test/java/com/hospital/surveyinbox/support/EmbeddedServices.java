@@ -176,6 +176,14 @@ public final class EmbeddedServices {
         return jdbcUrl().substring(0, jdbcUrl().lastIndexOf('/') + 1) + name;
     }
 
+    /** A database of its own ({@link #createDatabase}) migrated as the service migrates it; its JDBC URL. */
+    public String migratedDatabase(String name) {
+        String url = createDatabase(name);
+        com.hospital.surveyinbox.config.FlywayConnection.configure(org.flywaydb.core.Flyway.configure(), url, DB_USER, "",
+                java.time.Duration.ofSeconds(5), new java.util.Properties()).locations("classpath:db/migration").load().migrate();
+        return url;
+    }
+
     /** Drops a database {@link #createDatabase} made, whoever is still connected to it. */
     public void dropDatabase(String name) {
         adminExecute("DROP DATABASE " + name + " WITH (FORCE)");
