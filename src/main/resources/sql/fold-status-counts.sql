@@ -1,5 +1,5 @@
 -- Folds up to 5,000 count deltas of finished rows (V8) into their totals, so inbox_status_counts() sums only the
--- deltas of the last tick; answers how many it folded. The redelivery job's route inbox-redeliver-counts runs it
+-- deltas not yet folded (a tick's worth, or a backlog's rest); answers how many it folded. The redelivery job's route inbox-redeliver-counts runs it
 -- up to 8 times a tick while each run folds a full 5,000 (40,000 a tick, 667 a second at the default minute),
 -- each run its own autocommit statement, and catches a failure so the tick goes on. With the redelivery job off
 -- on every instance, deltas accumulate: the counts stay exact, each read sums more of them.

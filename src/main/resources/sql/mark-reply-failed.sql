@@ -1,6 +1,6 @@
 -- The reply did not get through: SENDING -> FAILED with the reason; the redelivery job retries it
 -- once retry-delay has passed.
--- Run by: routes/inbox-reply.camel.yaml, steps inbox-reply-record-refused and inbox-reply-record-failure (camel-sql).
+-- Run by: routes/inbox-reply.camel.yaml, step inbox-reply-record-failed (camel-sql).
 -- Why this WHERE: only the sender holding the obligation (SENDING) records its result.
 UPDATE inbox_message
    SET reply_status = 'FAILED',
