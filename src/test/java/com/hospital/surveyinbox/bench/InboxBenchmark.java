@@ -879,18 +879,29 @@ class InboxBenchmark extends IntegrationTest {
                 instanceCamel.getRouteController().startRoute("inbox-process");
                 // when the 10th and the 90th percent of the backlog were COMPLETED, noted while waiting for all of it
                 long[] t10t90 = new long[2];
-                await("capacity run " + run).atMost(Duration.ofMinutes(5))
-                        .pollInterval(Duration.ofMillis(20)).until(() -> {
-                            int done = completed(floor, run + "-%");
-                            long now = System.nanoTime();
-                            if (t10t90[0] == 0 && done >= messages / 10) {
-                                t10t90[0] = now;
-                            }
-                            if (t10t90[1] == 0 && done >= messages * 9 / 10) {
-                                t10t90[1] = now;
-                            }
-                            return done == messages;
-                        });
+                try {
+                    await("capacity run " + run).atMost(Duration.ofMinutes(5))
+                            .pollInterval(Duration.ofMillis(20)).until(() -> {
+                                int done = completed(floor, run + "-%");
+                                long now = System.nanoTime();
+                                if (t10t90[0] == 0 && done >= messages / 10) {
+                                    t10t90[0] = now;
+                                }
+                                if (t10t90[1] == 0 && done >= messages * 9 / 10) {
+                                    t10t90[1] = now;
+                                }
+                                return done == messages;
+                            });
+                } catch (org.awaitility.core.ConditionTimeoutException e) {
+                    // this instance runs without the redelivery job: a row whose attempt failed (a VM stall timed out
+                    // its downstream calls, a circuit opened) stays FAILED; the repetition is reported, not counted
+                    memory.stop();
+                    window.stop(messages);
+                    progress(String.format("capacity %d consumers rep %d: not all COMPLETED in 5 minutes, not counted: %s",
+                            consumers, rep, jdbc.queryForList("SELECT status, count(*) AS n FROM inbox_message WHERE id > ?"
+                                    + " AND srvy_drawup_no LIKE ? GROUP BY status", floor, run + "-%")));
+                    continue;
+                }
                 memory.stop();
                 Map<String, Object> repCpu = window.stop(messages);
                 double repRate = messages * 0.8 / ((t10t90[1] - t10t90[0]) / 1e9);
