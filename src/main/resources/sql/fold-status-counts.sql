@@ -1,6 +1,7 @@
 -- Folds up to 5,000 count deltas of finished rows (V8) into their totals, so inbox_status_counts() sums only the
--- deltas not yet folded (a tick's worth, or a backlog's rest); answers how many it folded. The redelivery job's route inbox-redeliver-counts runs it
--- up to 8 times a tick while each run folds a full 5,000 (40,000 a tick, 667 a second at the default minute),
+-- deltas not yet folded (a tick's worth, or a backlog's rest); answers how many it folded and whether that was a
+-- full batch (more: the batch size is written here only). The redelivery job's route inbox-redeliver-counts runs it
+-- up to 8 times a tick while a run says more (40,000 a tick, 667 a second at the default minute),
 -- each run its own autocommit statement, and catches a failure so the tick goes on. With the redelivery job off
 -- on every instance, deltas accumulate: the counts stay exact, each read sums more of them.
 -- Why this shape: the oldest 5,000 ids through the primary key (ORDER BY id LIMIT: an index scan whatever the
@@ -21,4 +22,4 @@ WITH batch AS (
 ), totals AS (
     UPDATE inbox_status_total t SET total = t.total + s.delta FROM sums s WHERE t.status = s.status
 )
-SELECT count(*) AS folded FROM folded
+SELECT count(*) AS folded, count(*) = 5000 AS more FROM folded
