@@ -14,13 +14,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * What a sender that reaches a starting pod directly is answered, from the JVM's start until well after it is
- * ready: every 100 ms the readiness probe, then a POST of a message without its required fields (a 400 once the
- * reception runs; nothing is ever stored). Tomcat takes connections seconds before Camel has started the
- * reception route; a POST in that window must be told "nothing stored, retry" (503), never a 404 a sender could
- * take for "this endpoint does not exist", and a pod must not report ready before the reception runs.
+ * What a sender that reaches a pod directly is answered while it starts (from the JVM's start until well after it
+ * is ready) or stops (from SIGTERM until its JVM has gone): every 100 ms the readiness probe, then a POST of a
+ * message without its required fields (a 400 while the reception runs; nothing is ever stored). Tomcat takes
+ * connections seconds before Camel has started the reception route, and while Camel stops it at shutdown; a POST
+ * in either window must be told "nothing stored, retry" (503), never a 404 a sender could take for "this endpoint
+ * does not exist", and a pod must not report ready before the reception runs.
  */
-final class StartupWatch implements AutoCloseable {
+final class PodWatch implements AutoCloseable {
 
     /** One POST: whether the readiness probe had answered 200 before it was sent, and its status (-1: no answer). */
     record Answer(boolean readyBefore, int status, String body) {
@@ -30,7 +31,7 @@ final class StartupWatch implements AutoCloseable {
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final Thread thread;
 
-    StartupWatch(ServicePod pod) {
+    PodWatch(ServicePod pod) {
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
         HttpRequest probe = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + pod.managementPort + "/actuator/health/readiness"))
                 .timeout(Duration.ofSeconds(5)).build();
@@ -63,7 +64,7 @@ final class StartupWatch implements AutoCloseable {
                 answers.add(new Answer(ready, status, body));
                 LockSupport.parkNanos(Math.max(0, next - System.nanoTime())); // pacing, not a wait for a condition
             }
-        }, "startup-watch-" + pod.name);
+        }, "pod-watch-" + pod.name);
         thread.setDaemon(true);
         thread.start();
     }

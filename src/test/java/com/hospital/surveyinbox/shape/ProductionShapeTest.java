@@ -117,22 +117,43 @@ class ProductionShapeTest {
         return pods.stream().map(p -> p.port).toList();
     }
 
-    /** Takes a pod out as Kubernetes does: out of the endpoints (ingress reload, its requests drain), then SIGTERM. */
+    /**
+     * Takes a pod out as Kubernetes does: out of the endpoints (ingress reload, its requests drain), then SIGTERM.
+     * Meanwhile a {@link PodWatch} POSTs to it directly: Boot's web server stops in an earlier lifecycle phase than
+     * Camel's context, so the pod answers through the reception route (400) until its port closes, never a 404 of
+     * a Tomcat whose routes are gone (a 503 of Tomcat's own, a request read as its connector pauses, is allowed).
+     */
     static void stop(ServicePod pod) throws InterruptedException {
         pods.remove(pod);
         ingress.route(ports());
-        assertThat(pod.terminate(GRACE)).as("pod " + pod.name + " stopped within its grace period:\n" + pod.tail()).isTrue();
+        List<PodWatch.Answer> answers;
+        try (PodWatch watch = new PodWatch(pod)) {
+            await().atMost(Duration.ofSeconds(30)).until(() -> watch.answers().size() >= 3);
+            assertThat(pod.terminate(GRACE)).as("pod " + pod.name + " stopped within its grace period:\n" + pod.tail()).isTrue();
+            await().atMost(Duration.ofSeconds(20)).until(() -> watch.answers().stream().anyMatch(a -> a.status() == -1));
+            answers = watch.answers();
+        }
+        System.out.println("[shape] " + pod.name + " while stopping answered " + answers.stream()
+                .collect(java.util.stream.Collectors.groupingBy(PodWatch.Answer::status, java.util.TreeMap::new,
+                        java.util.stream.Collectors.counting())));
+        assertThat(answers.stream().filter(a -> a.status() != -1 && a.status() != 503 && a.status() != 400).toList())
+                .as("answers of stopping " + pod.name + " to a POST without its required fields").isEmpty();
+        // the route answered until the port closed: no 400 after the first refused connection
+        int closed = answers.stream().map(PodWatch.Answer::status).toList().indexOf(-1);
+        assertThat(closed).as(pod.name + " closed its port while being watched").isPositive();
+        assertThat(answers.subList(closed, answers.size())).as(pod.name + " answers after its port closed")
+                .allSatisfy(a -> assertThat(a.status()).isEqualTo(-1));
     }
 
     /**
      * Adds a pod as a rollout or a scale-out does: started, ready, then into the endpoints. Meanwhile a
-     * {@link StartupWatch} POSTs to it directly: before the reception route runs it must answer 503 "nothing
+     * {@link PodWatch} POSTs to it directly: before the reception route runs it must answer 503 "nothing
      * stored, retry" (or not at all), never 404, and once the readiness probe says 200 every POST reaches the route.
      */
     static ServicePod add() throws InterruptedException {
         ServicePod pod = startPod();
-        List<StartupWatch.Answer> answers;
-        try (StartupWatch watch = new StartupWatch(pod)) {
+        List<PodWatch.Answer> answers;
+        try (PodWatch watch = new PodWatch(pod)) {
             pod.awaitReady(Duration.ofSeconds(180));
             await().atMost(Duration.ofSeconds(30)).until(() -> watch.afterReady() >= 3);
             answers = watch.answers();
@@ -145,7 +166,7 @@ class ProductionShapeTest {
                 : a.status() != -1 && a.status() != 503 && a.status() != 400).toList())
                 .as("answers of starting " + pod.name + " to a POST without its required fields").isEmpty();
         // the window was seen (about 3 s between Tomcat's and Camel's start, 24-31 POSTs in it), and answered as a 503
-        assertThat(answers.stream().filter(a -> a.status() == 503).map(StartupWatch.Answer::body).toList())
+        assertThat(answers.stream().filter(a -> a.status() == 503).map(PodWatch.Answer::body).toList())
                 .as(pod.name + " answered 503 while Camel was starting").isNotEmpty()
                 .allSatisfy(body -> assertThat(body).contains("\"resultCode\":\"N\""));
         pods.add(pod);
