@@ -109,6 +109,31 @@ class InboxRedeliverRouteTest extends RouteKit {
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_status_delta WHERE id > ?", Long.class, first)).isZero();
     }
 
+    /**
+     * A tick that ends on a failed step (its run record waits on a table lock past the statement bound) is logged
+     * with the step and counted as a handled failure of the route, the series the SurveyInboxJobFailing alert
+     * reads ({@code camel_exchanges_failures_handled_total{routeId="inbox-redeliver"}}); a tick that runs through
+     * is not.
+     */
+    @Test
+    void aTickThatFailsIsCountedWhereTheJobAlertReadsIt() throws Exception {
+        io.micrometer.core.instrument.Counter failures = meters.find("camel.exchanges.failures.handled")
+                .tag("routeId", "inbox-redeliver").counter();
+        assertThat(failures).as("the route policy's handled-failure counter of inbox-redeliver").isNotNull();
+        double before = failures.count();
+        NotifyBuilder fine = new NotifyBuilder(camel).fromRoute("inbox-redeliver").whenDone(1).create();
+        template.sendBody("direct:redeliver-tick", null);
+        assertThat(fine.matches(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(failures.count()).isEqualTo(before);
+
+        // the jobs' error policy logs from its route configuration: read every logger
+        List<String> log = tickHolding("LOCK TABLE redelivery_run IN ACCESS EXCLUSIVE MODE", org.slf4j.Logger.ROOT_LOGGER_NAME);
+
+        assertThat(log).anySatisfy(line -> assertThat(line).contains("inbox-redeliver: step")
+                .contains("record-redelivery-run.sql").containsPattern("PSQLException\\[SQLState (57014|55P03)\\]"));
+        assertThat(failures.count()).isEqualTo(before + 1);
+    }
+
     /** A row whose event was lost and a DEAD row owing its reply: what one tick's recovery must do. */
     private Recovery recoveryDue(String prefix) {
         String run = uniqueSubject(prefix);
