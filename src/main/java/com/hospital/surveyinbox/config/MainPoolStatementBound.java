@@ -58,8 +58,8 @@ public class MainPoolStatementBound implements BeanPostProcessor {
     }
 
     /**
-     * {@code url} without its {@code options} and {@code socketTimeout} parameters, which are moved (decoded, any
-     * case) into {@code properties}. The PostgreSQL driver lets a URL parameter win over the same data source
+     * {@code url} without its {@code options} and {@code socketTimeout} parameters, which are moved (decoded) into
+     * {@code properties}. The PostgreSQL driver lets a URL parameter win over the same data source
      * property, so {@code jdbc:postgresql://db/inbox?options=-c%20search_path%3Dinbox} would have replaced the
      * options carrying the bound, and a URL's {@code socketTimeout} would have gone unseen by it; as properties,
      * the bound is derived from the socket timeout that applies and appended to the options the URL asked for.
@@ -74,8 +74,10 @@ public class MainPoolStatementBound implements BeanPostProcessor {
             int eq = parameter.indexOf('=');
             String key = eq < 0 ? parameter : parameter.substring(0, eq);
             String value = eq < 0 ? "" : java.net.URLDecoder.decode(parameter.substring(eq + 1), java.nio.charset.StandardCharsets.UTF_8);
-            if (key.equalsIgnoreCase("options") || key.equalsIgnoreCase("socketTimeout")) {
-                properties.setProperty(key.equalsIgnoreCase("options") ? "options" : "socketTimeout", value);
+            // spelled as the driver reads them (its URL parameters are case-sensitive: "SocketTimeout=3" is ignored
+            // there, and stays so); an empty value stays in the URL, for the driver to refuse or ignore as before
+            if ((key.equals("options") || key.equals("socketTimeout")) && !value.isEmpty()) {
+                properties.setProperty(key, value);
             } else if (!parameter.isEmpty()) {
                 kept.add(parameter);
             }
