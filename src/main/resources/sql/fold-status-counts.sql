@@ -22,4 +22,4 @@ WITH batch AS (
 ), totals AS (
     UPDATE inbox_status_total t SET total = t.total + s.delta FROM sums s WHERE t.status = s.status
 )
-SELECT count(*) AS folded, count(*) = 5000 AS more FROM folded
+SELECT count(*) AS folded, count(*) >= 5000 AS more FROM folded

@@ -69,16 +69,25 @@ public class MainPoolStatementBound implements BeanPostProcessor {
         if (query < 0) {
             return url;
         }
-        java.util.List<String> kept = new java.util.ArrayList<>();
-        for (String parameter : url.substring(query + 1).split("&")) {
+        String[] parameters = url.substring(query + 1).split("&");
+        // the driver takes a repeated parameter's last value: that one decides, and every occurrence goes with it
+        java.util.Map<String, String> last = new java.util.HashMap<>();
+        for (String parameter : parameters) {
             int eq = parameter.indexOf('=');
             String key = eq < 0 ? parameter : parameter.substring(0, eq);
-            String value = eq < 0 ? "" : java.net.URLDecoder.decode(parameter.substring(eq + 1), java.nio.charset.StandardCharsets.UTF_8);
             // spelled as the driver reads them (its URL parameters are case-sensitive: "SocketTimeout=3" is ignored
-            // there, and stays so); an empty value stays in the URL, for the driver to refuse or ignore as before
-            if ((key.equals("options") || key.equals("socketTimeout")) && !value.isEmpty()) {
-                properties.setProperty(key, value);
-            } else if (!parameter.isEmpty()) {
+            // there, and stays so)
+            if (key.equals("options") || key.equals("socketTimeout")) {
+                last.put(key, eq < 0 ? "" : java.net.URLDecoder.decode(parameter.substring(eq + 1), java.nio.charset.StandardCharsets.UTF_8));
+            }
+        }
+        // an empty value stays in the URL, for the driver to refuse or ignore as before
+        last.values().removeIf(String::isEmpty);
+        properties.putAll(last);
+        java.util.List<String> kept = new java.util.ArrayList<>();
+        for (String parameter : parameters) {
+            int eq = parameter.indexOf('=');
+            if (!parameter.isEmpty() && !last.containsKey(eq < 0 ? parameter : parameter.substring(0, eq))) {
                 kept.add(parameter);
             }
         }

@@ -93,6 +93,11 @@ class StatementBoundTest extends IntegrationTest {
         assertThat(MainPoolStatementBound.liftFromUrl("jdbc:postgresql://db/inbox?SocketTimeout=3&OPTIONS=x&socketTimeout=",
                 untouched)).isEqualTo("jdbc:postgresql://db/inbox?SocketTimeout=3&OPTIONS=x&socketTimeout=");
         assertThat(untouched).isEmpty();
+        // a repeated parameter: the driver takes the last value, so does the lift, and no occurrence stays behind
+        java.util.Properties repeated = new java.util.Properties();
+        assertThat(MainPoolStatementBound.liftFromUrl("jdbc:postgresql://db/inbox?socketTimeout=&ssl=true&socketTimeout=5",
+                repeated)).isEqualTo("jdbc:postgresql://db/inbox?ssl=true");
+        assertThat(repeated).containsEntry("socketTimeout", "5");
     }
 
     /** Flyway's connection too: a URL's options and socketTimeout never undo its own bounds (no statement bound, a lock bound). */

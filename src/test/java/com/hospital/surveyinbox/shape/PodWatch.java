@@ -25,6 +25,10 @@ final class PodWatch implements AutoCloseable {
 
     /** One POST: whether the readiness probe had answered 200 before it was sent, and its status (-1: no answer). */
     record Answer(boolean readyBefore, int status, String body) {
+        /** The connection was refused: nothing listens on the port (any other failure may be a slow moment). */
+        boolean refused() {
+            return status == -1 && "ConnectException".equals(body);
+        }
     }
 
     private final List<Answer> answers = Collections.synchronizedList(new ArrayList<>());
