@@ -74,7 +74,7 @@ public class MainPoolStatementBound implements BeanPostProcessor {
         java.util.Map<String, String> last = new java.util.HashMap<>();
         for (String parameter : parameters) {
             int eq = parameter.indexOf('=');
-            String key = eq < 0 ? parameter : parameter.substring(0, eq);
+            String key = keyOf(parameter);
             // spelled as the driver reads them (its URL parameters are case-sensitive: "SocketTimeout=3" is ignored
             // there, and stays so)
             if (key.equals("options") || key.equals("socketTimeout")) {
@@ -86,12 +86,17 @@ public class MainPoolStatementBound implements BeanPostProcessor {
         properties.putAll(last);
         java.util.List<String> kept = new java.util.ArrayList<>();
         for (String parameter : parameters) {
-            int eq = parameter.indexOf('=');
-            if (!parameter.isEmpty() && !last.containsKey(eq < 0 ? parameter : parameter.substring(0, eq))) {
+            if (!parameter.isEmpty() && !last.containsKey(keyOf(parameter))) {
                 kept.add(parameter);
             }
         }
         return url.substring(0, query) + (kept.isEmpty() ? "" : "?" + String.join("&", kept));
+    }
+
+    /** A URL parameter's name: what precedes its first '=' (all of it without one). */
+    private static String keyOf(String parameter) {
+        int eq = parameter.indexOf('=');
+        return eq < 0 ? parameter : parameter.substring(0, eq);
     }
 
     @Override

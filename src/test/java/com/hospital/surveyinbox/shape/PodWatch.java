@@ -17,9 +17,9 @@ import java.util.concurrent.locks.LockSupport;
  * What a sender that reaches a pod directly is answered while it starts (from the JVM's start until well after it
  * is ready) or stops (from SIGTERM until its JVM has gone): every 100 ms the readiness probe, then a POST of a
  * message without its required fields (a 400 while the reception runs; nothing is ever stored). Tomcat takes
- * connections seconds before Camel has started the reception route, and while Camel stops it at shutdown; a POST
- * in either window must be told "nothing stored, retry" (503), never a 404 a sender could take for "this endpoint
- * does not exist", and a pod must not report ready before the reception runs.
+ * connections seconds before Camel has started the reception route: a POST in that window must be told "nothing
+ * stored, retry" (503), never a 404 a sender could take for "this endpoint does not exist", and a pod must not
+ * report ready before the reception runs. At shutdown Tomcat closes its port before Camel stops the route.
  */
 final class PodWatch implements AutoCloseable {
 
