@@ -1,20 +1,21 @@
 -- The rows an operator's bulk requeue matches: one status (DEAD or FAILED), optionally a text in the last
 -- error, the last business error's code (exactly), a srvyDrawupNo prefix and a reception time range; oldest
--- first, at most :limit ids, each with the number of all matching rows (the window count is taken before the
+-- first, at most `limit` ids, each with the number of all matching rows (the window count is taken before the
 -- LIMIT).
--- Run by: inbox/InboxStore.requeueCandidates (Spring named parameters), for a dry run and for the requeue.
+-- Run by: routes/inbox-requeue.camel.yaml, step inbox-requeue-many-find (camel-sql), for a dry run and for the
+-- requeue; named parameters from ops/Requeues.read.
 -- Why this WHERE: strpos/starts_with take the operator's text literally (no LIKE wildcards to escape); a
 -- redacted row (payload removed by retention) cannot be processed again, so it never matches; the status
 -- filter rides inbox_message_status_id_idx.
 SELECT id,
        count(*) OVER () AS matching
   FROM inbox_message
- WHERE status = :status
+ WHERE status = :#status
    AND redacted_at IS NULL
-   AND (CAST(:lastError AS TEXT) IS NULL OR strpos(last_error, CAST(:lastError AS TEXT)) > 0)
-   AND (CAST(:lastErrorCode AS TEXT) IS NULL OR last_error_code = CAST(:lastErrorCode AS TEXT))
-   AND (CAST(:prefix AS TEXT) IS NULL OR starts_with(srvy_drawup_no, CAST(:prefix AS TEXT)))
-   AND (CAST(:receivedFrom AS TIMESTAMPTZ) IS NULL OR created_at >= CAST(:receivedFrom AS TIMESTAMPTZ))
-   AND (CAST(:receivedTo AS TIMESTAMPTZ) IS NULL OR created_at < CAST(:receivedTo AS TIMESTAMPTZ))
+   AND (CAST(:#lastError AS TEXT) IS NULL OR strpos(last_error, CAST(:#lastError AS TEXT)) > 0)
+   AND (CAST(:#lastErrorCode AS TEXT) IS NULL OR last_error_code = CAST(:#lastErrorCode AS TEXT))
+   AND (CAST(:#prefix AS TEXT) IS NULL OR starts_with(srvy_drawup_no, CAST(:#prefix AS TEXT)))
+   AND (CAST(:#receivedFrom AS TIMESTAMPTZ) IS NULL OR created_at >= CAST(:#receivedFrom AS TIMESTAMPTZ))
+   AND (CAST(:#receivedTo AS TIMESTAMPTZ) IS NULL OR created_at < CAST(:#receivedTo AS TIMESTAMPTZ))
  ORDER BY id
- LIMIT :limit
+ LIMIT :#limit

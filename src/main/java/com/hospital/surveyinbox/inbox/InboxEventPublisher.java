@@ -2,30 +2,21 @@ package com.hospital.surveyinbox.inbox;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import org.apache.camel.Exchange;
-import org.apache.camel.ProducerTemplate;
-import org.springframework.context.annotation.Lazy;
 import org.springframework.stereotype.Component;
 
 /**
  * Turns an inbox row into its Kafka event ({@link #event}, {@link #json}: steps of
  * {@code routes/inbox-publish.camel.yaml}, which drops every inbound header before the send, so nothing from
  * the HTTP request (Authorization!) can leak into Kafka record headers), reads an event back
- * ({@link #inboxIdOf}) and publishes one for the operator requeue ({@link #publish}).
+ * ({@link #inboxIdOf}).
  */
 @Component("inboxEventPublisher")
 public class InboxEventPublisher {
 
-    public static final String ENDPOINT = "direct:inbox-publish";
-    /** Exchange property the publish route answers with: whether Kafka took the event. */
-    public static final String PUBLISHED = "inboxPublished";
-
     private final ObjectMapper objectMapper;
-    private final ProducerTemplate producer;
 
-    public InboxEventPublisher(ObjectMapper objectMapper, @Lazy ProducerTemplate producer) {
+    public InboxEventPublisher(ObjectMapper objectMapper) {
         this.objectMapper = objectMapper;
-        this.producer = producer;
     }
 
     /**
@@ -60,11 +51,5 @@ public class InboxEventPublisher {
         } catch (JsonProcessingException | NumberFormatException e) {
             return null;
         }
-    }
-
-    /** Publishes synchronously; false when the broker did not take it (the row stays for the redelivery job). */
-    public boolean publish(InboxEvent event) {
-        Exchange result = producer.send(ENDPOINT, exchange -> exchange.getMessage().setBody(event));
-        return result.getException() == null && result.getProperty(PUBLISHED, false, Boolean.class);
     }
 }

@@ -17,7 +17,6 @@ import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.stereotype.Component;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * All SQL that changes an inbox row. Every transition is a single conditional UPDATE whose row count
@@ -121,40 +120,6 @@ public class InboxStore implements DisposableBean {
              WHERE idempotency_key = ?
             """;
 
-    static final String LOCK_STATUS = """
-            SELECT status
-              FROM inbox_message
-             WHERE id = :id
-               FOR UPDATE
-            """;
-
-    /**
-     * Operator requeue: DEAD|FAILED -> RECEIVED with attempts reset. A DEAD reply not yet delivered is
-     * withdrawn (the row gets another chance); a delivered one stays delivered.
-     */
-    static final String REQUEUE = """
-            UPDATE inbox_message
-               SET status = 'RECEIVED',
-                   attempts = 0,
-                   last_error = NULL,
-                   last_error_code = NULL,
-                   held_reason = NULL,
-                   claim_token = NULL,
-                   updated_at = now(),
-                   published_at = now(),
-                   reply_status = CASE WHEN reply_status IN ('PENDING', 'FAILED') AND reply_reason_code = 'DEAD'
-                                       THEN 'NONE' ELSE reply_status END
-             WHERE id = :id
-               AND status IN ('DEAD', 'FAILED')
-               AND redacted_at IS NULL
-            RETURNING srvy_drawup_no, msg_type, trace_parent
-            """;
-
-    static final String AUDIT = """
-            INSERT INTO operator_audit (actor, action, inbox_id, from_status, to_status)
-            VALUES (:actor, :action, :id, :fromStatus, :toStatus)
-            """;
-
     static final String HAS_UNFINISHED = """
             SELECT EXISTS (
                 SELECT 1
@@ -168,7 +133,6 @@ public class InboxStore implements DisposableBean {
     private final NamedParameterJdbcTemplate receptionJdbc;
     /** Longest one statement on a reception connection may take (below the socket timeout). */
     private final java.time.Duration receptionStatementBound;
-    private final TransactionTemplate tx;
     private final PayloadCipher cipher;
     private final Timer insertTimer;
     private final GroupInsert groupInsert;
@@ -176,10 +140,10 @@ public class InboxStore implements DisposableBean {
     private TraceContext traces = TraceContext.NONE;
 
     @org.springframework.beans.factory.annotation.Autowired
-    public InboxStore(NamedParameterJdbcTemplate jdbc, ReceptionConnections receptionConnections, TransactionTemplate tx,
+    public InboxStore(NamedParameterJdbcTemplate jdbc, ReceptionConnections receptionConnections,
                       PayloadCipher cipher, MeterRegistry meters, AdapterProperties properties) {
         this(jdbc, new NamedParameterJdbcTemplate(receptionConnections.dataSource()), receptionConnections.statementBound(),
-                tx, cipher, meters, properties);
+                cipher, meters, properties);
     }
 
     @org.springframework.beans.factory.annotation.Autowired(required = false)
@@ -188,18 +152,17 @@ public class InboxStore implements DisposableBean {
     }
 
     /** Receptions on the same connections as everything else (tests that build a store by hand). */
-    public InboxStore(NamedParameterJdbcTemplate jdbc, TransactionTemplate tx, PayloadCipher cipher, MeterRegistry meters,
+    public InboxStore(NamedParameterJdbcTemplate jdbc, PayloadCipher cipher, MeterRegistry meters,
                       AdapterProperties properties) {
-        this(jdbc, jdbc, java.time.Duration.ofSeconds(3), tx, cipher, meters, properties);
+        this(jdbc, jdbc, java.time.Duration.ofSeconds(3), cipher, meters, properties);
     }
 
     private InboxStore(NamedParameterJdbcTemplate jdbc, NamedParameterJdbcTemplate receptionJdbc,
-                       java.time.Duration receptionStatementBound, TransactionTemplate tx,
+                       java.time.Duration receptionStatementBound,
                        PayloadCipher cipher, MeterRegistry meters, AdapterProperties properties) {
         this.jdbc = jdbc;
         this.receptionJdbc = receptionJdbc;
         this.receptionStatementBound = receptionStatementBound;
-        this.tx = tx;
         this.cipher = cipher;
         this.storeTimeout = properties.getReception().getStoreTimeout();
         this.insertTimer = Timer.builder("adapter.inbox.insert")
@@ -403,7 +366,6 @@ public class InboxStore implements DisposableBean {
         }
     }
 
-
     /** Ends the group insert's writers once the rows they hold are committed (after the web server stopped). */
     @Override
     public void destroy() {
@@ -416,49 +378,5 @@ public class InboxStore implements DisposableBean {
     public boolean hasUnfinished(String srvyDrawupNo) {
         return Boolean.TRUE.equals(jdbc.queryForObject(HAS_UNFINISHED,
                 new MapSqlParameterSource("srvyDrawupNo", srvyDrawupNo), Boolean.class));
-    }
-
-    private static final String REQUEUE_CANDIDATES = SqlFiles.read("find-requeue-candidates");
-
-    /** The rows a bulk requeue matches: at most {@code limit} ids, oldest first, and the number matching in all. */
-    public RequeueFilter.Candidates requeueCandidates(RequeueFilter filter, int limit) {
-        MapSqlParameterSource params = new MapSqlParameterSource("status", filter.status().name())
-                .addValue("lastError", filter.lastErrorContains())
-                .addValue("lastErrorCode", filter.lastErrorCode())
-                .addValue("prefix", filter.srvyDrawupNoPrefix())
-                .addValue("receivedFrom", filter.receivedFrom())
-                .addValue("receivedTo", filter.receivedTo())
-                .addValue("limit", limit);
-        long[] matching = {0};
-        List<Long> ids = jdbc.query(REQUEUE_CANDIDATES, params, (rs, n) -> {
-            matching[0] = rs.getLong("matching");
-            return rs.getLong("id");
-        });
-        return new RequeueFilter.Candidates(ids, matching[0]);
-    }
-
-    /**
-     * Operator requeue, audited in the same transaction.
-     *
-     * @return the outcome; {@link RequeueResult#event()} is the event to publish when it was requeued
-     */
-    public RequeueResult requeue(long inboxId, String actor) {
-        return tx.execute(status -> {
-            MapSqlParameterSource params = new MapSqlParameterSource("id", inboxId);
-            List<String> current = jdbc.queryForList(LOCK_STATUS, params, String.class);
-            if (current.isEmpty()) {
-                return RequeueResult.notFound();
-            }
-            String from = current.get(0);
-            List<InboxEvent> requeued = jdbc.query(REQUEUE, params, (rs, n) ->
-                    new InboxEvent(Long.toString(inboxId), rs.getString("srvy_drawup_no"), rs.getString("msg_type"),
-                            rs.getString("trace_parent")));
-            if (requeued.isEmpty()) {
-                return RequeueResult.conflict(from);
-            }
-            jdbc.update(AUDIT, params.addValue("actor", actor).addValue("action", "REQUEUE")
-                    .addValue("fromStatus", from).addValue("toStatus", InboxStatus.RECEIVED.name()));
-            return RequeueResult.requeued(from, requeued.get(0));
-        });
     }
 }

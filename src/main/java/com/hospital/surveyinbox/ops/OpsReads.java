@@ -5,6 +5,8 @@ import java.util.Map;
 
 import com.hospital.surveyinbox.inbox.InboxStatus;
 import org.apache.camel.Header;
+import org.apache.camel.Message;
+import org.apache.camel.component.platform.http.springboot.PlatformHttpMessage;
 import org.springframework.stereotype.Component;
 
 /**
@@ -59,6 +61,18 @@ public class OpsReads {
         } catch (NumberFormatException e) {
             return null;
         }
+    }
+
+    /**
+     * The operator's name a change is audited with: the authenticated principal of the HTTP request (Spring
+     * Security on {@code /ops/**}). A request without one is refused (500): nothing is changed in nobody's name.
+     */
+    public String operator(Message message) {
+        java.security.Principal principal = message instanceof PlatformHttpMessage http ? http.getRequest().getUserPrincipal() : null;
+        if (principal == null || principal.getName() == null) {
+            throw new IllegalStateException("an operator's change without an authenticated operator");
+        }
+        return principal.getName();
     }
 
     /** The row id of {@code /ops/inbox/{inboxId}}, or null when the path cannot name a row. */

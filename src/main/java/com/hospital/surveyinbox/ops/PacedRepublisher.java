@@ -1,58 +1,56 @@
 package com.hospital.surveyinbox.ops;
 
 import com.hospital.surveyinbox.config.AdapterProperties;
-import com.hospital.surveyinbox.inbox.InboxEvent;
-import com.hospital.surveyinbox.inbox.InboxEventPublisher;
-import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import org.springframework.beans.factory.DisposableBean;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import org.apache.camel.Exchange;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.stereotype.Component;
 
 /**
- * Republishes the events of a bulk requeue at {@code adapter.inbox.bulk-requeue-rate-per-second} (per pod), so
- * 500 requeued rows reach a downstream that just recovered as a steady stream, not at once. The rows are
- * RECEIVED and committed before they are queued here: an event this instance never publishes (it stopped,
- * Kafka refused it) is the redelivery job's, as for any lost event. The queue holds at most what it can
- * publish in half of {@code adapter.inbox.lost-event-after}, so the job never republishes a row that is still
- * waiting here; a publish that waits on Kafka delays the next one (fixed delay, no catch-up burst). A bulk
- * requeue first {@link #reserve reserves} room (atomically: two operators at once never overfill the queue)
- * and requeues only as many rows as it got room for.
+ * The pace of a bulk requeue's events ({@code routes/inbox-requeue.camel.yaml}): the route queues each requeued
+ * row's event on {@code seda:inbox-requeue-publish}, whose queue is {@link #QUEUE} (so this bean can count it),
+ * and its consumer waits {@link #periodMillis()} before publishing each one
+ * ({@code adapter.inbox.bulk-requeue-rate-per-second}, per pod), so 500 requeued rows reach a downstream that
+ * just recovered as a steady stream, not at once.
+ *
+ * <p>The rows are RECEIVED and committed before their events are queued: an event this pod never publishes (it
+ * stopped, Kafka refused it) is the redelivery job's, as for any lost event. The queue holds at most what the
+ * rate publishes in half of {@code adapter.inbox.lost-event-after}, so the job never republishes a row whose
+ * event is still waiting here. A bulk requeue first {@link #reserve reserves} room (atomically: two operators at
+ * once never overfill the queue), requeues only as many rows as it got room for, and {@link #release releases}
+ * the reservation when it is done, whatever happened.
  */
-@Component
-public class PacedRepublisher implements DisposableBean {
+@Component("pacedRepublisher")
+public class PacedRepublisher {
 
-    private static final Logger log = LoggerFactory.getLogger(PacedRepublisher.class);
+    /** Bean name of the queue of {@code seda:inbox-requeue-publish}. */
+    public static final String QUEUE = "bulkRequeueEvents";
 
-    private final InboxEventPublisher publisher;
-    private final int perSecond;
+    private final BlockingQueue<Exchange> queue;
+    private final long periodMillis;
     /** Most events queued at once: what the rate publishes in half of lost-event-after. */
     private final long capacity;
-    private final ConcurrentLinkedQueue<InboxEvent> queue = new ConcurrentLinkedQueue<>();
-    /** Room taken by bulk requeues between {@link #reserve} and {@link #republish(List, int)}; guarded by this. */
+    /** Room taken by bulk requeues between {@link #reserve} and {@link #release}; guarded by this. */
     private long reserved;
-    private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "bulk-requeue-publisher");
-        t.setDaemon(true);
-        return t;
-    });
 
-    public PacedRepublisher(InboxEventPublisher publisher, AdapterProperties properties) {
-        this.publisher = publisher;
-        this.perSecond = properties.getInbox().getBulkRequeueRatePerSecond();
+    public PacedRepublisher(@Qualifier(QUEUE) BlockingQueue<Exchange> queue, AdapterProperties properties) {
+        this.queue = queue;
+        int perSecond = properties.getInbox().getBulkRequeueRatePerSecond();
+        this.periodMillis = Math.max(1, Math.round(1000.0 / perSecond));
         this.capacity = Math.max(1, (long) perSecond * properties.getInbox().getLostEventAfter().toSeconds() / 2);
-        // one event per tick: the rate is even within a second, not a burst at its start
-        long periodMicros = Math.max(1, 1_000_000L / perSecond);
-        ticker.scheduleWithFixedDelay(this::publishOne, periodMicros, periodMicros, TimeUnit.MICROSECONDS);
+    }
+
+    /** The wait after each published event: one event per period, even within a second (at most 1,000/s). */
+    public long periodMillis() {
+        return periodMillis;
     }
 
     /**
      * Takes room for up to {@code wanted} events: as many as fit now (0 when the queue is full). Every
-     * reservation is handed back by {@link #republish(List, int)}, with the events actually requeued.
+     * reservation is handed back by {@link #release}, once the requeue has queued its events.
      */
     public synchronized int reserve(int wanted) {
         long room = capacity - queue.size() - reserved;
@@ -61,10 +59,9 @@ public class PacedRepublisher implements DisposableBean {
         return granted;
     }
 
-    /** Queues the events of a reservation of {@code reservation} events (at most that many) for publishing. */
-    public synchronized void republish(List<InboxEvent> events, int reservation) {
+    /** Hands back a reservation: the events queued under it are counted in the queue from now on. */
+    public synchronized void release(int reservation) {
         reserved -= reservation;
-        queue.addAll(events.subList(0, Math.min(events.size(), reservation)));
     }
 
     /** Events queued and not yet published, and room reserved by bulk requeues in progress. */
@@ -72,26 +69,16 @@ public class PacedRepublisher implements DisposableBean {
         return (int) (queue.size() + reserved);
     }
 
-    private void publishOne() {
-        InboxEvent event = queue.poll();
-        if (event == null) {
-            return;
-        }
-        try {
-            if (!publisher.publish(event)) {
-                log.warn("Requeued inbox {} not published; the redelivery job will republish it", event.inboxId());
-            }
-        } catch (RuntimeException e) {
-            log.warn("Requeued inbox {} not published ({}); the redelivery job will republish it",
-                    event.inboxId(), e.getClass().getSimpleName());
-        }
-    }
+    @Configuration(proxyBeanMethods = false)
+    static class Queue {
 
-    @Override
-    public void destroy() {
-        ticker.shutdownNow();
-        if (!queue.isEmpty()) {
-            log.info("{} requeued rows left for the redelivery job to republish", queue.size());
+        /**
+         * The queue of {@code seda:inbox-requeue-publish}. An event still here when the pod stops is dropped (the
+         * route does not wait for it): its row is RECEIVED, and the redelivery job republishes it.
+         */
+        @Bean(QUEUE)
+        BlockingQueue<Exchange> bulkRequeueEvents() {
+            return new LinkedBlockingQueue<>();
         }
     }
 }

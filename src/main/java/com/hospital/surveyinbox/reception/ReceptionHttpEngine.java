@@ -53,9 +53,9 @@ public class ReceptionHttpEngine {
     /**
      * Spring MVC's controllers are matched before platform-http routes. The starter orders its mapping first (-1),
      * so a route path with a variable ({@code GET /ops/inbox/{inboxId}}, routes/inbox-ops.camel.yaml) would take
-     * {@code GET /ops/inbox/stats} from its controller and answer 405 to {@code POST /ops/inbox/requeue} (a path
-     * that matches with another method ends the search). Behind the controllers (order 1, before static
-     * resources), a route gets every request no controller maps.
+     * {@code GET /ops/inbox/stats} and {@code /ops/inbox/history} from their controller. Behind the controllers
+     * (order 1, before static resources), a route gets every request no controller maps (the requeues of
+     * routes/inbox-requeue.camel.yaml among them).
      */
     @Bean
     static BeanPostProcessor platformHttpAfterControllers() {

@@ -39,9 +39,6 @@ class GroupInsertTest extends IntegrationTest {
     @Autowired
     org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate named;
 
-    @Autowired
-    org.springframework.transaction.support.TransactionTemplate tx;
-
     private static ReceivedMessage message(String subject, String idempotencyKey) {
         return new ReceivedMessage(subject, "SEND",
                 ServiceClient.message(subject, "\"srvyNo\":\"S-G\"").getBytes(StandardCharsets.UTF_8), idempotencyKey);
@@ -131,7 +128,7 @@ class GroupInsertTest extends IntegrationTest {
     void everyRowOfAGroupIsStoredEncryptedUnderItsOwnSubjectAndOpensAgain() {
         com.hospital.surveyinbox.config.AdapterProperties properties = com.hospital.surveyinbox.support.TestProperties.encrypting(
                 Map.of("k1", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="), "k1");
-        InboxStore encrypting = new InboxStore(named, tx, new PayloadCipher(properties), new SimpleMeterRegistry(), properties);
+        InboxStore encrypting = new InboxStore(named, new PayloadCipher(properties), new SimpleMeterRegistry(), properties);
         String run = uniqueSubject("GRPENC");
         List<ReceivedMessage> messages = List.of(message(run + "-a", null), message(run + "-b", null));
 
@@ -266,7 +263,7 @@ class GroupInsertTest extends IntegrationTest {
         com.hospital.surveyinbox.config.AdapterProperties properties = com.hospital.surveyinbox.support.TestProperties.bind(
                 Map.of("adapter.reception.group-insert.enabled", "false"));
         InboxStore faulty = new InboxStore(new org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate(
-                failingAfterCommit(services().dataSource(), committed)), tx, new PayloadCipher(properties),
+                failingAfterCommit(services().dataSource(), committed)), new PayloadCipher(properties),
                 new SimpleMeterRegistry(), properties);
 
         // a new row and a replay of a key already stored: the replay is resolved before the commit

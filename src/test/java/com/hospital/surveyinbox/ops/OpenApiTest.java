@@ -36,7 +36,9 @@ class OpenApiTest extends IntegrationTest {
             "POST /legacy/survey-send-info 500", "InboxUnavailableTest.publishesNoEventWhenTheInsertIsRolledBackAtCommit",
             "GET /ops/inbox 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers",
             "GET /ops/inbox/{inboxId} 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers",
-            "POST /ops/inbox/requeue 409", "RedeliveryTest.bulkRequeuesTheDeadRowsAFilterMatchesAfterADryRun");
+            "POST /ops/inbox/requeue 409", "RedeliveryTest.bulkRequeuesTheDeadRowsAFilterMatchesAfterADryRun",
+            "POST /ops/inbox/requeue 503", "InboxRequeueRouteTest.aBulkRequeueThatLosesTheDatabaseAnswers503",
+            "POST /ops/inbox/{inboxId}/requeue 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers");
 
     static final String WRONG = ServiceClient.basic("ops", "not-the-password");
 
@@ -144,6 +146,8 @@ class OpenApiTest extends IntegrationTest {
         p.put("POST /ops/inbox/requeue 400", () -> post("/ops/inbox/requeue", "{\"status\":\"COMPLETED\"}", "application/json",
                 ServiceClient.OPS_AUTH));
         p.put("POST /ops/inbox/requeue 401", () -> post("/ops/inbox/requeue", "{\"status\":\"DEAD\"}", "application/json", WRONG));
+        p.put("POST /ops/inbox/requeue 415", () -> post("/ops/inbox/requeue", "{\"status\":\"DEAD\"}", "application/xml",
+                ServiceClient.OPS_AUTH));
         p.put("GET /ops/inbox/{inboxId} 200", () -> client.ops("/ops/inbox/" + stored));
         p.put("GET /ops/inbox/{inboxId} 401", () -> client.get("/ops/inbox/" + stored, WRONG));
         p.put("GET /ops/inbox/{inboxId} 404", () -> client.ops("/ops/inbox/999999999999"));

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.hospital.surveyinbox.inbox.InboxEvent;
-import com.hospital.surveyinbox.inbox.InboxEventPublisher;
 import com.hospital.surveyinbox.support.DownstreamSimulator;
 import com.hospital.surveyinbox.support.IntegrationTest;
 import com.hospital.surveyinbox.support.Rows;
@@ -23,7 +22,7 @@ class ConsentCacheTest extends IntegrationTest {
     StringRedisTemplate redis;
 
     @Autowired
-    InboxEventPublisher publisher;
+    org.apache.camel.ProducerTemplate producer;
 
     @AfterEach
     void restore() {
@@ -65,7 +64,7 @@ class ConsentCacheTest extends IntegrationTest {
         assertThat(simulator().consentLookups(srvyNo)).isEqualTo(1);
         assertThat(redis.hasKey("survey-inbox-adapter:consents:" + srvyNo)).isFalse();
 
-        assertThat(publisher.publish(new InboxEvent(id, subject, "SEND"))).isTrue();
+        assertThat(com.hospital.surveyinbox.support.EventPublisher.publish(producer, new InboxEvent(id, subject, "SEND"))).isTrue();
         rows.awaitAttempt(id, 2, "FAILED");
         assertThat(simulator().consentLookups(srvyNo)).isEqualTo(2);
     }

@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.hospital.surveyinbox.inbox.InboxEvent;
-import com.hospital.surveyinbox.inbox.InboxEventPublisher;
 import com.hospital.surveyinbox.support.DownstreamSimulator;
 import com.hospital.surveyinbox.support.IntegrationTest;
 import com.hospital.surveyinbox.support.Rows;
@@ -25,14 +24,14 @@ import org.springframework.beans.factory.annotation.Autowired;
 class ProcessingTest extends IntegrationTest {
 
     @Autowired
-    InboxEventPublisher publisher;
+    org.apache.camel.ProducerTemplate producer;
 
     static String send(String subject, String patno, String extra) {
         return ServiceClient.message(subject, patno, extra);
     }
 
     void republish(String inboxId, String subject, String msgType) {
-        assertThat(publisher.publish(new InboxEvent(inboxId, subject, msgType))).isTrue();
+        assertThat(com.hospital.surveyinbox.support.EventPublisher.publish(producer, new InboxEvent(inboxId, subject, msgType))).isTrue();
     }
 
     /**
@@ -264,7 +263,7 @@ class ProcessingTest extends IntegrationTest {
         String id = client.accept(send(subject, "P10", ""));
         ExecutorService pool = Executors.newFixedThreadPool(8);
         for (int i = 0; i < 20; i++) {
-            pool.submit(() -> publisher.publish(new InboxEvent(id, subject, "SEND")));
+            pool.submit(() -> com.hospital.surveyinbox.support.EventPublisher.publish(producer, new InboxEvent(id, subject, "SEND")));
         }
         pool.shutdown();
         assertThat(pool.awaitTermination(30, TimeUnit.SECONDS)).isTrue();

@@ -37,6 +37,10 @@ class InboxUnavailableTest extends IntegrationTest {
                 assertThat(ops.status()).as(read + " -> " + ops.body()).isEqualTo(503);
                 assertThat(ops.json().get("error").asText()).as(read).isNotBlank();
             }
+            // and their requeues (REST DSL over sql:)
+            Reply requeue = client.opsPost("/ops/inbox/" + warmup + "/requeue");
+            assertThat(requeue.status()).as(requeue.body()).isEqualTo(503);
+            assertThat(requeue.json().get("error").asText()).isEqualTo("inbox temporarily unavailable; please retry");
             // the pod stays in the Service, answering the contract's 503 JSON; health tells operators why
             assertThat(client.management("/actuator/health/readiness").status()).isEqualTo(200);
             assertThat(client.management("/actuator/health/liveness").status()).isEqualTo(200);

@@ -427,12 +427,12 @@ class RedeliveryTest extends IntegrationTest {
         assertThat(busy.status()).as(busy.body()).isEqualTo(409);
         assertThat(busy.json().get("pending").asInt()).isEqualTo(2);
         assertThat(matching).allSatisfy(id -> assertThat(rows.status(id)).isEqualTo("DEAD"));
-        paced.republish(List.of(), inProgress);
+        paced.release(inProgress);
 
         // room for one more event: one row is requeued, the rest stays for a later call (not a 409 forever)
         int held = paced.reserve(1);
         Reply partial = bulk("{" + filter + ",\"dryRun\":false,\"limit\":2}");
-        paced.republish(List.of(), held);
+        paced.release(held);
         assertThat(partial.status()).as(partial.body()).isEqualTo(200);
         assertThat(partial.json().get("requeued").asInt()).isEqualTo(1);
         assertThat(partial.json().get("remaining").asLong()).isEqualTo(2);
@@ -440,9 +440,8 @@ class RedeliveryTest extends IntegrationTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> paced.pending() == 0);
 
         // paced: queued events leave one per 500 ms (2/s here), never all at once
-        int room = paced.reserve(2);
         long queuedAt = System.nanoTime();
-        paced.republish(fakeEvents(2), room);
+        fakeEvents(2).forEach(event -> producer.sendBody("seda:inbox-requeue-publish?queue=#bulkRequeueEvents", event));
         await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() -> paced.pending() == 0);
         assertThat(Duration.ofNanos(System.nanoTime() - queuedAt)).isGreaterThanOrEqualTo(Duration.ofMillis(450));
 

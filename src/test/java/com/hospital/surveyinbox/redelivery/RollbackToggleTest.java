@@ -3,7 +3,6 @@ package com.hospital.surveyinbox.redelivery;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.hospital.surveyinbox.inbox.Acceptance;
-import com.hospital.surveyinbox.inbox.InboxEventPublisher;
 import com.hospital.surveyinbox.inbox.InboxStore;
 import com.hospital.surveyinbox.inbox.ReceivedMessage;
 import com.hospital.surveyinbox.support.DownstreamSimulator;
@@ -30,7 +29,7 @@ class RollbackToggleTest extends IntegrationTest {
     InboxStore store;
 
     @Autowired
-    InboxEventPublisher publisher;
+    org.apache.camel.ProducerTemplate producer;
 
     static String send(String subject, String extra) {
         return "{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"P-" + subject + "\",\"formCd\":\"F100\""
@@ -79,7 +78,7 @@ class RollbackToggleTest extends IntegrationTest {
         Acceptance stored = store.accept(new ReceivedMessage(subject, "SEND",
                 send(subject, "").getBytes(StandardCharsets.UTF_8), null));
         Rows rows = new Rows(jdbc);
-        assertThat(publisher.publish(stored.event())).isTrue();
+        assertThat(com.hospital.surveyinbox.support.EventPublisher.publish(producer, stored.event())).isTrue();
         rows.awaitAttempt(Long.toString(stored.inboxId()), 1, "FAILED");
 
         // the subject still drains: its SUBMIT must queue behind the SEND, not overtake it synchronously
@@ -89,7 +88,7 @@ class RollbackToggleTest extends IntegrationTest {
         String submitId = submit.json().get("inboxId").asText();
 
         simulator().remove(down);
-        assertThat(publisher.publish(stored.event())).isTrue(); // the redelivery job's retry
+        assertThat(com.hospital.surveyinbox.support.EventPublisher.publish(producer, stored.event())).isTrue(); // the redelivery job's retry
         rows.awaitStatus(Long.toString(stored.inboxId()), "COMPLETED");
         rows.awaitStatus(submitId, "COMPLETED");
         assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE", "SUBMISSION");

@@ -85,6 +85,8 @@ abstract class RouteKit extends IntegrationTest {
             AdviceWith.adviceWith(camel, "inbox-reply", a -> a.weaveById("to-legacy-reply").replace().toV("mock:legacy-reply", "request", "answer"));
             AdviceWith.adviceWith(camel, "inbox-redeliver", a -> a.replaceFromWith("direct:redeliver-tick"));
             AdviceWith.adviceWith(camel, "inbox-retention", a -> a.replaceFromWith("direct:retention-tick"));
+            AdviceWith.adviceWith(camel, "inbox-requeue-many", a ->
+                    a.weaveById("inbox-requeue-many-row").before().to("mock:requeue-row"));
             camel.start();
             advisedContext = camel;
         }

@@ -20,7 +20,6 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.TestPropertySource;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /** Payload encryption at rest (AES-GCM, key id per row), transparent to processing and key rotation. */
 @TestPropertySource(properties = {
@@ -38,9 +37,6 @@ class PayloadEncryptionTest extends IntegrationTest {
 
     @Autowired
     NamedParameterJdbcTemplate named;
-
-    @Autowired
-    TransactionTemplate tx;
 
     @Test
     void storesThePayloadEncryptedAndStillProcessesIt() {
@@ -135,7 +131,7 @@ class PayloadEncryptionTest extends IntegrationTest {
 
     private InboxStore store(Map<String, String> keys, String active) {
         AdapterProperties properties = properties(keys, active); // group insert off: these stores take one row at a time
-        return new InboxStore(named, tx, new PayloadCipher(properties),
+        return new InboxStore(named, new PayloadCipher(properties),
                 new io.micrometer.core.instrument.simple.SimpleMeterRegistry(), properties);
     }
 

@@ -1,0 +1,207 @@
+package com.hospital.surveyinbox.ops;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.hospital.surveyinbox.config.AdapterProperties;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.apache.camel.Body;
+import org.apache.camel.processor.aggregate.GroupedBodyAggregationStrategy;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.stereotype.Component;
+
+/**
+ * What the operator requeues of {@code routes/inbox-requeue.camel.yaml} compute: the named parameters of
+ * {@code sql/requeue-row.sql} and {@code sql/find-requeue-candidates.sql}, a bulk request read and checked, the
+ * ids a bulk requeue takes, and the answers' bodies. The route decides what happens and what is answered.
+ */
+@Component("requeues")
+public class Requeues {
+
+    /** A dry run answers this many of the matching ids. */
+    static final int FIRST_IDS = 20;
+    /** Longest filter text an operator may send. */
+    static final int MAX_FILTER_TEXT = 200;
+    /** The filters, each a non-blank text when given. */
+    static final List<String> TEXT_FIELDS = List.of("status", "lastErrorContains", "lastErrorCode",
+            "srvyDrawupNoPrefix", "receivedFrom", "receivedTo");
+    static final Set<String> FIELDS = Stream.concat(TEXT_FIELDS.stream(), Stream.of("dryRun", "limit"))
+            .collect(Collectors.toUnmodifiableSet());
+
+    private final ObjectMapper objectMapper;
+    private final int bulkRequeueMax;
+
+    public Requeues(ObjectMapper objectMapper, AdapterProperties properties) {
+        this.objectMapper = objectMapper;
+        this.bulkRequeueMax = properties.getInbox().getBulkRequeueMax();
+    }
+
+    /** Named parameters of {@code sql/requeue-row.sql}: the row and the operator it is audited with. */
+    public Map<String, Object> params(long id, String operator) {
+        return Map.of("id", id, "actor", Objects.requireNonNull(operator, "an operator's name"));
+    }
+
+    /**
+     * A bulk requeue request read from its JSON body: which rows ({@code status} DEAD or FAILED; optionally
+     * {@code lastErrorContains}, {@code lastErrorCode}, {@code srvyDrawupNoPrefix}, {@code receivedFrom} /
+     * {@code receivedTo} as ISO-8601 times with an offset), whether to only count them ({@code dryRun}, the
+     * default) and at most how many to take ({@code limit}, default 100, at most
+     * {@code adapter.inbox.bulk-requeue-max}).
+     *
+     * @param problem the body of a 400 when the request is not one (then nothing else is set), else null
+     * @param params  the named parameters of {@code sql/find-requeue-candidates.sql}
+     * @param dryRun  whether the request only counts
+     */
+    public record BulkRequest(Map<String, String> problem, Map<String, Object> params, boolean dryRun) {
+    }
+
+    /** Step {@code inbox-requeue-many-read}: the request of a bulk requeue's body. */
+    public BulkRequest read(@Body String body) {
+        JsonNode json;
+        try {
+            json = body == null || body.isBlank() ? null : objectMapper.readTree(body);
+        } catch (JsonProcessingException e) {
+            json = null;
+        }
+        if (!wellFormed(json)) {
+            return refused("a JSON object with only the fields " + new TreeSet<>(FIELDS)
+                    + ": filters as non-blank texts (leave one out not to filter by it), dryRun a boolean, limit a whole number");
+        }
+        String status = json.path("status").asText(null);
+        if (!("DEAD".equals(status) || "FAILED".equals(status))) {
+            return refused("status must be DEAD or FAILED");
+        }
+        JsonNode limitNode = json.get("limit");
+        int limit = limitNode == null ? Math.min(100, bulkRequeueMax) : limitNode.asInt();
+        if (limit < 1 || limit > bulkRequeueMax || (limitNode != null && !limitNode.canConvertToInt())) {
+            return refused("limit must be 1.." + bulkRequeueMax);
+        }
+        String lastError = json.path("lastErrorContains").asText(null);
+        String lastErrorCode = json.path("lastErrorCode").asText(null);
+        String prefix = json.path("srvyDrawupNoPrefix").asText(null);
+        if (Stream.of(lastError, lastErrorCode, prefix).anyMatch(t -> t != null && t.length() > MAX_FILTER_TEXT)) {
+            return refused("filter texts must be at most " + MAX_FILTER_TEXT + " characters");
+        }
+        OffsetDateTime from;
+        OffsetDateTime to;
+        try {
+            from = json.has("receivedFrom") ? OffsetDateTime.parse(json.get("receivedFrom").asText()) : null;
+            to = json.has("receivedTo") ? OffsetDateTime.parse(json.get("receivedTo").asText()) : null;
+        } catch (DateTimeParseException e) {
+            return refused("receivedFrom and receivedTo must be ISO-8601 times with an offset");
+        }
+        boolean dryRun = !json.has("dryRun") || json.get("dryRun").asBoolean();
+        Map<String, Object> params = new HashMap<>();
+        params.put("status", status);
+        params.put("lastError", lastError);
+        params.put("lastErrorCode", lastErrorCode);
+        params.put("prefix", prefix);
+        params.put("receivedFrom", from);
+        params.put("receivedTo", to);
+        params.put("limit", dryRun ? FIRST_IDS : limit);
+        return new BulkRequest(null, params, dryRun);
+    }
+
+    /** Only the known fields, each of its type; a filter given is a text with something in it. */
+    private static boolean wellFormed(JsonNode json) {
+        if (json == null || !json.isObject()) {
+            return false;
+        }
+        for (Iterator<String> names = json.fieldNames(); names.hasNext(); ) {
+            if (!FIELDS.contains(names.next())) {
+                return false; // a misspelt filter must never widen a bulk operation
+            }
+        }
+        JsonNode dryRun = json.get("dryRun");
+        JsonNode limit = json.get("limit");
+        if ((dryRun != null && !dryRun.isBoolean()) || (limit != null && !limit.isIntegralNumber())) {
+            return false;
+        }
+        for (String field : TEXT_FIELDS) {
+            JsonNode value = json.get(field);
+            // "", "  ", {}, [] or null would filter nothing
+            if (value != null && (!value.isTextual() || value.asText().isBlank())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static BulkRequest refused(String problem) {
+        return new BulkRequest(Map.of("error", problem), null, true);
+    }
+
+    /** How many rows matched in all ({@code sql/find-requeue-candidates.sql} answers it on each row). */
+    public long matching(List<Map<String, Object>> candidates) {
+        return candidates.isEmpty() ? 0 : ((Number) candidates.get(0).get("matching")).longValue();
+    }
+
+    /** The ids a bulk requeue takes: the first {@code room} candidates, oldest first. */
+    public List<Long> taken(List<Map<String, Object>> candidates, int room) {
+        return candidates.stream().limit(room).map(row -> ((Number) row.get("id")).longValue()).toList();
+    }
+
+    /** The answer of a dry run: how many rows match, and the first ids. */
+    public Map<String, Object> dryRun(List<Map<String, Object>> candidates) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("dryRun", true);
+        body.put("matching", matching(candidates));
+        body.put("firstIds", candidates.stream().map(row -> String.valueOf(row.get("id"))).toList());
+        return body;
+    }
+
+    /**
+     * The answer of a bulk requeue: the rows it requeued ({@code requeued}: each row's answer of
+     * {@code sql/requeue-row.sql}, or null for a row another operator or a worker changed meanwhile) and the
+     * matching rows it left ({@code remaining}).
+     */
+    public Map<String, Object> done(Object requeued, List<Map<String, Object>> candidates) {
+        List<?> rows = requeued instanceof List<?> list ? list : List.of(); // no split at all: nothing requeued
+        List<String> ids = rows.stream().filter(Map.class::isInstance).map(Map.class::cast)
+                .filter(row -> Boolean.TRUE.equals(row.get("requeued"))).map(row -> String.valueOf(row.get("inboxId"))).toList();
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("dryRun", false);
+        body.put("requeued", ids.size());
+        body.put("ids", ids);
+        body.put("remaining", Math.max(0, matching(candidates) - ids.size()));
+        return body;
+    }
+
+    /** The body of a 409 for a row in another status. */
+    public Map<String, Object> notRequeueable(String fromStatus) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("error", "only DEAD or FAILED rows with a payload can be requeued");
+        body.put("status", fromStatus);
+        return body;
+    }
+
+    /** The body of a 409 while earlier bulk requeues fill this pod's room. */
+    public Map<String, Object> busy(int pending) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("error", "the events of earlier bulk requeues are still being republished on this pod; retry in a minute");
+        body.put("pending", pending);
+        return body;
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class Aggregation {
+
+        /** The split of a bulk requeue answers the list of its rows' answers. */
+        @Bean("requeuedRows")
+        GroupedBodyAggregationStrategy requeuedRows() {
+            return new GroupedBodyAggregationStrategy();
+        }
+    }
+}

@@ -1,0 +1,45 @@
+-- Operator requeue of one row: DEAD|FAILED -> RECEIVED with attempts reset, audited with the operator's name,
+-- in one statement (autocommit: one transaction). A DEAD reply not yet delivered is withdrawn (the row gets
+-- another chance); a delivered one stays delivered. published_at is now: the event is published next, and
+-- the redelivery job republishes it if that publish is lost.
+-- Run by: routes/inbox-requeue.camel.yaml, steps inbox-requeue-row and inbox-requeue-many-row (camel-sql).
+-- Why this shape: the row is locked first (FOR UPDATE), so the status answered, the status the UPDATE checks
+-- and the status audited are the same one; a worker or another operator that changed the row meanwhile is
+-- waited for and seen. No row back: no such row. requeued false: its status (answered as fromStatus) is not
+-- DEAD or FAILED, or retention removed its payload (nothing left to process).
+WITH locked AS (
+    SELECT id, status, redacted_at
+      FROM inbox_message
+     WHERE id = :#id
+       FOR UPDATE
+), requeued AS (
+    UPDATE inbox_message m
+       SET status = 'RECEIVED',
+           attempts = 0,
+           last_error = NULL,
+           last_error_code = NULL,
+           held_reason = NULL,
+           claim_token = NULL,
+           updated_at = now(),
+           published_at = now(),
+           reply_status = CASE WHEN m.reply_status IN ('PENDING', 'FAILED') AND m.reply_reason_code = 'DEAD'
+                               THEN 'NONE' ELSE m.reply_status END
+      FROM locked
+     WHERE m.id = locked.id
+       AND locked.status IN ('DEAD', 'FAILED')
+       AND locked.redacted_at IS NULL
+    RETURNING m.id, m.srvy_drawup_no, m.msg_type, m.trace_parent
+), audited AS (
+    INSERT INTO operator_audit (actor, action, inbox_id, from_status, to_status)
+    SELECT CAST(:#actor AS TEXT), 'REQUEUE', locked.id, locked.status, 'RECEIVED'
+      FROM locked
+      JOIN requeued ON requeued.id = locked.id
+)
+SELECT locked.id AS "inboxId",
+       locked.status AS "fromStatus",
+       requeued.id IS NOT NULL AS "requeued",
+       requeued.srvy_drawup_no AS "srvyDrawupNo",
+       requeued.msg_type AS "msgType",
+       requeued.trace_parent AS "traceParent"
+  FROM locked
+  LEFT JOIN requeued ON requeued.id = locked.id

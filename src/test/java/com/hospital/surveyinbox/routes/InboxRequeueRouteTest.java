@@ -1,0 +1,167 @@
+package com.hospital.surveyinbox.routes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.hospital.surveyinbox.ops.PacedRepublisher;
+import com.hospital.surveyinbox.support.ServiceClient;
+import com.hospital.surveyinbox.support.ServiceClient.Reply;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.apache.camel.Exchange;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+
+/**
+ * The route kit for {@code routes/inbox-requeue.camel.yaml} (shared setup: {@link RouteKit}): the operator requeues
+ * over HTTP, their events landing on {@code mock:kafka}. The black-box tests (RedeliveryTest, the console's)
+ * prove a requeued row completes; these pin what the route and {@code sql/requeue-row.sql} promise on their own.
+ */
+class InboxRequeueRouteTest extends RouteKit {
+
+    @Autowired
+    PacedRepublisher paced;
+
+    /**
+     * Operators who press requeue on the same row at once: the row is locked, checked, updated and audited in one
+     * statement, so exactly one of them requeues it (one audit, one event) and the others are told its status now.
+     */
+    @Test
+    void operatorsRequeueingOneRowAtOnceRequeueItExactlyOnce() throws Exception {
+        long id = aged(uniqueSubject("RQ-RACE"), "DEAD", 1);
+        jdbc.update("UPDATE inbox_message SET attempts = 5, last_error = 'patient not registered yet' WHERE id = ?", id);
+        int operators = 6;
+        CountDownLatch go = new CountDownLatch(1);
+        ExecutorService pool = Executors.newFixedThreadPool(operators);
+        List<Future<Reply>> replies = new ArrayList<>();
+        try {
+            for (int i = 0; i < operators; i++) {
+                replies.add(pool.submit(() -> {
+                    go.await();
+                    return client.opsPost("/ops/inbox/" + id + "/requeue");
+                }));
+            }
+            go.countDown();
+            List<Reply> answered = new ArrayList<>();
+            for (Future<Reply> reply : replies) {
+                answered.add(reply.get());
+            }
+
+            assertThat(answered).filteredOn(r -> r.status() == 200).singleElement().satisfies(r -> {
+                assertThat(r.json().get("inboxId").asText()).isEqualTo(Long.toString(id));
+                assertThat(r.json().get("status").asText()).isEqualTo("RECEIVED");
+            });
+            assertThat(answered).filteredOn(r -> r.status() != 200).hasSize(operators - 1).allSatisfy(r -> {
+                assertThat(r.status()).as(r.body()).isEqualTo(409);
+                assertThat(r.json().get("status").asText()).isEqualTo("RECEIVED");
+            });
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(jdbc.queryForList("SELECT actor, from_status, to_status FROM operator_audit WHERE inbox_id = ?", id))
+                .singleElement().isEqualTo(Map.of("actor", "ops", "from_status", "DEAD", "to_status", "RECEIVED"));
+        assertThat(rows.attempts(Long.toString(id))).isZero();
+        assertThat(jdbc.queryForObject("SELECT last_error FROM inbox_message WHERE id = ?", String.class, id)).isNull();
+        await().atMost(Duration.ofSeconds(10)).until(() -> eventsOf(id) == 1);
+    }
+
+    /**
+     * A bulk requeue whose second row fails (the database went away part-way): the answer is a 500 in JSON, the
+     * first row stays requeued with its audit and its event is still published, the rows after it are untouched,
+     * and the room the call reserved is handed back (a bulk requeue right after has all of it).
+     */
+    @Test
+    void aBulkRequeueThatFailsPartWayKeepsWhatItDidAndHandsBackItsRoom() {
+        String prefix = uniqueSubject("RQ-PART") + "-";
+        long first = aged(prefix + "1", "DEAD", 1);
+        long second = aged(prefix + "2", "DEAD", 1);
+        long third = aged(prefix + "3", "DEAD", 1);
+        mock("mock:requeue-row").whenExchangeReceived(2, e -> {
+            throw new IllegalStateException("the database went away");
+        });
+
+        Reply failed = bulk("{\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"" + prefix + "\",\"dryRun\":false,\"limit\":3}");
+
+        assertThat(failed.status()).as(failed.body()).isEqualTo(500);
+        assertThat(failed.json().path("error").asText()).as(failed.body()).isEqualTo("internal error");
+        assertThat(rows.status(Long.toString(first))).isEqualTo("RECEIVED");
+        assertThat(audits(first)).isOne();
+        for (long untouched : new long[] {second, third}) {
+            assertThat(rows.status(Long.toString(untouched))).isEqualTo("DEAD");
+            assertThat(audits(untouched)).isZero();
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> eventsOf(first) == 1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> paced.pending() == 0);
+        int all = paced.reserve(Integer.MAX_VALUE);
+        paced.release(all);
+        assertThat(all).isGreaterThanOrEqualTo(3);
+
+        // the rest, once the cause is gone: the two rows left, oldest first
+        Reply rest = bulk("{\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"" + prefix + "\",\"dryRun\":false}");
+        assertThat(rest.status()).as(rest.body()).isEqualTo(200);
+        assertThat(rest.json().get("ids")).extracting(JsonNode::asText)
+                .containsExactly(Long.toString(second), Long.toString(third));
+        assertThat(rest.json().get("remaining").asLong()).isZero();
+    }
+
+    /** The database gone part-way through a bulk requeue: 503, as for every operator call while it is unavailable. */
+    @Test
+    void aBulkRequeueThatLosesTheDatabaseAnswers503() {
+        String prefix = uniqueSubject("RQ-GONE") + "-";
+        long dead = aged(prefix + "1", "DEAD", 1);
+        mock("mock:requeue-row").whenExchangeReceived(1, e -> {
+            throw new java.sql.SQLTransientConnectionException("connection lost", "08006");
+        });
+
+        Reply gone = bulk("{\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"" + prefix + "\",\"dryRun\":false}");
+
+        assertThat(gone.status()).as(gone.body()).isEqualTo(503);
+        assertThat(gone.json().path("error").asText()).as(gone.body()).isEqualTo("inbox temporarily unavailable; please retry");
+        assertThat(rows.status(Long.toString(dead))).isEqualTo("DEAD");
+        await().atMost(Duration.ofSeconds(10)).until(() -> paced.pending() == 0);
+    }
+
+    /** A bulk requeue is a JSON object: any other body or type is refused and changes nothing. */
+    @Test
+    void aBulkRequeueThatIsNotJsonChangesNothing() {
+        String prefix = uniqueSubject("RQ-TYPE") + "-";
+        long dead = aged(prefix + "1", "DEAD", 1);
+        String filter = "{\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"" + prefix + "\",\"dryRun\":false}";
+
+        Reply xml = client.post("/ops/inbox/requeue", filter.getBytes(StandardCharsets.UTF_8), "application/xml",
+                ServiceClient.OPS_AUTH, Map.of());
+        Reply broken = bulk("{\"status\":\"DEAD\",");
+        Reply quoted = bulk("\"" + filter.replace("\"", "\\\"") + "\"");
+
+        assertThat(xml.status()).as(xml.body()).isEqualTo(415);
+        assertThat(broken.status()).as(broken.body()).isEqualTo(400);
+        assertThat(broken.json().get("error").asText()).startsWith("a JSON object with only the fields");
+        assertThat(quoted.status()).as(quoted.body()).isEqualTo(400);
+        assertThat(rows.status(Long.toString(dead))).isEqualTo("DEAD");
+        assertThat(audits(dead)).isZero();
+        assertThat(bulk(filter).json().get("requeued").asInt()).isOne();
+    }
+
+    private Reply bulk(String json) {
+        return client.post("/ops/inbox/requeue", json.getBytes(StandardCharsets.UTF_8), "application/json",
+                ServiceClient.OPS_AUTH, Map.of());
+    }
+
+    private long audits(long id) {
+        return jdbc.queryForObject("SELECT count(*) FROM operator_audit WHERE inbox_id = ?", Long.class, id);
+    }
+
+    /** Events of the row that reached the broker's stand-in. */
+    private long eventsOf(long id) {
+        return mock("mock:kafka").getExchanges().stream().map(Exchange::getMessage)
+                .filter(m -> m.getBody(String.class).contains("\"inboxId\":\"" + id + "\"")).count();
+    }
+}
