@@ -22,7 +22,10 @@ final class ExpectedRoutes {
             "inbox-retention",
             "inbox-ops-list",
             "inbox-ops-row",
-            "inbox-ops-answer");
+            "inbox-ops-answer",
+            "inbox-requeue",
+            "inbox-requeue-many",
+            "inbox-requeue-publish");
 
     private ExpectedRoutes() {
     }

@@ -117,8 +117,8 @@ public class AdapterProperties {
         @NotNull private final Duration redeliverPublishDeadline;
         /** Most rows one operator bulk requeue takes (POST /ops/inbox/requeue). */
         @Min(1) private final int bulkRequeueMax;
-        /** Events per second a bulk requeue republishes (a downstream that just recovered is not flooded). */
-        @Min(1) private final int bulkRequeueRatePerSecond;
+        /** Events per second a bulk requeue republishes (a downstream that just recovered is not flooded); 1..1000. */
+        @Min(1) @jakarta.validation.constraints.Max(1000) private final int bulkRequeueRatePerSecond;
 
         public Inbox(@DefaultValue("true") boolean enabled,
                 @DefaultValue("5") int maxAttempts,

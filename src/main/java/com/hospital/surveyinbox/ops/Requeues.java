@@ -164,8 +164,8 @@ public class Requeues {
 
     /**
      * The answer of a bulk requeue: the rows it requeued ({@code requeued}: each row's answer of
-     * {@code sql/requeue-row.sql}, or null for a row another operator or a worker changed meanwhile) and the
-     * matching rows it left ({@code remaining}).
+     * {@code sql/requeue-row.sql}; {@code requeued} false for a row another operator or a worker changed
+     * meanwhile, null for one deleted meanwhile) and the matching rows it left ({@code remaining}).
      */
     public Map<String, Object> done(Object requeued, List<Map<String, Object>> candidates) {
         List<?> rows = requeued instanceof List<?> list ? list : List.of(); // no split at all: nothing requeued

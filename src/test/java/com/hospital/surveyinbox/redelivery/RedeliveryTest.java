@@ -421,8 +421,8 @@ class RedeliveryTest extends IntegrationTest {
 
         // while this pod's room (what it can publish before the job would take the events as lost: 2 here) is
         // taken by another bulk requeue in progress, a bulk requeue is refused and changes nothing
-        int inProgress = paced.reserve(2);
-        assertThat(inProgress).isEqualTo(2);
+        var inProgress = paced.reserve(2);
+        assertThat(inProgress.getGranted()).isEqualTo(2);
         Reply busy = bulk("{" + filter + ",\"dryRun\":false,\"limit\":2}");
         assertThat(busy.status()).as(busy.body()).isEqualTo(409);
         assertThat(busy.json().get("pending").asInt()).isEqualTo(2);
@@ -430,7 +430,7 @@ class RedeliveryTest extends IntegrationTest {
         paced.release(inProgress);
 
         // room for one more event: one row is requeued, the rest stays for a later call (not a 409 forever)
-        int held = paced.reserve(1);
+        var held = paced.reserve(1);
         Reply partial = bulk("{" + filter + ",\"dryRun\":false,\"limit\":2}");
         paced.release(held);
         assertThat(partial.status()).as(partial.body()).isEqualTo(200);
