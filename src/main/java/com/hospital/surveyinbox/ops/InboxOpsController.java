@@ -70,13 +70,4 @@ public class InboxOpsController {
         }
         return ResponseEntity.ok(Map.of("minutes", history.perMinute(span)));
     }
-
-    static Long parseId(String inboxId) {
-        try {
-            long id = Long.parseLong(inboxId);
-            return id > 0 ? id : null;
-        } catch (NumberFormatException e) {
-            return null;
-        }
-    }
 }

@@ -11,7 +11,8 @@ import org.springframework.stereotype.Component;
 
 /**
  * What the operator reads of {@code routes/inbox-ops.camel.yaml} compute: whether a list request is valid, its
- * row limit, a row id from the path, and the views. The route decides what to answer; the query runs through
+ * row limit, a row id from the path, the views, and the operator a requeue ({@code routes/inbox-requeue.camel.yaml})
+ * is audited with. The route decides what to answer; the query runs through
  * {@code jpa:} with parameters the route writes.
  *
  * <p>Request text arrives through {@link Header} bindings, never as Simple parameter strings in the route
@@ -77,7 +78,12 @@ public class OpsReads {
 
     /** The row id of {@code /ops/inbox/{inboxId}}, or null when the path cannot name a row. */
     public Long rowId(@Header("inboxId") String inboxId) {
-        return InboxOpsController.parseId(inboxId);
+        try {
+            long id = Long.parseLong(inboxId);
+            return id > 0 ? id : null;
+        } catch (NumberFormatException e) {
+            return null;
+        }
     }
 
     public List<InboxRowView> list(List<InboxRowEntity> rows) {
