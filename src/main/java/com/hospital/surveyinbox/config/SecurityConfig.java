@@ -200,16 +200,33 @@ public class SecurityConfig {
     }
 
     @Bean
-    com.hospital.surveyinbox.reception.ReceptionStartedFilter receptionStartedFilter(ReceptionReplyWriter writer) {
-        return new com.hospital.surveyinbox.reception.ReceptionStartedFilter(writer);
+    StartedFilter receptionStartedFilter(ReceptionReplyWriter writer) {
+        return new StartedFilter(response -> writer.write(response, 503, "service is starting; nothing stored, please retry"));
     }
 
     @Bean
-    FilterRegistrationBean<com.hospital.surveyinbox.reception.ReceptionStartedFilter> receptionStarted(
-            com.hospital.surveyinbox.reception.ReceptionStartedFilter filter) {
-        FilterRegistrationBean<com.hospital.surveyinbox.reception.ReceptionStartedFilter> registration = new FilterRegistrationBean<>(filter);
+    FilterRegistrationBean<StartedFilter> receptionStarted(@org.springframework.beans.factory.annotation.Qualifier("receptionStartedFilter") StartedFilter filter) {
+        FilterRegistrationBean<StartedFilter> registration = new FilterRegistrationBean<>(filter);
         registration.addUrlPatterns("/legacy/*");
         registration.setOrder(-20); // after authentication, before the rate limit takes a token for a request not served
+        return registration;
+    }
+
+    /** The operator API's routes (routes/inbox-ops.camel.yaml, inbox-requeue.camel.yaml) before Camel has started them. */
+    @Bean
+    StartedFilter opsStartedFilter() {
+        return new StartedFilter(response -> {
+            response.setStatus(503);
+            response.setContentType("application/json");
+            response.getWriter().write("{\"error\":\"service is starting; please retry\"}");
+        });
+    }
+
+    @Bean
+    FilterRegistrationBean<StartedFilter> opsStarted(@org.springframework.beans.factory.annotation.Qualifier("opsStartedFilter") StartedFilter filter) {
+        FilterRegistrationBean<StartedFilter> registration = new FilterRegistrationBean<>(filter);
+        registration.addUrlPatterns("/ops/inbox", "/ops/inbox/*");
+        registration.setOrder(-20); // after authentication: nobody but an operator learns the pod is starting
         return registration;
     }
 

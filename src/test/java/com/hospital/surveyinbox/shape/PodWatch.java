@@ -19,7 +19,9 @@ import java.util.concurrent.locks.LockSupport;
  * message without its required fields (a 400 while the reception runs; nothing is ever stored). Tomcat takes
  * connections seconds before Camel has started the reception route: a POST in that window must be told "nothing
  * stored, retry" (503), never a 404 a sender could take for "this endpoint does not exist", and a pod must not
- * report ready before the reception runs. At shutdown Tomcat closes its port before Camel stops the route.
+ * report ready before the reception runs. At shutdown Tomcat closes its port before Camel stops the route. The
+ * same tick an operator reads the inbox list (a route too): 503 JSON "service is starting" in that window, never
+ * a 404 an operator could take for "nothing there".
  */
 final class PodWatch implements AutoCloseable {
 
@@ -32,6 +34,7 @@ final class PodWatch implements AutoCloseable {
     }
 
     private final List<Answer> answers = Collections.synchronizedList(new ArrayList<>());
+    private final List<Answer> opsAnswers = Collections.synchronizedList(new ArrayList<>());
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final Thread thread;
 
@@ -42,6 +45,8 @@ final class PodWatch implements AutoCloseable {
         HttpRequest post = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + pod.port + "/legacy/survey-send-info"))
                 .header("Authorization", ServiceClient.LEGACY_AUTH).header("Content-Type", "application/json")
                 .timeout(Duration.ofSeconds(10)).POST(HttpRequest.BodyPublishers.ofString("{\"formCd\":\"F100\"}")).build();
+        HttpRequest read = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + pod.port + "/ops/inbox?limit=1"))
+                .header("Authorization", ServiceClient.OPS_AUTH).timeout(Duration.ofSeconds(10)).build();
         thread = new Thread(() -> {
             boolean ready = false;
             while (running.get()) {
@@ -66,11 +71,32 @@ final class PodWatch implements AutoCloseable {
                     return;
                 }
                 answers.add(new Answer(ready, status, body));
+                opsAnswers.add(send(http, read, ready));
                 LockSupport.parkNanos(Math.max(0, next - System.nanoTime())); // pacing, not a wait for a condition
             }
         }, "pod-watch-" + pod.name);
         thread.setDaemon(true);
         thread.start();
+    }
+
+    /** One request's answer; -1 and the exception's name when there was none. */
+    private static Answer send(HttpClient http, HttpRequest request, boolean ready) {
+        try {
+            HttpResponse<String> answer = http.send(request, HttpResponse.BodyHandlers.ofString());
+            return new Answer(ready, answer.statusCode(), answer.body());
+        } catch (IOException e) {
+            return new Answer(ready, -1, e.getClass().getSimpleName());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Answer(ready, -1, "InterruptedException");
+        }
+    }
+
+    /** The operator's reads, one per tick. */
+    List<Answer> opsAnswers() {
+        synchronized (opsAnswers) {
+            return new ArrayList<>(opsAnswers);
+        }
     }
 
     List<Answer> answers() {

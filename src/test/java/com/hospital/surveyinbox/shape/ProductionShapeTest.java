@@ -127,11 +127,13 @@ class ProductionShapeTest {
         pods.remove(pod);
         ingress.route(ports());
         List<PodWatch.Answer> answers;
+        List<PodWatch.Answer> opsAnswers;
         try (PodWatch watch = new PodWatch(pod)) {
             await().atMost(Duration.ofSeconds(30)).until(() -> watch.answers().size() >= 3);
             assertThat(pod.terminate(GRACE)).as("pod " + pod.name + " stopped within its grace period:\n" + pod.tail()).isTrue();
             await().atMost(Duration.ofSeconds(20)).until(() -> watch.answers().stream().anyMatch(PodWatch.Answer::refused));
             answers = watch.answers();
+            opsAnswers = watch.opsAnswers();
         }
         System.out.println("[shape] " + pod.name + " while stopping answered " + answers.stream()
                 .collect(java.util.stream.Collectors.groupingBy(PodWatch.Answer::status, java.util.TreeMap::new,
@@ -144,6 +146,8 @@ class ProductionShapeTest {
         assertThat(closed).as(pod.name + " closed its port while being watched").isPositive();
         assertThat(answers.subList(closed, answers.size())).as(pod.name + " answers after its port closed")
                 .allSatisfy(a -> assertThat(a.status()).isEqualTo(-1));
+        assertThat(opsAnswers.stream().filter(a -> a.status() != -1 && a.status() != 503 && a.status() != 200).toList())
+                .as("answers of stopping " + pod.name + " to an operator's read").isEmpty();
     }
 
     /**
@@ -154,10 +158,12 @@ class ProductionShapeTest {
     static ServicePod add() throws InterruptedException {
         ServicePod pod = startPod();
         List<PodWatch.Answer> answers;
+        List<PodWatch.Answer> opsAnswers;
         try (PodWatch watch = new PodWatch(pod)) {
             pod.awaitReady(Duration.ofSeconds(180));
             await().atMost(Duration.ofSeconds(30)).until(() -> watch.afterReady() >= 3);
             answers = watch.answers();
+            opsAnswers = watch.opsAnswers();
         }
         System.out.println("[shape] " + pod.name + " while starting answered " + answers.stream()
                 .collect(java.util.stream.Collectors.groupingBy(a -> (a.readyBefore() ? "ready " : "") + a.status(),
@@ -170,6 +176,16 @@ class ProductionShapeTest {
         assertThat(answers.stream().filter(a -> a.status() == 503).map(PodWatch.Answer::body).toList())
                 .as(pod.name + " answered 503 while Camel was starting").isNotEmpty()
                 .allSatisfy(body -> assertThat(body).contains("\"resultCode\":\"N\""));
+        // an operator's read in the same window: 503 JSON "starting", never a 404; once ready, the list
+        System.out.println("[shape] " + pod.name + " while starting answered the operator " + opsAnswers.stream()
+                .collect(java.util.stream.Collectors.groupingBy(a -> (a.readyBefore() ? "ready " : "") + a.status(),
+                        java.util.TreeMap::new, java.util.stream.Collectors.counting())));
+        assertThat(opsAnswers.stream().filter(a -> a.readyBefore() ? a.status() != 200
+                : a.status() != -1 && a.status() != 503 && a.status() != 200).toList())
+                .as("answers of starting " + pod.name + " to an operator's read").isEmpty();
+        assertThat(opsAnswers.stream().filter(a -> a.status() == 503).map(PodWatch.Answer::body).toList())
+                .as(pod.name + " answered the operator 503 while Camel was starting").isNotEmpty()
+                .allSatisfy(body -> assertThat(body).contains("service is starting"));
         pods.add(pod);
         ingress.route(ports());
         return pod;
