@@ -218,6 +218,7 @@ public class SecurityConfig {
         return new StartedFilter(response -> {
             response.setStatus(503);
             response.setContentType("application/json");
+            response.setCharacterEncoding("UTF-8");
             response.getWriter().write("{\"error\":\"service is starting; please retry\"}");
         });
     }

@@ -6,7 +6,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import org.apache.camel.Exchange;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.beans.factory.DisposableBean;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -28,7 +28,7 @@ import org.springframework.stereotype.Component;
  * when it is done, whatever happened.
  */
 @Component("pacedRepublisher")
-public class PacedRepublisher implements DisposableBean {
+public class PacedRepublisher implements SmartLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(PacedRepublisher.class);
 
@@ -59,12 +59,13 @@ public class PacedRepublisher implements DisposableBean {
     public PacedRepublisher(@Qualifier(QUEUE) BlockingQueue<Exchange> queue, AdapterProperties properties) {
         this.queue = queue;
         int perSecond = properties.getInbox().getBulkRequeueRatePerSecond();
-        this.periodMillis = Math.max(1, Math.round(1000.0 / perSecond));
+        // rounded up: never faster than the rate set
+        this.periodMillis = (long) Math.ceil(1000.0 / perSecond);
         // from the period the route really waits (whole milliseconds), not the configured rate
         this.capacity = Math.max(1, properties.getInbox().getLostEventAfter().toMillis() / 2 / periodMillis);
     }
 
-    /** The wait before each published event: one event per period, even within a second. */
+    /** The wait before each published event: one event per period, even within a second, never above the rate. */
     public long periodMillis() {
         return periodMillis;
     }
@@ -99,12 +100,34 @@ public class PacedRepublisher implements DisposableBean {
         return (int) (queue.size() + reserved);
     }
 
-    /** Called once Camel has stopped: what is still queued is the redelivery job's (its rows are RECEIVED). */
+    private volatile boolean running;
+
     @Override
-    public void destroy() {
+    public void start() {
+        running = true;
+    }
+
+    /**
+     * Called as the pod stops, after the web server and before Camel (which drops what is still queued,
+     * purgeWhenStopping): those rows are RECEIVED, the redelivery job republishes them.
+     */
+    @Override
+    public void stop() {
+        running = false;
         if (!queue.isEmpty()) {
-            log.info("{} requeued rows left for the redelivery job to republish", queue.size());
+            log.info("{} requeued rows' events still queued at shutdown; the redelivery job republishes them", queue.size());
         }
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    /** Stopped in the web server's phase (Integer.MAX_VALUE - 2048), before Camel's context (MAX_VALUE - 2049). */
+    @Override
+    public int getPhase() {
+        return Integer.MAX_VALUE - 2048;
     }
 
     @Configuration(proxyBeanMethods = false)

@@ -68,10 +68,12 @@ class PacedRepublisherTest {
 
     @Test
     void theRoomFollowsTheWaitTheRouteMakes() {
-        // 700/s is a 1 ms wait (whole milliseconds): 1,000 events a second, so 1 s of them fits in half of 2 s
-        assertThat(paced("700", "PT2S").periodMillis()).isEqualTo(1);
-        assertThat(paced("700", "PT2S").reserve(5000).getGranted()).isEqualTo(1000);
-        assertThat(paced("3", "PT2M").periodMillis()).isEqualTo(333);
-        assertThat(paced("3", "PT2M").reserve(5000).getGranted()).isEqualTo(180);
+        // 700/s is a 2 ms wait (whole milliseconds, rounded up: never faster than set): 500 events a second, so
+        // 1 s of them (half of 2 s) is 500
+        assertThat(paced("700", "PT2S").periodMillis()).isEqualTo(2);
+        assertThat(paced("700", "PT2S").reserve(5000).getGranted()).isEqualTo(500);
+        assertThat(paced("1000", "PT2S").periodMillis()).isEqualTo(1);
+        assertThat(paced("3", "PT2M").periodMillis()).isEqualTo(334);
+        assertThat(paced("3", "PT2M").reserve(5000).getGranted()).isEqualTo(179);
     }
 }

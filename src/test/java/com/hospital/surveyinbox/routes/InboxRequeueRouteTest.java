@@ -129,6 +129,26 @@ class InboxRequeueRouteTest extends RouteKit {
         await().atMost(Duration.ofSeconds(10)).until(() -> paced.pending() == 0);
     }
 
+    /**
+     * Events still queued when the pod stops are dropped, not published at the pace until Camel's shutdown
+     * timeout: their rows are RECEIVED, the redelivery job republishes them.
+     */
+    @Test
+    void eventsStillQueuedWhenThePublisherStopsAreDroppedNotWaitedFor() throws Exception {
+        for (int i = 0; i < 40; i++) { // 4 s of events at 10/s
+            template.sendBody("seda:inbox-requeue-publish?queue=#bulkRequeueEvents&purgeWhenStopping=true",
+                    new com.hospital.surveyinbox.inbox.InboxEvent("99999999" + i, "NO-SUCH-ROW", "SEND"));
+        }
+        try {
+            camel.getRouteController().stopRoute("inbox-requeue-publish");
+
+            assertThat(mock("mock:kafka").getReceivedCounter()).isLessThan(5);
+            assertThat(paced.pending()).isZero();
+        } finally {
+            camel.getRouteController().startRoute("inbox-requeue-publish");
+        }
+    }
+
     /** A bulk requeue is a JSON object: any other body or type is refused and changes nothing. */
     @Test
     void aBulkRequeueThatIsNotJsonChangesNothing() {
