@@ -165,30 +165,31 @@ class ProductionShapeTest {
             answers = watch.answers();
             opsAnswers = watch.opsAnswers();
         }
-        System.out.println("[shape] " + pod.name + " while starting answered " + answers.stream()
-                .collect(java.util.stream.Collectors.groupingBy(a -> (a.readyBefore() ? "ready " : "") + a.status(),
-                        java.util.TreeMap::new, java.util.stream.Collectors.counting())));
-        // before readiness: no answer yet, the 503 "nothing stored, retry", or already the route's 400; after it, the 400
-        assertThat(answers.stream().filter(a -> a.readyBefore() ? a.status() != 400
-                : a.status() != -1 && a.status() != 503 && a.status() != 400).toList())
-                .as("answers of starting " + pod.name + " to a POST without its required fields").isEmpty();
-        // the window was seen (about 3 s between Tomcat's and Camel's start, 24-31 POSTs in it), and answered as a 503
-        assertThat(answers.stream().filter(a -> a.status() == 503).map(PodWatch.Answer::body).toList())
-                .as(pod.name + " answered 503 while Camel was starting").isNotEmpty()
-                .allSatisfy(body -> assertThat(body).contains("\"resultCode\":\"N\""));
+        // before readiness: no answer yet, the 503 "starting", or already the route's answer; after it, the route's.
+        // The window was seen (about 3 s between Tomcat's and Camel's start, 24-31 requests in it), answered 503.
+        assertStarting(pod, "a POST without its required fields", answers, 400, "\"resultCode\":\"N\"");
         // an operator's read in the same window: 503 JSON "starting", never a 404; once ready, the list
-        System.out.println("[shape] " + pod.name + " while starting answered the operator " + opsAnswers.stream()
-                .collect(java.util.stream.Collectors.groupingBy(a -> (a.readyBefore() ? "ready " : "") + a.status(),
-                        java.util.TreeMap::new, java.util.stream.Collectors.counting())));
-        assertThat(opsAnswers.stream().filter(a -> a.readyBefore() ? a.status() != 200
-                : a.status() != -1 && a.status() != 503 && a.status() != 200).toList())
-                .as("answers of starting " + pod.name + " to an operator's read").isEmpty();
-        assertThat(opsAnswers.stream().filter(a -> a.status() == 503).map(PodWatch.Answer::body).toList())
-                .as(pod.name + " answered the operator 503 while Camel was starting").isNotEmpty()
-                .allSatisfy(body -> assertThat(body).contains("service is starting"));
+        assertStarting(pod, "an operator's read", opsAnswers, 200, "service is starting");
         pods.add(pod);
         ingress.route(ports());
         return pod;
+    }
+
+    /**
+     * What a starting pod answered one kind of request: before readiness nothing, 503 or already {@code routed};
+     * after it {@code routed}; and some 503s, each a body with {@code starting} in it.
+     */
+    private static void assertStarting(ServicePod pod, String request, List<PodWatch.Answer> answers, int routed,
+                                       String starting) {
+        System.out.println("[shape] " + pod.name + " while starting answered " + request + " " + answers.stream()
+                .collect(java.util.stream.Collectors.groupingBy(a -> (a.readyBefore() ? "ready " : "") + a.status(),
+                        java.util.TreeMap::new, java.util.stream.Collectors.counting())));
+        assertThat(answers.stream().filter(a -> a.readyBefore() ? a.status() != routed
+                : a.status() != -1 && a.status() != 503 && a.status() != routed).toList())
+                .as("answers of starting " + pod.name + " to " + request).isEmpty();
+        assertThat(answers.stream().filter(a -> a.status() == 503).map(PodWatch.Answer::body).toList())
+                .as(pod.name + " answered " + request + " 503 while Camel was starting").isNotEmpty()
+                .allSatisfy(body -> assertThat(body).contains(starting));
     }
 
     private static HistoryChecker.Report check(RecordingSenders senders, String scenario) throws Exception {
