@@ -200,6 +200,14 @@ public class SecurityConfig {
     }
 
     @Bean
+    FilterRegistrationBean<OpsBodyLimitFilter> opsBodyLimit() {
+        FilterRegistrationBean<OpsBodyLimitFilter> registration = new FilterRegistrationBean<>(new OpsBodyLimitFilter());
+        registration.addUrlPatterns("/ops/inbox", "/ops/inbox/*");
+        registration.setOrder(0); // after Spring Security (-100) and the starting answer (-20)
+        return registration;
+    }
+
+    @Bean
     StartedFilter receptionStartedFilter(ReceptionReplyWriter writer) {
         return new StartedFilter(response -> writer.write(response, 503, "service is starting; nothing stored, please retry"));
     }

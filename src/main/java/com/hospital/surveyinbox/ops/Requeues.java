@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.hospital.surveyinbox.config.AdapterProperties;
+import com.hospital.surveyinbox.reception.SurveySendInfoValidator;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.HashMap;
@@ -40,11 +41,14 @@ public class Requeues {
     static final Set<String> FIELDS = Stream.concat(TEXT_FIELDS.stream(), Stream.of("dryRun", "limit"))
             .collect(Collectors.toUnmodifiableSet());
 
-    private final ObjectMapper objectMapper;
+    private final com.fasterxml.jackson.databind.ObjectReader reader;
     private final int bulkRequeueMax;
 
     public Requeues(ObjectMapper objectMapper, AdapterProperties properties) {
-        this.objectMapper = objectMapper;
+        // as the reception reads a message: a key twice ({"dryRun":true,"dryRun":false}) or trailing text is no request
+        this.reader = objectMapper.reader()
+                .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                .with(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
         this.bulkRequeueMax = properties.getInbox().getBulkRequeueMax();
     }
 
@@ -71,7 +75,7 @@ public class Requeues {
     public BulkRequest read(@Body String body) {
         JsonNode json;
         try {
-            json = body == null || body.isBlank() ? null : objectMapper.readTree(body);
+            json = body == null || body.isBlank() ? null : reader.readTree(body);
         } catch (JsonProcessingException e) {
             json = null;
         }
@@ -94,6 +98,10 @@ public class Requeues {
         if (Stream.of(lastError, lastErrorCode, prefix).anyMatch(t -> t != null && t.length() > MAX_FILTER_TEXT)) {
             return refused("filter texts must be at most " + MAX_FILTER_TEXT + " characters");
         }
+        // PostgreSQL refuses a NUL in text (a 500 otherwise); no stored error or subject holds a control character
+        if (Stream.of(lastError, lastErrorCode, prefix).anyMatch(t -> t != null && !SurveySendInfoValidator.isText(t))) {
+            return refused("filter texts must not contain control characters or unpaired surrogates");
+        }
         OffsetDateTime from;
         OffsetDateTime to;
         try {
@@ -101,6 +109,10 @@ public class Requeues {
             to = json.has("receivedTo") ? OffsetDateTime.parse(json.get("receivedTo").asText()) : null;
         } catch (DateTimeParseException e) {
             return refused("receivedFrom and receivedTo must be ISO-8601 times with an offset");
+        }
+        // java.time reads years up to ±999,999,999; PostgreSQL's timestamps end at 294276 (a 500 otherwise)
+        if (Stream.of(from, to).anyMatch(t -> t != null && (t.getYear() < 1 || t.getYear() > 9999))) {
+            return refused("receivedFrom and receivedTo must be times in the years 1 to 9999");
         }
         boolean dryRun = !json.has("dryRun") || json.get("dryRun").asBoolean();
         Map<String, Object> params = new HashMap<>();

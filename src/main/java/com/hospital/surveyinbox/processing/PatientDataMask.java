@@ -109,10 +109,29 @@ public final class PatientDataMask {
                     i++;
                 }
             } else {
-                out.append(text.charAt(i++));
+                out.append(printable(text, i++));
             }
         }
         return out.toString();
+    }
+
+    /**
+     * The character at {@code i} as a stored reason may hold it: a control character (a downstream's NUL,
+     * made PostgreSQL refuse the row's outcome, which then stayed PROCESSING; a line break would start a new line
+     * wherever the reason is logged or shown) as a space, half of a broken surrogate pair as U+FFFD.
+     */
+    private static char printable(String text, int i) {
+        char c = text.charAt(i);
+        if (c <= 0x1F || c == 0x7F) {
+            return ' ';
+        }
+        if (Character.isHighSurrogate(c)) {
+            return i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1)) ? c : '\uFFFD';
+        }
+        if (Character.isLowSurrogate(c)) {
+            return i > 0 && Character.isHighSurrogate(text.charAt(i - 1)) ? c : '\uFFFD';
+        }
+        return c;
     }
 
     /** Each value folded and compacted, and each part of a multi-word value; too short ones left out. */

@@ -62,12 +62,12 @@ public class ReceptionBodyLimitFilter extends OncePerRequestFilter {
         chain.doFilter(new CachedBodyRequest(request, body), response);
     }
 
-    /** The request with its body already read and counted. */
-    static final class CachedBodyRequest extends HttpServletRequestWrapper {
+    /** The request with its body already read and counted (the operator API's limit uses it too). */
+    public static final class CachedBodyRequest extends HttpServletRequestWrapper {
 
         private final byte[] body;
 
-        CachedBodyRequest(HttpServletRequest request, byte[] body) {
+        public CachedBodyRequest(HttpServletRequest request, byte[] body) {
             super(request);
             this.body = body;
         }

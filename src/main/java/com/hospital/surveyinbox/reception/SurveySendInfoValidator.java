@@ -12,6 +12,7 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
@@ -71,12 +72,23 @@ public class SurveySendInfoValidator {
         }
         for (String field : IDENTIFIERS) {
             JsonNode value = json.get(field);
-            if (value != null && (value.isTextual() || value.isNumber()) && !value.asText().isBlank()) {
+            if (value == null || value.isNull()) {
+                continue;
+            }
+            // srvyNo too: an object, an array or a boolean read as no survey, and its consents were skipped
+            if (!value.isTextual() && !value.isNumber()) {
+                throw new ReceptionRejectedException(400, "field '" + field + "' must be a string");
+            }
+            if (!value.asText().isBlank()) {
                 String problem = identifierProblem(value.asText());
                 if (problem != null) {
                     throw new ReceptionRejectedException(400, "field '" + field + "' " + problem);
                 }
             }
+        }
+        String notText = unicodeProblem(json);
+        if (notText != null) {
+            throw new ReceptionRejectedException(400, notText);
         }
         String msgType = "SEND";
         JsonNode type = json.get("msgType");
@@ -86,21 +98,103 @@ public class SurveySendInfoValidator {
             }
             msgType = type.asText();
         }
-        String idempotencyKey = in.getHeader("Idempotency-Key", String.class);
+        String idempotencyKey = idempotencyKeyHeader(in);
         if (idempotencyKey != null) {
             idempotencyKey = idempotencyKey.strip();
             if (idempotencyKey.isEmpty() || idempotencyKey.length() > MAX_IDEMPOTENCY_KEY_LENGTH) {
                 throw new ReceptionRejectedException(400,
                         "header 'Idempotency-Key' must be 1.." + MAX_IDEMPOTENCY_KEY_LENGTH + " characters");
             }
+            if (idempotencyKey.chars().anyMatch(c -> c <= 0x1F || c == 0x7F)) {
+                throw new ReceptionRejectedException(400, "header 'Idempotency-Key' must not contain control characters");
+            }
         }
         return new ReceivedMessage(json.get("srvyDrawupNo").asText(), msgType, body, idempotencyKey);
     }
 
+    /** Why a text with an unpaired surrogate is refused. */
+    static final String NOT_UNICODE = "must be Unicode text (an unpaired surrogate escape, \\uD800-\\uDFFF, is not)";
+
+    /**
+     * The sender's {@code Idempotency-Key} request header, or null. Only the HTTP header: Camel also copies the
+     * query string's parameters into the message's headers, and {@code ?Idempotency-Key=…} is no channel of the
+     * contract (it would bypass every check Tomcat makes on header values). Sent twice: 400.
+     */
+    private static String idempotencyKeyHeader(Message in) {
+        if (!(in instanceof PlatformHttpMessage http)) {
+            return in.getHeader("Idempotency-Key", String.class); // not from HTTP: the route kit's direct calls
+        }
+        List<String> values = java.util.Collections.list(http.getRequest().getHeaders("Idempotency-Key"));
+        if (values.size() > 1) {
+            throw new ReceptionRejectedException(400, "header 'Idempotency-Key' must be sent once");
+        }
+        return values.isEmpty() ? null : values.get(0);
+    }
+
+    /**
+     * Why a message whose field names or texts (at any depth) hold an unpaired UTF-16 surrogate is refused, naming
+     * the top-level field, or null. JSON
+     * allows the escape {@code \\uD800} alone; it is no character: PostgreSQL's driver and every UTF-8 encoder
+     * write it as {@code ?}, so {@code "\\uD800X"} and {@code "\\uDBFFX"} would be stored, keyed, cached and sent
+     * downstream as one subject (a SEND of one read as the resend of the other).
+     */
+    static String unicodeProblem(JsonNode message) {
+        for (java.util.Iterator<Map.Entry<String, JsonNode>> fields = message.fields(); fields.hasNext(); ) {
+            Map.Entry<String, JsonNode> field = fields.next();
+            if (hasUnpairedSurrogate(field.getKey())) {
+                return "a field name " + NOT_UNICODE;
+            }
+            if (holdsUnpairedSurrogate(field.getValue())) {
+                return "field '" + field.getKey() + "' " + NOT_UNICODE;
+            }
+        }
+        return null;
+    }
+
+    private static boolean holdsUnpairedSurrogate(JsonNode node) {
+        java.util.ArrayDeque<JsonNode> pending = new java.util.ArrayDeque<>(List.of(node));
+        while (!pending.isEmpty()) {
+            JsonNode next = pending.pop();
+            if (next.isTextual() && hasUnpairedSurrogate(next.textValue())) {
+                return true;
+            }
+            if (next.isObject()) {
+                for (java.util.Iterator<Map.Entry<String, JsonNode>> it = next.fields(); it.hasNext(); ) {
+                    Map.Entry<String, JsonNode> child = it.next();
+                    if (hasUnpairedSurrogate(child.getKey())) {
+                        return true;
+                    }
+                    pending.push(child.getValue());
+                }
+            } else if (next.isArray()) {
+                next.forEach(pending::push);
+            }
+        }
+        return false;
+    }
+
+    /** Whether {@code text} holds neither a control character (C0, DEL) nor an unpaired surrogate. */
+    public static boolean isText(String text) {
+        return text.chars().noneMatch(c -> c <= 0x1F || c == 0x7F) && !hasUnpairedSurrogate(text);
+    }
+
+    /** Whether {@code text} holds a surrogate that is not half of a pair. */
+    public static boolean hasUnpairedSurrogate(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * Why a value cannot be an identifier that becomes a downstream path segment (CONTRACT §1), or null:
-     * 1–100 characters, no control character, none of {@code / \ ? # %}, not {@code .} or {@code ..}.
-     * The answer describes the rule, never the value.
+     * 1–100 characters, no control character, none of {@code / \ ? # %}, not {@code .} or {@code ..}, Unicode
+     * text. The answer describes the rule, never the value.
      */
     static String identifierProblem(String value) {
         int length = value.codePointCount(0, value.length());
@@ -119,7 +213,7 @@ public class SurveySendInfoValidator {
                 return "must not contain / \\ ? # or %";
             }
         }
-        return null;
+        return hasUnpairedSurrogate(value) ? NOT_UNICODE : null;
     }
 
     /** Why a Content-Type is refused (415), or null when it is JSON in UTF-8. */

@@ -146,6 +146,8 @@ class OpenApiTest extends IntegrationTest {
         p.put("POST /ops/inbox/requeue 400", () -> post("/ops/inbox/requeue", "{\"status\":\"COMPLETED\"}", "application/json",
                 ServiceClient.OPS_AUTH));
         p.put("POST /ops/inbox/requeue 401", () -> post("/ops/inbox/requeue", "{\"status\":\"DEAD\"}", "application/json", WRONG));
+        p.put("POST /ops/inbox/requeue 413", () -> post("/ops/inbox/requeue", "{\"status\":\"DEAD\",\"lastErrorContains\":\""
+                + "x".repeat(com.hospital.surveyinbox.config.OpsBodyLimitFilter.MAX_BODY_BYTES) + "\"}", "application/json", ServiceClient.OPS_AUTH));
         p.put("POST /ops/inbox/requeue 415", () -> post("/ops/inbox/requeue", "{\"status\":\"DEAD\"}", "application/xml",
                 ServiceClient.OPS_AUTH));
         p.put("GET /ops/inbox/{inboxId} 200", () -> client.ops("/ops/inbox/" + stored));

@@ -110,6 +110,16 @@ class PatientDataMaskTest {
         }
     }
 
+    /** What PostgreSQL refuses in text (NUL) or a log line would break on becomes a space; half a pair U+FFFD. */
+    @org.junit.jupiter.api.Test
+    void controlCharactersAndBrokenSurrogatesBecomeText() {
+        String controls = "a" + (char) 0 + "b\nc\rd" + (char) 0x7F + "e\tf";
+        assertThat(PatientDataMask.mask(controls, java.util.List.of())).isEqualTo("a b c d e f");
+        String smile = new String(Character.toChars(0x1F600));
+        String broken = "x" + (char) 0xD800 + "y" + (char) 0xDC00 + "z " + smile + (char) 0xDBFF;
+        assertThat(PatientDataMask.mask(broken, java.util.List.of())).isEqualTo("x\uFFFDy\uFFFDz " + smile + "\uFFFD");
+    }
+
     @org.junit.jupiter.api.Test
     void aVeryLongTextIsCutAndMaskedInOnePass() {
         String text = "a".repeat(200_000) + " 010-1234-5678";

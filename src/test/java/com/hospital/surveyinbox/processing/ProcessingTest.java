@@ -132,6 +132,26 @@ class ProcessingTest extends IntegrationTest {
                 org.assertj.core.api.Assertions.within(1, java.time.temporal.ChronoUnit.MINUTES));
     }
 
+    /**
+     * A downstream message with a NUL and a line break: PostgreSQL refused the NUL in the row's outcome, which
+     * then stayed PROCESSING until the stuck-row reset (and held its subject's later rows). Recorded as text now.
+     */
+    @Test
+    void aBusinessMessageWithControlCharactersIsRecordedAsText() {
+        String subject = uniqueSubject("BIZNUL");
+        String patno = "PNUL-" + subject;
+        DownstreamSimulator.Fault fault = simulator().failWhen("GET /legacy/patients/" + patno, 404,
+                "{\"code\":\"PATIENT_NOT_FOUND\",\"message\":\"not\\u0000found\\nhere\"}");
+        try {
+            String id = client.accept(send(subject, patno, ""));
+
+            rows.awaitAttempt(id, 1, "FAILED");
+            assertThat(rows.row(id).get("last_error")).isEqualTo("not found here");
+        } finally {
+            simulator().remove(fault);
+        }
+    }
+
     @Test
     void recordsEachBusinessErrorWithTheDownstreamMessage() {
         String unregistered = client.accept(send(uniqueSubject("BIZ"), "P1", "\"formCd\":\"UNREG-9\"").replace("\"formCd\":\"F100\",", ""));

@@ -124,7 +124,20 @@ class ReceptionTest extends IntegrationTest {
                 Arguments.of("object patno", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":{\"x\":1},\"formCd\":\"F\""), "'patno'"),
                 Arguments.of("unknown msgType", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"" + PATIENT_MARKER
                         + "\",\"formCd\":\"F\",\"msgType\":\"DELETE\""), "'msgType'"),
-                Arguments.of("lower-case msgType", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"msgType\":\"send\""), "'msgType'"));
+                Arguments.of("lower-case msgType", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"msgType\":\"send\""), "'msgType'"),
+                // read as no survey before: the consents were skipped and the bundle sent with none
+                Arguments.of("object srvyNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"srvyNo\":{\"id\":\"S1\"}"), "'srvyNo'"),
+                Arguments.of("array srvyNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"srvyNo\":[\"S1\"]"), "'srvyNo'"),
+                Arguments.of("boolean srvyNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"srvyNo\":true"), "'srvyNo'"),
+                // an unpaired surrogate escape is no text: stored and sent as "?", two such subjects were one
+                Arguments.of("unpaired surrogate in a field the code does not name", json("\"srvyDrawupNo\":\"" + s
+                        + "\",\"patno\":\"P\",\"formCd\":\"F\",\"memo\":\"a\\uD800b\""), "'memo'"),
+                Arguments.of("unpaired surrogate deep in a field", json("\"srvyDrawupNo\":\"" + s
+                        + "\",\"patno\":\"P\",\"formCd\":\"F\",\"extra\":{\"list\":[1,{\"\\uDC00\":2}]}"), "'extra'"),
+                Arguments.of("unpaired surrogate in formCd", json("\"srvyDrawupNo\":\"" + s
+                        + "\",\"patno\":\"P\",\"formCd\":\"F\\uDBFF\""), "'formCd'"),
+                Arguments.of("unpaired surrogate in a field name", json("\"srvyDrawupNo\":\"" + s
+                        + "\",\"patno\":\"P\",\"formCd\":\"F\",\"\\uD800\":1"), "a field name"));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -240,7 +253,11 @@ class ReceptionTest extends IntegrationTest {
                 Arguments.of("patno ..", "patno", "..", "\"srvyDrawupNo\":\"@SUBJECT@\""),
                 Arguments.of("patno with /", "patno", PATIENT_MARKER + "/x", "\"srvyDrawupNo\":\"@SUBJECT@\""),
                 Arguments.of("srvyNo with /", "srvyNo", "S/1", "\"srvyDrawupNo\":\"@SUBJECT@\",\"patno\":\"P\""),
-                Arguments.of("srvyNo ..", "srvyNo", "..", "\"srvyDrawupNo\":\"@SUBJECT@\",\"patno\":\"P\""));
+                Arguments.of("srvyNo ..", "srvyNo", "..", "\"srvyDrawupNo\":\"@SUBJECT@\",\"patno\":\"P\""),
+                Arguments.of("srvyDrawupNo with an unpaired high surrogate", "srvyDrawupNo", "\\uD800X", "\"patno\":\"P\""),
+                Arguments.of("srvyDrawupNo ending in a high surrogate", "srvyDrawupNo", "X\\uDBFF", "\"patno\":\"P\""),
+                Arguments.of("patno with an unpaired low surrogate", "patno", "\\uDC00X", "\"srvyDrawupNo\":\"@SUBJECT@\""),
+                Arguments.of("srvyNo with surrogates in the wrong order", "srvyNo", "\\uDC00\\uD800", "\"srvyDrawupNo\":\"@SUBJECT@\",\"patno\":\"P\""));
     }
 
     /** CONTRACT §1: identifiers that become downstream path segments; a 400 naming the field, never its value. */
@@ -262,6 +279,42 @@ class ReceptionTest extends IntegrationTest {
         if (value.length() > 3) {
             assertThat(message).doesNotContain(value);
         }
+    }
+
+    /**
+     * The key is the request header's alone: Camel copies the query string's parameters into the message's
+     * headers too, and a key sent there passed none of the header's checks (a NUL in it was a 500).
+     */
+    @Test
+    void anIdempotencyKeyInTheQueryStringIsNoKey() {
+        String subject = uniqueSubject("IDEMQ");
+        byte[] body = ServiceClient.message(subject, "").getBytes(StandardCharsets.UTF_8);
+
+        Reply nul = client.post("/legacy/survey-send-info?Idempotency-Key=a%00b", body, "application/json",
+                ServiceClient.LEGACY_AUTH, Map.of());
+        Reply first = client.post("/legacy/survey-send-info?Idempotency-Key=q-" + subject, body, "application/json",
+                ServiceClient.LEGACY_AUTH, Map.of());
+        Reply second = client.post("/legacy/survey-send-info?Idempotency-Key=q-" + subject, body, "application/json",
+                ServiceClient.LEGACY_AUTH, Map.of());
+
+        assertThat(List.of(nul, first, second)).allSatisfy(reply -> assertThat(reply.status()).as(reply.body()).isEqualTo(200));
+        assertThat(List.of(nul, first, second)).extracting(reply -> reply.json().get("inboxId").asText()).doesNotHaveDuplicates();
+        assertThat(jdbc.queryForList("SELECT idempotency_key FROM inbox_message WHERE srvy_drawup_no = ?", String.class, subject))
+                .hasSize(3).containsOnlyNulls();
+    }
+
+    /** A key sent twice names no one request: 400, nothing stored. */
+    @Test
+    void rejectsAnIdempotencyKeySentTwice() {
+        String subject = uniqueSubject("IDEM2");
+        long before = rowCount();
+        Reply reply = client.send(java.net.http.HttpRequest.newBuilder(client.uri("/legacy/survey-send-info"))
+                .header("Content-Type", "application/json").header("Authorization", ServiceClient.LEGACY_AUTH)
+                .header("Idempotency-Key", "k1-" + subject).header("Idempotency-Key", "k2-" + subject)
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString(ServiceClient.message(subject, ""))).build());
+
+        assertRejected(reply, 400, subject, before);
+        assertThat(reply.json().get("resultMessage").asText()).contains("'Idempotency-Key'");
     }
 
     @Test

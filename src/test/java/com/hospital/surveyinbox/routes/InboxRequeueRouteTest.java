@@ -170,6 +170,41 @@ class InboxRequeueRouteTest extends RouteKit {
         assertThat(bulk(filter).json().get("requeued").asInt()).isOne();
     }
 
+    /**
+     * A bulk request PostgreSQL could not run (a NUL in a filter text, a time past its calendar) is a 400, as is a
+     * key sent twice: {@code "dryRun":true,"dryRun":false} was read as its last value and requeued for real.
+     */
+    @Test
+    void aBulkRequeueThatCannotBeOneIsRefusedAndChangesNothing() {
+        String prefix = uniqueSubject("RQ-BAD") + "-";
+        long dead = aged(prefix + "1", "DEAD", 1);
+        String filter = "\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"" + prefix + "\"";
+        for (String bad : List.of(
+                "{" + filter + ",\"dryRun\":true,\"dryRun\":false}",
+                "{" + filter + ",\"dryRun\":false} {}",
+                "{" + filter + ",\"dryRun\":false,\"lastErrorContains\":\"a\\u0000b\"}",
+                "{" + filter + ",\"dryRun\":false,\"lastErrorCode\":\"A\\nB\"}",
+                "{\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"" + prefix + "\\u0000\",\"dryRun\":false}",
+                "{" + filter + ",\"dryRun\":false,\"lastErrorContains\":\"\\uD800\"}",
+                "{" + filter + ",\"dryRun\":false,\"receivedFrom\":\"+300000-01-01T00:00Z\"}",
+                "{" + filter + ",\"dryRun\":false,\"receivedTo\":\"-5000-01-01T00:00Z\"}")) {
+            Reply refused = bulk(bad);
+
+            assertThat(refused.status()).as(bad + " -> " + refused.body()).isEqualTo(400);
+            assertThat(refused.json().get("error").asText()).as(bad).isNotBlank();
+        }
+        assertThat(rows.status(Long.toString(dead))).isEqualTo("DEAD");
+        assertThat(audits(dead)).isZero();
+        assertThat(eventsOf(dead)).isZero();
+        // the operator's list refuses a NUL in its subject filter too (a 500 before)
+        for (String subject : List.of("a%00b", "%00")) {
+            Reply list = client.ops("/ops/inbox?srvyDrawupNo=" + subject);
+            assertThat(list.status()).as(subject + " -> " + list.body()).isEqualTo(400);
+            assertThat(list.json().get("error").asText()).startsWith("srvyDrawupNo must not contain");
+        }
+        assertThat(bulk("{" + filter + ",\"dryRun\":false}").json().get("requeued").asInt()).isOne();
+    }
+
     private Reply bulk(String json) {
         return client.post("/ops/inbox/requeue", json.getBytes(StandardCharsets.UTF_8), "application/json",
                 ServiceClient.OPS_AUTH, Map.of());

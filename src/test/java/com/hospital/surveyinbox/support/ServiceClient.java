@@ -91,6 +91,11 @@ public final class ServiceClient {
         return send(request.build());
     }
 
+    /** The service's address of {@code path}, for a request built by hand. */
+    public URI uri(String path) {
+        return URI.create(base + path);
+    }
+
     public Reply get(String path, String authorization) {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30)).GET();
         if (authorization != null) {

@@ -1,0 +1,47 @@
+package com.hospital.surveyinbox.config;
+
+import com.hospital.surveyinbox.reception.ReceptionBodyLimitFilter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import org.springframework.web.filter.OncePerRequestFilter;
+
+/**
+ * The operator API's request bodies are bounded as the reception's are: a bulk requeue's filter is a few hundred
+ * bytes, and platform-http would otherwise read any body into memory whole (Tomcat bounds form posts only). One
+ * byte over {@link #MAX_BODY_BYTES}, declared or streamed, answers 413 in the operator API's JSON without
+ * reaching the route. Registered after Spring Security: only an operator gets a byte read.
+ */
+public class OpsBodyLimitFilter extends OncePerRequestFilter {
+
+    /** A bulk requeue with every filter at its longest is under 2 KiB. */
+    public static final int MAX_BODY_BYTES = 16 * 1024;
+
+    @Override
+    protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+            throws ServletException, IOException {
+        if (!"POST".equals(request.getMethod())) {
+            chain.doFilter(request, response);
+            return;
+        }
+        if (request.getContentLengthLong() > MAX_BODY_BYTES) {
+            tooLarge(response);
+            return;
+        }
+        byte[] body = request.getInputStream().readNBytes(MAX_BODY_BYTES + 1);
+        if (body.length > MAX_BODY_BYTES) {
+            tooLarge(response);
+            return;
+        }
+        chain.doFilter(new ReceptionBodyLimitFilter.CachedBodyRequest(request, body), response);
+    }
+
+    private static void tooLarge(HttpServletResponse response) throws IOException {
+        response.setStatus(413);
+        response.setContentType("application/json");
+        response.setCharacterEncoding("UTF-8");
+        response.getWriter().write("{\"error\":\"body larger than " + MAX_BODY_BYTES + " bytes\"}");
+    }
+}
