@@ -98,7 +98,8 @@ public class Requeues {
         if (Stream.of(lastError, lastErrorCode, prefix).anyMatch(t -> t != null && t.length() > MAX_FILTER_TEXT)) {
             return refused("filter texts must be at most " + MAX_FILTER_TEXT + " characters");
         }
-        // PostgreSQL refuses a NUL in text (a 500 otherwise); no stored error or subject holds a control character
+        // PostgreSQL refuses a NUL in text (a 500 otherwise); reasons are stored with control characters as spaces
+        // (since 6ff49b9) and subjects never hold one
         if (Stream.of(lastError, lastErrorCode, prefix).anyMatch(t -> t != null && !SurveySendInfoValidator.isText(t))) {
             return refused("filter texts must not contain control characters or unpaired surrogates");
         }

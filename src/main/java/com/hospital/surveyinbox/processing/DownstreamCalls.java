@@ -183,6 +183,15 @@ public class DownstreamCalls {
         return PatientDataMask.mask(text, values);
     }
 
+    /**
+     * A downstream answer's {@code message}, decoded from its JSON and then masked as {@link #masked} does, or null
+     * when it has none. Masking the raw JSON missed what JSON escapes ({@code \\u0000}, a name as {@code \\uD64D…}).
+     */
+    public String maskedMessage(String answer, Registration msg, String patient) {
+        String message = businessMessage(answer);
+        return message == null ? null : masked(message, msg, patient);
+    }
+
     private void stopTimer(Exchange exchange, String outcome) {
         Long started = exchange.removeProperty(STARTED) instanceof Long l ? l : null;
         if (started != null) {

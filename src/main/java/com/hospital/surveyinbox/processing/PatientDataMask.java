@@ -83,6 +83,8 @@ public final class PatientDataMask {
         if (text.length() > LONGEST_TEXT) {
             text = text.substring(0, LONGEST_TEXT) + "…";
         }
+        // first: a control character inside a value ("010", NUL, "1234…") would hide it from every pattern below
+        text = printable(text);
         Folded folded = Folded.of(text, false);
         Folded compact = Folded.of(text, true);
         boolean[] masked = new boolean[text.length()];
@@ -109,29 +111,30 @@ public final class PatientDataMask {
                     i++;
                 }
             } else {
-                out.append(printable(text, i++));
+                out.append(text.charAt(i++));
             }
         }
         return out.toString();
     }
 
     /**
-     * The character at {@code i} as a stored reason may hold it: a control character (a downstream's NUL,
-     * made PostgreSQL refuse the row's outcome, which then stayed PROCESSING; a line break would start a new line
-     * wherever the reason is logged or shown) as a space, half of a broken surrogate pair as U+FFFD.
+     * The text as a stored reason may hold it: each control character (a downstream's NUL made PostgreSQL refuse
+     * the row's outcome, which then stayed PROCESSING; a line break would start a new line wherever the reason is
+     * logged or shown) a space, each half of a broken surrogate pair U+FFFD. Same length, same indices.
      */
-    private static char printable(String text, int i) {
-        char c = text.charAt(i);
-        if (c <= 0x1F || c == 0x7F) {
-            return ' ';
+    static String printable(String text) {
+        char[] chars = text.toCharArray();
+        for (int i = 0; i < chars.length; i++) {
+            char c = chars[i];
+            if (c <= 0x1F || c == 0x7F) {
+                chars[i] = ' ';
+            } else if (Character.isHighSurrogate(c) && i + 1 < chars.length && Character.isLowSurrogate(chars[i + 1])) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                chars[i] = '\uFFFD';
+            }
         }
-        if (Character.isHighSurrogate(c)) {
-            return i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1)) ? c : '\uFFFD';
-        }
-        if (Character.isLowSurrogate(c)) {
-            return i > 0 && Character.isHighSurrogate(text.charAt(i - 1)) ? c : '\uFFFD';
-        }
-        return c;
+        return new String(chars);
     }
 
     /** Each value folded and compacted, and each part of a multi-word value; too short ones left out. */

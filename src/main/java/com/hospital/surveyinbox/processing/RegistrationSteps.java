@@ -127,10 +127,14 @@ public class RegistrationSteps {
                 "questionnaire created; no notification sent (alimtalkYn=N)");
     }
 
-    /** A resend refused because the questionnaire was submitted: the row completes and the legacy system is told why. */
-    public Outcome alreadySubmitted(String answer) {
+    /**
+     * A resend refused because the questionnaire was submitted: the row completes and the legacy system is told why.
+     *
+     * @param reason the downstream's message, masked ({@code downstreamCalls.maskedMessage}), or null
+     */
+    public Outcome alreadySubmitted(String reason) {
         return Outcome.completedWithReply(ReplyReason.ALREADY_SUBMITTED,
-                json(answer).path("message").asText("questionnaire already submitted; cannot resend"));
+                reason == null ? "questionnaire already submitted; cannot resend" : reason);
     }
 
     /** {@code sendDt} in the legacy zone; empty or unparsable means "now" (case study §3.1). */

@@ -86,6 +86,11 @@ public class SurveySendInfoValidator {
                 }
             }
         }
+        // "N" is the one value that means "no notification" (CONTRACT §1); a boolean false read as "not N" notified
+        JsonNode notify = json.get("alimtalkYn");
+        if (notify != null && !notify.isNull() && !notify.isTextual()) {
+            throw new ReceptionRejectedException(400, "field 'alimtalkYn' must be a string (N: no notification)");
+        }
         String notText = unicodeProblem(json);
         if (notText != null) {
             throw new ReceptionRejectedException(400, notText);

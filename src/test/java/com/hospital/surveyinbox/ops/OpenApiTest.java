@@ -155,6 +155,8 @@ class OpenApiTest extends IntegrationTest {
         p.put("GET /ops/inbox/{inboxId} 404", () -> client.ops("/ops/inbox/999999999999"));
         p.put("POST /ops/inbox/{inboxId}/requeue 200", () -> client.opsPost("/ops/inbox/" + failed + "/requeue"));
         p.put("POST /ops/inbox/{inboxId}/requeue 401", () -> post("/ops/inbox/" + failed + "/requeue", "", null, WRONG));
+        p.put("POST /ops/inbox/{inboxId}/requeue 413", () -> post("/ops/inbox/" + failed + "/requeue",
+                "x".repeat(com.hospital.surveyinbox.config.OpsBodyLimitFilter.MAX_BODY_BYTES + 1), "application/json", ServiceClient.OPS_AUTH));
         p.put("POST /ops/inbox/{inboxId}/requeue 404", () -> client.opsPost("/ops/inbox/999999999999/requeue"));
         p.put("POST /ops/inbox/{inboxId}/requeue 409", () -> client.opsPost("/ops/inbox/" + stored + "/requeue"));
         p.put("GET /ops/console 200", () -> client.ops("/ops/console"));

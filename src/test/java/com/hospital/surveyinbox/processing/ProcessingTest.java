@@ -277,6 +277,29 @@ class ProcessingTest extends IntegrationTest {
                 .satisfies(r -> assertThat(r.get("reasonCode").asText()).isEqualTo("ALREADY_SUBMITTED"));
     }
 
+    /**
+     * A refused resend's message as JSON escapes it: masked once decoded (masking the raw JSON missed the escaped
+     * name, and a NUL between the digits of a number hid it from the patterns) and stored as text (its NUL left the
+     * row PROCESSING).
+     */
+    @Test
+    void aRefusedResendsEscapedMessageIsMaskedAndStoredAsText() {
+        String subject = uniqueSubject("RESNUL");
+        String first = client.accept(send(subject, "P11", "\"patNm\":\"홍길동\""));
+        rows.awaitStatus(first, "COMPLETED");
+        DownstreamSimulator.Fault refusal = simulator().failWhen("POST /survey/dispatch-bundles/" + subject + "/resend", 409,
+                "{\"code\":\"ALREADY_SUBMITTED\",\"message\":\"submitted by \\uD64D\\uAE38\\uB3D9\\u0000on 010\\u00001234\\u00005678\"}");
+        try {
+            String resend = client.accept(send(subject, "P11", "\"patNm\":\"홍길동\""));
+
+            rows.awaitStatus(resend, "COMPLETED");
+            assertThat((String) rows.row(resend).get("reply_reason")).startsWith("submitted by ")
+                    .doesNotContain("홍길동").doesNotContain("1234").doesNotContain(String.valueOf((char) 0));
+        } finally {
+            simulator().remove(refusal);
+        }
+    }
+
     @Test
     void duplicateEventsForOneRowRegisterItOnce() throws Exception {
         String subject = uniqueSubject("DUP");

@@ -128,6 +128,8 @@ class ReceptionTest extends IntegrationTest {
                 // read as no survey before: the consents were skipped and the bundle sent with none
                 Arguments.of("object srvyNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"srvyNo\":{\"id\":\"S1\"}"), "'srvyNo'"),
                 Arguments.of("array srvyNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"srvyNo\":[\"S1\"]"), "'srvyNo'"),
+                Arguments.of("boolean alimtalkYn", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"alimtalkYn\":false"), "'alimtalkYn'"),
+                Arguments.of("object alimtalkYn", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"alimtalkYn\":{\"v\":\"N\"}"), "'alimtalkYn'"),
                 Arguments.of("boolean srvyNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"srvyNo\":true"), "'srvyNo'"),
                 // an unpaired surrogate escape is no text: stored and sent as "?", two such subjects were one
                 Arguments.of("unpaired surrogate in a field the code does not name", json("\"srvyDrawupNo\":\"" + s
@@ -309,7 +311,7 @@ class ReceptionTest extends IntegrationTest {
         String subject = uniqueSubject("IDEM2");
         long before = rowCount();
         Reply reply = client.send(java.net.http.HttpRequest.newBuilder(client.uri("/legacy/survey-send-info"))
-                .header("Content-Type", "application/json").header("Authorization", ServiceClient.LEGACY_AUTH)
+                .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json").header("Authorization", ServiceClient.LEGACY_AUTH)
                 .header("Idempotency-Key", "k1-" + subject).header("Idempotency-Key", "k2-" + subject)
                 .POST(java.net.http.HttpRequest.BodyPublishers.ofString(ServiceClient.message(subject, ""))).build());
 

@@ -205,6 +205,37 @@ class InboxRequeueRouteTest extends RouteKit {
         assertThat(bulk("{" + filter + ",\"dryRun\":false}").json().get("requeued").asInt()).isOne();
     }
 
+    /**
+     * The operator API reads at most 16 KiB of a body, declared or streamed (chunked: no Content-Length), and
+     * answers 413 without running the route; a body just under the cap is read as usual.
+     */
+    @Test
+    void aBulkRequeueBodyOverTheCapIsRefusedUnread() {
+        String prefix = uniqueSubject("RQ-BIG") + "-";
+        long dead = aged(prefix + "1", "DEAD", 1);
+        String filter = "{\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"" + prefix + "\",\"dryRun\":false}";
+        int cap = com.hospital.surveyinbox.config.OpsBodyLimitFilter.MAX_BODY_BYTES;
+        byte[] over = (filter + " ".repeat(cap + 1 - filter.length())).getBytes(StandardCharsets.UTF_8);
+        java.util.function.Supplier<java.io.InputStream> chunks = () -> new java.io.ByteArrayInputStream(over);
+
+        Reply declared = client.post("/ops/inbox/requeue", over, "application/json", ServiceClient.OPS_AUTH, Map.of());
+        Reply streamed = client.send(java.net.http.HttpRequest.newBuilder(client.uri("/ops/inbox/requeue"))
+                .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json")
+                .header("Authorization", ServiceClient.OPS_AUTH)
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofInputStream(chunks)).build());
+
+        assertThat(List.of(declared, streamed)).allSatisfy(reply -> {
+            assertThat(reply.status()).as(reply.body()).isEqualTo(413);
+            assertThat(reply.json().get("error").asText()).isEqualTo("body larger than " + cap + " bytes");
+        });
+        assertThat(rows.status(Long.toString(dead))).isEqualTo("DEAD");
+        assertThat(audits(dead)).isZero();
+        byte[] under = (filter + " ".repeat(cap - filter.length())).getBytes(StandardCharsets.UTF_8);
+        Reply read = client.post("/ops/inbox/requeue", under, "application/json", ServiceClient.OPS_AUTH, Map.of());
+        assertThat(read.status()).as(read.body()).isEqualTo(200);
+        assertThat(read.json().get("requeued").asInt()).isOne();
+    }
+
     private Reply bulk(String json) {
         return client.post("/ops/inbox/requeue", json.getBytes(StandardCharsets.UTF_8), "application/json",
                 ServiceClient.OPS_AUTH, Map.of());
