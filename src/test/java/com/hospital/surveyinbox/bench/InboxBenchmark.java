@@ -126,6 +126,11 @@ class InboxBenchmark extends IntegrationTest {
         String fmt(String unit) {
             return String.format("%.1f %s (%.1f–%.1f)", median, unit, min, max);
         }
+
+        /** A ratio: two decimals (one would print 0.94 and 1.04 alike as 1.0). */
+        String ratio() {
+            return String.format("%.2f (%.2f–%.2f)", median, min, max);
+        }
     }
 
     @Test
@@ -746,6 +751,11 @@ class InboxBenchmark extends IntegrationTest {
 
     /** As {@link #startServiceApart()}; with {@code consumer}, its consumer runs too (own topic and group). */
     private Jvm startServiceApart(boolean consumer) throws Exception {
+        return startServiceApart(consumer, Map.of());
+    }
+
+    /** As {@link #startServiceApart(boolean)}, each of {@code overrides} replacing the property of that name. */
+    private Jvm startServiceApart(boolean consumer, Map<String, Object> overrides) throws Exception {
         int servicePort = com.hospital.surveyinbox.support.EmbeddedServices.freePort();
         int management = com.hospital.surveyinbox.support.EmbeddedServices.freePort();
         GcLog gc = new GcLog(Files.createTempFile("bench-apart-gc", ".log"));
@@ -776,6 +786,7 @@ class InboxBenchmark extends IntegrationTest {
         p.put("adapter.security.ops.password", "ops-test-secret");
         p.put("logging.level.com.hospital.surveyinbox", "WARN");
         p.put("logging.level.org.apache.hc", "WARN");
+        p.putAll(overrides);
         ServiceJvm jvm = ServiceJvm.start(consumer ? "bench-apart-drain" : "bench-apart", withGcLog(options, gc), ServiceJvm.SERVICE, p);
         return new Jvm(jvm, servicePort, gc).awaitReady(ServiceJvm.readinessProbe(management));
     }
@@ -1222,6 +1233,17 @@ class InboxBenchmark extends IntegrationTest {
             skipBacklog();
             camel.getRouteController().startRoute("inbox-process");
         }
+        AcceptPair pair = BIGTABLE_READS_ONLY ? null : startAcceptPair(wrk, script);
+        try {
+            bigTableColumns(wrk, script, pair);
+        } finally {
+            if (pair != null) {
+                pair.close();
+            }
+        }
+    }
+
+    private void bigTableColumns(String wrk, Path script, AcceptPair pair) throws Exception {
         // empty: the rows earlier phases left (hundreds of thousands, all finished or skipped) go first
         withoutSocketTimeout("TRUNCATE inbox_message, inbox_attempt, operator_audit, redelivery_run CASCADE");
         withoutSocketTimeout("VACUUM (ANALYZE) inbox_message");
@@ -1240,7 +1262,7 @@ class InboxBenchmark extends IntegrationTest {
                 seeded = size;
             }
             String label = size == 0 ? "empty" : String.format("%,d rows", size);
-            bySize.put(label, bigTableFigures(label.replaceAll("[^0-9a-z]", ""), wrk, script));
+            bySize.put(label, bigTableFigures(label.replaceAll("[^0-9a-z]", ""), wrk, script, pair));
             progress("bigtable " + label + ": " + bySize.get(label));
         }
         // the table: each figure per size, with its ratio to the empty table
@@ -1253,7 +1275,7 @@ class InboxBenchmark extends IntegrationTest {
             for (Map<String, Object> figures : bySize.values()) {
                 Object value = figures.get(figure);
                 Object base = empty.get(figure);
-                md.append(' ').append(value instanceof Stat st ? st.fmt("") : value);
+                md.append(' ').append(value instanceof Stat st ? (figure.endsWith(", per round") ? st.ratio() : st.fmt("")) : value);
                 if (figures != empty && value instanceof Stat st && base instanceof Stat b && b.median() > 0) {
                     md.append(String.format(" (× %.2f)", st.median() / b.median()));
                 }
@@ -1268,8 +1290,137 @@ class InboxBenchmark extends IntegrationTest {
         progress("bigtable:\n" + md);
     }
 
+    /** Rounds of the paired accept per big-table size: each one window on either inbox, in alternating order. */
+    static final int PAIR_ROUNDS = 5;
+    static final Duration PAIR_WINDOW = Duration.ofSeconds(10);
+    /** The paired accept's second database: the service's schema (its own Flyway), its inbox emptied per size. */
+    static final String EMPTY_TWIN_DB = "bench_empty_inbox";
+
+    /**
+     * Two service JVMs of their own (as the apart phase starts one), the same code and options at the same time:
+     * one on this benchmark's database, whose inbox grows to millions of rows, and one on a database of its own
+     * whose inbox stays empty. The in-JVM accept figure compares windows taken 15 minutes and gigabytes of seeding
+     * apart, and this VM's speed drifts by more than the 10 % the issue allows within such a span (× 0.81–1.36 over
+     * runs of the same code); windows alternating seconds apart compare the two tables under the same machine.
+     */
+    record AcceptPair(Jvm grown, Jvm empty, String emptyJdbcUrl) implements AutoCloseable {
+        @Override
+        public void close() throws InterruptedException {
+            try {
+                grown.close();
+            } finally {
+                empty.close();
+            }
+        }
+    }
+
+    private AcceptPair startAcceptPair(String wrk, Path script) throws Exception {
+        jdbc.execute("DROP DATABASE IF EXISTS " + EMPTY_TWIN_DB + " WITH (FORCE)");
+        jdbc.execute("CREATE DATABASE " + EMPTY_TWIN_DB);
+        String emptyUrl = services().jdbcUrl().replaceFirst("/[^/?]+$", "/" + EMPTY_TWIN_DB);
+        // the benchmark's own redelivery job would republish the grown JVM's RECEIVED rows into this JVM's consumer
+        // beside the measured windows (the apart phase's harness fault): stopped while the pair accepts
+        camel.getRouteController().stopRoute("inbox-redeliver");
+        Jvm grown = null;
+        try {
+            grown = startServiceApart(false, Map.of("adapter.kafka.topic", "bench-pair-grown",
+                    "adapter.kafka.group-id", "bench-pair-grown", "spring.quartz.scheduler-name", "bench-pair-grown"));
+            Jvm empty = startServiceApart(false, Map.of("spring.datasource.url", emptyUrl,
+                    "adapter.kafka.topic", "bench-pair-empty", "adapter.kafka.group-id", "bench-pair-empty",
+                    "spring.quartz.scheduler-name", "bench-pair-empty"));
+            AcceptPair pair = new AcceptPair(grown, empty, emptyUrl);
+            String grownUrl = "http://127.0.0.1:" + grown.port + "/legacy/survey-send-info";
+            String emptyAt = "http://127.0.0.1:" + empty.port + "/legacy/survey-send-info";
+            long floor = lastId();
+            warmUp("pair_grown", grown.pid(), (window, run) -> runWrk(wrk, script, 16, window, "PG" + run, grownUrl));
+            warmUp("pair_empty", empty.pid(), (window, run) -> runWrk(wrk, script, 16, window, "PE" + run, emptyAt));
+            withoutSocketTimeout("DELETE FROM inbox_message WHERE id > " + floor + " AND status = 'RECEIVED'");
+            return pair;
+        } catch (Exception | Error e) {
+            if (grown != null) {
+                grown.close();
+            }
+            throw e;
+        } finally {
+            camel.getRouteController().startRoute("inbox-redeliver");
+        }
+    }
+
+    /**
+     * The pair's windows at this size: the empty twin's inbox emptied again, then {@link #PAIR_ROUNDS} rounds of one
+     * window on each JVM (16 connections, order alternating per round), with the JVM's and PostgreSQL's CPU per
+     * accepted request; the ratio this table : empty is taken per round, so a drift between rounds cancels out.
+     */
+    private void pairedAccept(Map<String, Object> figures, String label, String wrk, Path script, AcceptPair pair)
+            throws Exception {
+        try (Connection c = java.sql.DriverManager.getConnection(pair.emptyJdbcUrl(), "postgres", "");
+             java.sql.Statement s = c.createStatement()) {
+            s.execute("TRUNCATE inbox_message, inbox_attempt, operator_audit, redelivery_run CASCADE");
+            s.execute("VACUUM (ANALYZE) inbox_message");
+        }
+        withoutSocketTimeout("CHECKPOINT");
+        camel.getRouteController().stopRoute("inbox-redeliver");
+        long floor = lastId();
+        String grownUrl = "http://127.0.0.1:" + pair.grown().port + "/legacy/survey-send-info";
+        String emptyUrl = "http://127.0.0.1:" + pair.empty().port + "/legacy/survey-send-info";
+        ProcAccounting grownAccounting = accountingOf("jvm", pair.grown().pid());
+        ProcAccounting emptyAccounting = accountingOf("jvm", pair.empty().pid());
+        List<Double> grownRates = new ArrayList<>();
+        List<Double> emptyRates = new ArrayList<>();
+        List<Double> ratios = new ArrayList<>();
+        List<Double> grownDb = new ArrayList<>();
+        List<Double> emptyDb = new ArrayList<>();
+        List<Double> dbRatios = new ArrayList<>();
+        try {
+            for (int round = 0; round < PAIR_ROUNDS; round++) {
+                double[] grown = null;
+                double[] empty = null;
+                for (int turn = 0; turn < 2; turn++) {
+                    boolean grownTurn = (turn == 0) == (round % 2 == 1);
+                    double[] window = pairWindow(grownTurn ? grownAccounting : emptyAccounting, wrk, script,
+                            (grownTurn ? "PAG" : "PAE") + label + "-" + round, grownTurn ? grownUrl : emptyUrl);
+                    if (grownTurn) {
+                        grown = window;
+                    } else {
+                        empty = window;
+                    }
+                }
+                grownRates.add(grown[0]);
+                emptyRates.add(empty[0]);
+                ratios.add(grown[0] / empty[0]);
+                grownDb.add(grown[1]);
+                emptyDb.add(empty[1]);
+                dbRatios.add(grown[1] / empty[1]);
+                progress(String.format("bigtable %s paired round %d: this table %.0f req/s (PostgreSQL %.0f µs per request), "
+                        + "empty inbox %.0f req/s (%.0f µs): %.2f", label, round, grown[0], grown[1], empty[0], empty[1], grown[0] / empty[0]));
+            }
+        } finally {
+            // the pair's rows leave as they came (never processed: no attempt, no audit, no count), so the next
+            // size's figures are taken on the seeded table alone, as before the pair was measured
+            withoutSocketTimeout("DELETE FROM inbox_message WHERE id > " + floor + " AND status = 'RECEIVED'");
+            withoutSocketTimeout("VACUUM (ANALYZE) inbox_message");
+            camel.getRouteController().startRoute("inbox-redeliver");
+        }
+        figures.put("paired accept, 16 connections: service JVM on this table (req/s)", Stat.of(grownRates));
+        figures.put("paired accept, 16 connections: service JVM on an empty inbox, same rounds (req/s)", Stat.of(emptyRates));
+        figures.put("paired accept: this table : the empty inbox, per round", Stat.of(ratios));
+        figures.put("paired accept: PostgreSQL CPU per accepted request, this table (µs)", Stat.of(grownDb));
+        figures.put("paired accept: PostgreSQL CPU per accepted request, the empty inbox (µs)", Stat.of(emptyDb));
+        figures.put("paired accept: PostgreSQL CPU per request, this table : the empty inbox, per round", Stat.of(dbRatios));
+    }
+
+    /** One window of the pair: requests per second and PostgreSQL's CPU µs per accepted request. */
+    private double[] pairWindow(ProcAccounting accounting, String wrk, Path script, String run, String url) throws Exception {
+        ProcAccounting.Window window = accounting.start();
+        var figures = runWrk(wrk, script, 16, PAIR_WINDOW, run, url);
+        long requests = figures.get("requests").asLong();
+        @SuppressWarnings("unchecked")
+        Map<String, Double> perRequest = (Map<String, Double>) window.stop(requests).get("cpu_us_per_unit");
+        return new double[] {requests / (figures.get("duration_us").asDouble() / 1e6), perRequest.get("postgres")};
+    }
+
     /** One column of the bigtable table. Rates in requests/s, times in ms unless the name says s. */
-    private Map<String, Object> bigTableFigures(String label, String wrk, Path script) throws Exception {
+    private Map<String, Object> bigTableFigures(String label, String wrk, Path script, AcceptPair pair) throws Exception {
         Map<String, Object> figures = new LinkedHashMap<>();
         if (!BIGTABLE_READS_ONLY) {
             loadFigures(figures, label, wrk, script);
@@ -1353,7 +1504,21 @@ class InboxBenchmark extends IntegrationTest {
                 + " (SELECT count(*) FROM inbox_message) AS inbox_rows,"
                 + " current_setting('shared_buffers') AS postgres_shared_buffers");
         sizes.forEach((k, v) -> figures.put(k, v));
-        return figures;
+        if (BIGTABLE_READS_ONLY) {
+            return figures;
+        }
+        // measured last (its rows are deleted again, nothing else of this column is measured beside them), shown
+        // after the in-JVM accept's rows
+        Map<String, Object> paired = new LinkedHashMap<>();
+        pairedAccept(paired, label, wrk, script, pair);
+        Map<String, Object> ordered = new LinkedHashMap<>();
+        figures.forEach((name, value) -> {
+            ordered.put(name, value);
+            if (name.equals("accept, 16 connections: p99 (ms)")) {
+                ordered.putAll(paired);
+            }
+        });
+        return ordered;
     }
 
     /** Accept at 16 connections, drain 273, recovery, and the redelivery ticks during them. */
