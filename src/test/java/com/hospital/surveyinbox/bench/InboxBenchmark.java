@@ -1276,7 +1276,9 @@ class InboxBenchmark extends IntegrationTest {
                 Object value = figures.get(figure);
                 Object base = empty.get(figure);
                 md.append(' ').append(value instanceof Stat st ? (figure.endsWith(", per round") ? st.ratio() : st.fmt("")) : value);
-                if (figures != empty && value instanceof Stat st && base instanceof Stat b && b.median() > 0) {
+                // a per-round ratio is its own comparison: a ratio of ratios would only confuse
+                if (figures != empty && value instanceof Stat st && base instanceof Stat b && b.median() > 0
+                        && !figure.endsWith(", per round")) {
                     md.append(String.format(" (× %.2f)", st.median() / b.median()));
                 }
                 md.append(" |");
@@ -1291,7 +1293,7 @@ class InboxBenchmark extends IntegrationTest {
     }
 
     /** Rounds of the paired accept per big-table size: each one window on either inbox, in alternating order. */
-    static final int PAIR_ROUNDS = 5;
+    static final int PAIR_ROUNDS = 6;
     static final Duration PAIR_WINDOW = Duration.ofSeconds(10);
     /** The paired accept's second database: the service's schema (its own Flyway), its inbox emptied per size. */
     static final String EMPTY_TWIN_DB = "bench_empty_inbox";
@@ -1303,43 +1305,56 @@ class InboxBenchmark extends IntegrationTest {
      * apart, and this VM's speed drifts by more than the 10 % the issue allows within such a span (× 0.81–1.36 over
      * runs of the same code); windows alternating seconds apart compare the two tables under the same machine.
      */
-    record AcceptPair(Jvm grown, Jvm empty, String emptyJdbcUrl) implements AutoCloseable {
+    record AcceptPair(Jvm grown, Jvm empty, String emptyJdbcUrl, Runnable dropTwin) implements AutoCloseable {
         @Override
         public void close() throws InterruptedException {
             try {
                 grown.close();
             } finally {
-                empty.close();
+                try {
+                    empty.close();
+                } finally {
+                    dropTwin.run();
+                }
             }
         }
     }
 
     private AcceptPair startAcceptPair(String wrk, Path script) throws Exception {
-        jdbc.execute("DROP DATABASE IF EXISTS " + EMPTY_TWIN_DB + " WITH (FORCE)");
-        jdbc.execute("CREATE DATABASE " + EMPTY_TWIN_DB);
-        String emptyUrl = services().jdbcUrl().replaceFirst("/[^/?]+$", "/" + EMPTY_TWIN_DB);
-        // the benchmark's own redelivery job would republish the grown JVM's RECEIVED rows into this JVM's consumer
-        // beside the measured windows (the apart phase's harness fault): stopped while the pair accepts
-        camel.getRouteController().stopRoute("inbox-redeliver");
+        services().dropDatabaseIfExists(EMPTY_TWIN_DB);
+        String emptyUrl = services().createDatabase(EMPTY_TWIN_DB);
+        Runnable dropTwin = () -> services().dropDatabaseIfExists(EMPTY_TWIN_DB);
         Jvm grown = null;
+        Jvm empty = null;
         try {
+            // the benchmark's own redelivery job would republish the grown JVM's RECEIVED rows into this JVM's
+            // consumer beside the measured windows (the apart phase's harness fault): stopped while the pair accepts
+            camel.getRouteController().stopRoute("inbox-redeliver");
             grown = startServiceApart(false, Map.of("adapter.kafka.topic", "bench-pair-grown",
                     "adapter.kafka.group-id", "bench-pair-grown", "spring.quartz.scheduler-name", "bench-pair-grown"));
-            Jvm empty = startServiceApart(false, Map.of("spring.datasource.url", emptyUrl,
+            empty = startServiceApart(false, Map.of("spring.datasource.url", emptyUrl,
                     "adapter.kafka.topic", "bench-pair-empty", "adapter.kafka.group-id", "bench-pair-empty",
                     "spring.quartz.scheduler-name", "bench-pair-empty"));
-            AcceptPair pair = new AcceptPair(grown, empty, emptyUrl);
             String grownUrl = "http://127.0.0.1:" + grown.port + "/legacy/survey-send-info";
             String emptyAt = "http://127.0.0.1:" + empty.port + "/legacy/survey-send-info";
             long floor = lastId();
-            warmUp("pair_grown", grown.pid(), (window, run) -> runWrk(wrk, script, 16, window, "PG" + run, grownUrl));
-            warmUp("pair_empty", empty.pid(), (window, run) -> runWrk(wrk, script, 16, window, "PE" + run, emptyAt));
+            Jvm grownJvm = grown;
+            Jvm emptyJvm = empty;
+            warmUp("pair_grown", grownJvm.pid(), (window, run) -> runWrk(wrk, script, 16, window, "PG" + run, grownUrl));
+            warmUp("pair_empty", emptyJvm.pid(), (window, run) -> runWrk(wrk, script, 16, window, "PE" + run, emptyAt));
             withoutSocketTimeout("DELETE FROM inbox_message WHERE id > " + floor + " AND status = 'RECEIVED'");
-            return pair;
+            return new AcceptPair(grown, empty, emptyUrl, dropTwin);
         } catch (Exception | Error e) {
-            if (grown != null) {
-                grown.close();
+            for (Jvm jvm : new Jvm[] {grown, empty}) {
+                try {
+                    if (jvm != null) {
+                        jvm.close();
+                    }
+                } catch (Exception closing) {
+                    e.addSuppressed(closing);
+                }
             }
+            dropTwin.run();
             throw e;
         } finally {
             camel.getRouteController().startRoute("inbox-redeliver");
@@ -1358,9 +1373,44 @@ class InboxBenchmark extends IntegrationTest {
             s.execute("TRUNCATE inbox_message, inbox_attempt, operator_audit, redelivery_run CASCADE");
             s.execute("VACUUM (ANALYZE) inbox_message");
         }
-        withoutSocketTimeout("CHECKPOINT");
-        camel.getRouteController().stopRoute("inbox-redeliver");
         long floor = lastId();
+        try {
+            camel.getRouteController().stopRoute("inbox-redeliver");
+            // no autovacuum on either inbox during the rounds: the emptied one would be vacuumed (every 1,000 inserts)
+            // and analyzed (every 50 + 10 %) again and again as it fills, the grown one not at all, and PostgreSQL's
+            // CPU is charged to whichever window runs
+            autovacuum(pair, false);
+            withoutSocketTimeout("CHECKPOINT");
+            pairedRounds(figures, label, wrk, script, pair);
+        } finally {
+            try {
+                autovacuum(pair, true);
+                // the pair's rows leave as they came (never processed: no attempt, no audit, no count), so the next
+                // size's figures are taken on the seeded table alone, as before the pair was measured
+                withoutSocketTimeout("DELETE FROM inbox_message WHERE id > " + floor + " AND status = 'RECEIVED'");
+                withoutSocketTimeout("VACUUM (ANALYZE) inbox_message");
+            } finally {
+                camel.getRouteController().startRoute("inbox-redeliver");
+            }
+        }
+    }
+
+    /** Autovacuum on or off for both inbox tables of the pair. */
+    private void autovacuum(AcceptPair pair, boolean on) throws Exception {
+        String sql = on ? "ALTER TABLE inbox_message RESET (autovacuum_enabled)" : "ALTER TABLE inbox_message SET (autovacuum_enabled = off)";
+        withoutSocketTimeout(sql);
+        try (Connection c = java.sql.DriverManager.getConnection(pair.emptyJdbcUrl(), "postgres", "");
+             java.sql.Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+
+    /**
+     * The rounds: an unrecorded window on each JVM first (the first after seeding and a CHECKPOINT finds cold
+     * caches and idle pools), then {@link #PAIR_ROUNDS} rounds in ABBA order, so each JVM goes first equally often.
+     */
+    private void pairedRounds(Map<String, Object> figures, String label, String wrk, Path script, AcceptPair pair)
+            throws Exception {
         String grownUrl = "http://127.0.0.1:" + pair.grown().port + "/legacy/survey-send-info";
         String emptyUrl = "http://127.0.0.1:" + pair.empty().port + "/legacy/survey-send-info";
         ProcAccounting grownAccounting = accountingOf("jvm", pair.grown().pid());
@@ -1371,35 +1421,30 @@ class InboxBenchmark extends IntegrationTest {
         List<Double> grownDb = new ArrayList<>();
         List<Double> emptyDb = new ArrayList<>();
         List<Double> dbRatios = new ArrayList<>();
-        try {
-            for (int round = 0; round < PAIR_ROUNDS; round++) {
-                double[] grown = null;
-                double[] empty = null;
-                for (int turn = 0; turn < 2; turn++) {
-                    boolean grownTurn = (turn == 0) == (round % 2 == 1);
-                    double[] window = pairWindow(grownTurn ? grownAccounting : emptyAccounting, wrk, script,
-                            (grownTurn ? "PAG" : "PAE") + label + "-" + round, grownTurn ? grownUrl : emptyUrl);
-                    if (grownTurn) {
-                        grown = window;
-                    } else {
-                        empty = window;
-                    }
+        runWrk(wrk, script, 16, PAIR_WINDOW, "PAWARM-G" + label, grownUrl);
+        runWrk(wrk, script, 16, PAIR_WINDOW, "PAWARM-E" + label, emptyUrl);
+        for (int round = 0; round < PAIR_ROUNDS; round++) {
+            double[] grown = null;
+            double[] empty = null;
+            for (int turn = 0; turn < 2; turn++) {
+                boolean grownFirst = round % 4 == 1 || round % 4 == 2; // E G, G E, G E, E G, …
+                boolean grownTurn = (turn == 0) == grownFirst;
+                double[] window = pairWindow(grownTurn ? grownAccounting : emptyAccounting, wrk, script,
+                        (grownTurn ? "PAG" : "PAE") + label + "-" + round, grownTurn ? grownUrl : emptyUrl);
+                if (grownTurn) {
+                    grown = window;
+                } else {
+                    empty = window;
                 }
-                grownRates.add(grown[0]);
-                emptyRates.add(empty[0]);
-                ratios.add(grown[0] / empty[0]);
-                grownDb.add(grown[1]);
-                emptyDb.add(empty[1]);
-                dbRatios.add(grown[1] / empty[1]);
-                progress(String.format("bigtable %s paired round %d: this table %.0f req/s (PostgreSQL %.0f µs per request), "
-                        + "empty inbox %.0f req/s (%.0f µs): %.2f", label, round, grown[0], grown[1], empty[0], empty[1], grown[0] / empty[0]));
             }
-        } finally {
-            // the pair's rows leave as they came (never processed: no attempt, no audit, no count), so the next
-            // size's figures are taken on the seeded table alone, as before the pair was measured
-            withoutSocketTimeout("DELETE FROM inbox_message WHERE id > " + floor + " AND status = 'RECEIVED'");
-            withoutSocketTimeout("VACUUM (ANALYZE) inbox_message");
-            camel.getRouteController().startRoute("inbox-redeliver");
+            grownRates.add(grown[0]);
+            emptyRates.add(empty[0]);
+            ratios.add(grown[0] / empty[0]);
+            grownDb.add(grown[1]);
+            emptyDb.add(empty[1]);
+            dbRatios.add(grown[1] / empty[1]);
+            progress(String.format("bigtable %s paired round %d: this table %.0f req/s (PostgreSQL %.0f µs per request), "
+                    + "empty inbox %.0f req/s (%.0f µs): %.2f", label, round, grown[0], grown[1], empty[0], empty[1], grown[0] / empty[0]));
         }
         figures.put("paired accept, 16 connections: service JVM on this table (req/s)", Stat.of(grownRates));
         figures.put("paired accept, 16 connections: service JVM on an empty inbox, same rounds (req/s)", Stat.of(emptyRates));

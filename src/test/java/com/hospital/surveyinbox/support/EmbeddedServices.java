@@ -189,6 +189,11 @@ public final class EmbeddedServices {
         adminExecute("DROP DATABASE " + name + " WITH (FORCE)");
     }
 
+    /** As {@link #dropDatabase}, and nothing when there is no such database. */
+    public void dropDatabaseIfExists(String name) {
+        adminExecute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+    }
+
     private void adminExecute(String sql) {
         try (Connection admin = java.sql.DriverManager.getConnection(jdbcUrl(), DB_USER, ""); Statement s = admin.createStatement()) {
             s.execute(sql);
