@@ -26,22 +26,19 @@ public class OpsBodyLimitFilter extends OncePerRequestFilter {
             chain.doFilter(request, response);
             return;
         }
-        if (request.getContentLengthLong() > MAX_BODY_BYTES) {
-            tooLarge(response);
+        ReceptionBodyLimitFilter.CachedBodyRequest cached = ReceptionBodyLimitFilter.CachedBodyRequest.read(request, MAX_BODY_BYTES);
+        if (cached == null) {
+            writeError(response, 413, "body larger than " + MAX_BODY_BYTES + " bytes");
             return;
         }
-        byte[] body = request.getInputStream().readNBytes(MAX_BODY_BYTES + 1);
-        if (body.length > MAX_BODY_BYTES) {
-            tooLarge(response);
-            return;
-        }
-        chain.doFilter(new ReceptionBodyLimitFilter.CachedBodyRequest(request, body), response);
+        chain.doFilter(cached, response);
     }
 
-    private static void tooLarge(HttpServletResponse response) throws IOException {
-        response.setStatus(413);
+    /** An answer of the operator API written before any route runs: {@code {"error": message}} in UTF-8. */
+    static void writeError(HttpServletResponse response, int status, String message) throws IOException {
+        response.setStatus(status);
         response.setContentType("application/json");
         response.setCharacterEncoding("UTF-8");
-        response.getWriter().write("{\"error\":\"body larger than " + MAX_BODY_BYTES + " bytes\"}");
+        response.getWriter().write("{\"error\":\"" + message + "\"}"); // constant texts: nothing to escape
     }
 }

@@ -223,12 +223,7 @@ public class SecurityConfig {
     /** The operator API's routes (routes/inbox-ops.camel.yaml, inbox-requeue.camel.yaml) before Camel has started them. */
     @Bean
     StartedFilter opsStartedFilter() {
-        return new StartedFilter(response -> {
-            response.setStatus(503);
-            response.setContentType("application/json");
-            response.setCharacterEncoding("UTF-8");
-            response.getWriter().write("{\"error\":\"service is starting; please retry\"}");
-        });
+        return new StartedFilter(response -> OpsBodyLimitFilter.writeError(response, 503, "service is starting; please retry"));
     }
 
     @Bean

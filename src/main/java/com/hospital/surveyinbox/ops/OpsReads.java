@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Map;
 
 import com.hospital.surveyinbox.inbox.InboxStatus;
-import com.hospital.surveyinbox.reception.SurveySendInfoValidator;
+import com.hospital.surveyinbox.inbox.StorableText;
 import org.apache.camel.Header;
 import org.apache.camel.Message;
 import org.apache.camel.component.platform.http.springboot.PlatformHttpMessage;
@@ -46,7 +46,7 @@ public class OpsReads {
         }
         // searched as text, whatever it holds, but PostgreSQL refuses a NUL in text (a 500 before), and no stored
         // subject holds a control character or half of a surrogate pair
-        if (srvyDrawupNo != null && !SurveySendInfoValidator.isText((String) srvyDrawupNo)) {
+        if (srvyDrawupNo != null && !StorableText.isText((String) srvyDrawupNo)) {
             return error("srvyDrawupNo must not contain control characters or unpaired surrogates");
         }
         return null;

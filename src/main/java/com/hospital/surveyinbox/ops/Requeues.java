@@ -4,7 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.hospital.surveyinbox.config.AdapterProperties;
-import com.hospital.surveyinbox.reception.SurveySendInfoValidator;
+import com.hospital.surveyinbox.inbox.StorableText;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.HashMap;
@@ -100,7 +100,7 @@ public class Requeues {
         }
         // PostgreSQL refuses a NUL in text (a 500 otherwise); reasons are stored with control characters as spaces
         // (since 6ff49b9) and subjects never hold one
-        if (Stream.of(lastError, lastErrorCode, prefix).anyMatch(t -> t != null && !SurveySendInfoValidator.isText(t))) {
+        if (Stream.of(lastError, lastErrorCode, prefix).anyMatch(t -> t != null && !StorableText.isText(t))) {
             return refused("filter texts must not contain control characters or unpaired surrogates");
         }
         OffsetDateTime from;

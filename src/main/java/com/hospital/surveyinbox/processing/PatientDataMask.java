@@ -1,5 +1,6 @@
 package com.hospital.surveyinbox.processing;
 
+import com.hospital.surveyinbox.inbox.StorableText;
 import java.text.Normalizer;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -126,7 +127,7 @@ public final class PatientDataMask {
         char[] chars = text.toCharArray();
         for (int i = 0; i < chars.length; i++) {
             char c = chars[i];
-            if (c <= 0x1F || c == 0x7F) {
+            if (StorableText.isControl(c)) {
                 chars[i] = ' ';
             } else if (Character.isHighSurrogate(c) && i + 1 < chars.length && Character.isLowSurrogate(chars[i + 1])) {
                 i++;

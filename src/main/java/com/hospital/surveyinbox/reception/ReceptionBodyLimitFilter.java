@@ -43,12 +43,8 @@ public class ReceptionBodyLimitFilter extends OncePerRequestFilter {
             return;
         }
         int limit = properties.getReception().getMaxBodyBytes();
-        if (request.getContentLengthLong() > limit) {
-            replyWriter.write(response, 413, "body larger than " + limit + " bytes");
-            return;
-        }
-        byte[] body = request.getInputStream().readNBytes(limit + 1);
-        if (body.length > limit) {
+        CachedBodyRequest cached = CachedBodyRequest.read(request, limit);
+        if (cached == null) {
             replyWriter.write(response, 413, "body larger than " + limit + " bytes");
             return;
         }
@@ -58,8 +54,8 @@ public class ReceptionBodyLimitFilter extends OncePerRequestFilter {
             replyWriter.write(response, 415, typeProblem);
             return;
         }
-        request.setAttribute(RAW_BODY, body);
-        chain.doFilter(new CachedBodyRequest(request, body), response);
+        request.setAttribute(RAW_BODY, cached.body);
+        chain.doFilter(cached, response);
     }
 
     /** The request with its body already read and counted (the operator API's limit uses it too). */
@@ -67,9 +63,22 @@ public class ReceptionBodyLimitFilter extends OncePerRequestFilter {
 
         private final byte[] body;
 
-        public CachedBodyRequest(HttpServletRequest request, byte[] body) {
+        private CachedBodyRequest(HttpServletRequest request, byte[] body) {
             super(request);
             this.body = body;
+        }
+
+        /**
+         * The request with its body read into memory, or null when the body is larger than {@code limit} bytes,
+         * whether its Content-Length says so (nothing is read) or the stream does (chunked, or a length that lies):
+         * one byte over is never buffered.
+         */
+        public static CachedBodyRequest read(HttpServletRequest request, int limit) throws IOException {
+            if (request.getContentLengthLong() > limit) {
+                return null;
+            }
+            byte[] body = request.getInputStream().readNBytes(limit + 1);
+            return body.length > limit ? null : new CachedBodyRequest(request, body);
         }
 
         @Override

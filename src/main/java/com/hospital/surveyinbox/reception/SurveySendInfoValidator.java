@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
 import com.hospital.surveyinbox.inbox.ReceivedMessage;
+import com.hospital.surveyinbox.inbox.StorableText;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -110,7 +111,7 @@ public class SurveySendInfoValidator {
                 throw new ReceptionRejectedException(400,
                         "header 'Idempotency-Key' must be 1.." + MAX_IDEMPOTENCY_KEY_LENGTH + " characters");
             }
-            if (idempotencyKey.chars().anyMatch(c -> c <= 0x1F || c == 0x7F)) {
+            if (idempotencyKey.chars().anyMatch(StorableText::isControl)) {
                 throw new ReceptionRejectedException(400, "header 'Idempotency-Key' must not contain control characters");
             }
         }
@@ -139,14 +140,13 @@ public class SurveySendInfoValidator {
     /**
      * Why a message whose field names or texts (at any depth) hold an unpaired UTF-16 surrogate is refused, naming
      * the top-level field, or null. JSON
-     * allows the escape {@code \\uD800} alone; it is no character: PostgreSQL's driver and every UTF-8 encoder
-     * write it as {@code ?}, so {@code "\\uD800X"} and {@code "\\uDBFFX"} would be stored, keyed, cached and sent
+     * allows the escape {@code \\uD800} alone; it is no character: PostgreSQL's driver writes it as {@code ?}, so {@code "\\uD800X"} and {@code "\\uDBFFX"} would be stored, keyed, cached and sent
      * downstream as one subject (a SEND of one read as the resend of the other).
      */
     static String unicodeProblem(JsonNode message) {
         for (java.util.Iterator<Map.Entry<String, JsonNode>> fields = message.fields(); fields.hasNext(); ) {
             Map.Entry<String, JsonNode> field = fields.next();
-            if (hasUnpairedSurrogate(field.getKey())) {
+            if (StorableText.hasUnpairedSurrogate(field.getKey())) {
                 return "a field name " + NOT_UNICODE;
             }
             if (holdsUnpairedSurrogate(field.getValue())) {
@@ -160,37 +160,19 @@ public class SurveySendInfoValidator {
         java.util.ArrayDeque<JsonNode> pending = new java.util.ArrayDeque<>(List.of(node));
         while (!pending.isEmpty()) {
             JsonNode next = pending.pop();
-            if (next.isTextual() && hasUnpairedSurrogate(next.textValue())) {
+            if (next.isTextual() && StorableText.hasUnpairedSurrogate(next.textValue())) {
                 return true;
             }
             if (next.isObject()) {
                 for (java.util.Iterator<Map.Entry<String, JsonNode>> it = next.fields(); it.hasNext(); ) {
                     Map.Entry<String, JsonNode> child = it.next();
-                    if (hasUnpairedSurrogate(child.getKey())) {
+                    if (StorableText.hasUnpairedSurrogate(child.getKey())) {
                         return true;
                     }
                     pending.push(child.getValue());
                 }
             } else if (next.isArray()) {
                 next.forEach(pending::push);
-            }
-        }
-        return false;
-    }
-
-    /** Whether {@code text} holds neither a control character (C0, DEL) nor an unpaired surrogate. */
-    public static boolean isText(String text) {
-        return text.chars().noneMatch(c -> c <= 0x1F || c == 0x7F) && !hasUnpairedSurrogate(text);
-    }
-
-    /** Whether {@code text} holds a surrogate that is not half of a pair. */
-    public static boolean hasUnpairedSurrogate(String text) {
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
-                i++;
-            } else if (Character.isSurrogate(c)) {
-                return true;
             }
         }
         return false;
@@ -211,14 +193,14 @@ public class SurveySendInfoValidator {
         }
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
-            if (c <= 0x1F || c == 0x7F) {
+            if (StorableText.isControl(c)) {
                 return "must not contain control characters";
             }
             if (c == '/' || c == '\\' || c == '?' || c == '#' || c == '%') {
                 return "must not contain / \\ ? # or %";
             }
         }
-        return hasUnpairedSurrogate(value) ? NOT_UNICODE : null;
+        return StorableText.hasUnpairedSurrogate(value) ? NOT_UNICODE : null;
     }
 
     /** Why a Content-Type is refused (415), or null when it is JSON in UTF-8. */
