@@ -1,7 +1,8 @@
 -- Takes a row's reply obligation: one sender at a time, never after it was delivered.
 -- Run by: routes/inbox-reply.camel.yaml, step inbox-reply-claim (camel-sql).
 -- Why this WHERE: only PENDING (owed) or FAILED (owed, last try failed) can be taken; SENDING belongs
--- to another sender, SENT is done — so each reason is delivered successfully at most once.
+-- to another sender, SENT is done — so each reason is delivered successfully at most once. The new
+-- reply_attempts comes back as replyAttempt: it names this sender, and only it may record the result.
 UPDATE inbox_message
    SET reply_status = 'SENDING',
        reply_attempts = reply_attempts + 1,
@@ -11,4 +12,5 @@ UPDATE inbox_message
 RETURNING id AS "id",
           srvy_drawup_no AS "srvyDrawupNo",
           reply_reason_code AS "reasonCode",
-          reply_reason AS "reason"
+          reply_reason AS "reason",
+          reply_attempts AS "replyAttempt"

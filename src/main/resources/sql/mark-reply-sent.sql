@@ -1,9 +1,14 @@
 -- The legacy system took the reply (2xx): SENDING -> SENT.
 -- Run by: routes/inbox-reply.camel.yaml, step inbox-reply-record-sent (camel-sql).
--- Why this WHERE: only the sender holding the obligation (SENDING) records its result.
+-- Why this WHERE: only the sender holding the obligation records its result: SENDING, and taken by this
+-- sender (reply_attempts as claim-reply.sql returned it). A sender whose obligation an operator's requeue
+-- withdrew, or that a newer sender took over, changes nothing - but a DEAD reply the requeue withdrew while
+-- it was on the wire and that got through is recorded SENT: the legacy system has it, so the row dying again
+-- owes no second DEAD reply (fail-row.sql).
 UPDATE inbox_message
    SET reply_status = 'SENT',
        reply_last_error = NULL,
        reply_updated_at = now()
  WHERE id = :#id
-   AND reply_status = 'SENDING'
+   AND reply_attempts = :#replyAttempt
+   AND (reply_status = 'SENDING' OR (reply_status = 'NONE' AND reply_reason_code = 'DEAD'))

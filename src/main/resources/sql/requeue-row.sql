@@ -1,6 +1,8 @@
 -- Operator requeue of one row: DEAD|FAILED -> RECEIVED with attempts reset, audited with the operator's name,
 -- in one statement (autocommit: one transaction). A DEAD reply not yet delivered is withdrawn (the row gets
--- another chance); a delivered one stays delivered. published_at is now: the event is published next, and
+-- another chance), also one being sent right now: that sender can no longer record its result
+-- (mark-reply-*.sql are fenced by reply_attempts), so a reply timing out after the requeue cannot come back
+-- as owed and be sent for a row that meanwhile completed; a delivered one stays delivered. published_at is now: the event is published next, and
 -- the redelivery job republishes it if that publish is lost.
 -- Run by: routes/inbox-requeue.camel.yaml, steps inbox-requeue-row and inbox-requeue-many-row (camel-sql).
 -- Why this shape: the row is locked first (FOR UPDATE), so the status answered, the status the UPDATE checks
@@ -22,7 +24,7 @@ WITH locked AS (
            claim_token = NULL,
            updated_at = now(),
            published_at = now(),
-           reply_status = CASE WHEN m.reply_status IN ('PENDING', 'FAILED') AND m.reply_reason_code = 'DEAD'
+           reply_status = CASE WHEN m.reply_status IN ('PENDING', 'SENDING', 'FAILED') AND m.reply_reason_code = 'DEAD'
                                THEN 'NONE' ELSE m.reply_status END
       FROM locked
      WHERE m.id = locked.id

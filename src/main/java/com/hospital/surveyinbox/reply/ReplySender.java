@@ -13,7 +13,7 @@ import org.springframework.stereotype.Component;
 /**
  * Steps of {@code routes/inbox-reply.camel.yaml} that compute: the legacy request body ({@link #body}), the record statement's parameters ({@link #result}) and the log line
  * and counter ({@link #logged}). Which answer delivers the reply (a 2xx) is the route's. The obligation itself ({@code sql/claim-reply.sql}) is a map of the row:
- * id, srvyDrawupNo, reasonCode, reason.
+ * id, srvyDrawupNo, reasonCode, reason, replyAttempt (which sender holds it).
  */
 @Component("replySender")
 public class ReplySender {
@@ -43,14 +43,24 @@ public class ReplySender {
     public Map<String, Object> result(Map<String, Object> owed, String error) {
         Map<String, Object> params = new HashMap<>();
         params.put("id", owed.get("id"));
+        params.put("replyAttempt", owed.get("replyAttempt"));
         params.put("error", error);
         return params;
     }
 
-    public void logged(Map<String, Object> owed, String error) {
+    /**
+     * Counts and logs one sender's result. {@code recorded}: the rows its record statement changed; 0 when the
+     * sender no longer held the reply (an operator's requeue withdrew it, a newer sender took it over): then nothing
+     * was written and the result is counted as stale, neither sent nor failed.
+     */
+    public void logged(Map<String, Object> owed, String error, Integer recorded) {
         String reason = String.valueOf(owed.get("reasonCode"));
-        meters.counter("adapter.replies", "reason", reason, "outcome", error == null ? "sent" : "failed").increment();
-        if (error == null) {
+        boolean stale = recorded != null && recorded == 0;
+        meters.counter("adapter.replies", "reason", reason, "outcome", stale ? "stale" : error == null ? "sent" : "failed").increment();
+        if (stale) {
+            log.info("Inbox {} reply {} {} by a sender that no longer held it (requeued, or taken by a newer sender): not recorded",
+                    owed.get("id"), reason, error == null ? "delivered" : "not delivered (" + error + ")");
+        } else if (error == null) {
             log.info("Inbox {} reply {} delivered", owed.get("id"), reason);
         } else {
             log.warn("Inbox {} reply {} not delivered ({}); the redelivery job retries it", owed.get("id"), reason, error);

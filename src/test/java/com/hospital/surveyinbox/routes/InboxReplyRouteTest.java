@@ -38,4 +38,80 @@ class InboxReplyRouteTest extends RouteKit {
         assertThat(rows.row(Long.toString(id))).containsEntry("reply_status", "SENT");
         assertThat(mock("mock:legacy-reply").getReceivedCounter()).isEqualTo(3);
     }
+
+    /**
+     * An operator requeues a DEAD row while its DEAD reply is on the wire and that reply then fails (a timeout): the
+     * requeue withdrew the obligation, so the failure does not bring the DEAD reply back as owed (it would be sent for
+     * a row that then completes), and the row is RECEIVED with no reply owed.
+     */
+    @Test
+    void aRequeueWithdrawsADeadReplyBeingSentAndItsSenderCannotBringItBack() throws Exception {
+        String subject = uniqueSubject("RPL-RQ");
+        long id = aged(subject, "DEAD", 0);
+        jdbc.update("UPDATE inbox_message SET attempts = 5, reply_status = 'PENDING', reply_reason_code = 'DEAD', "
+                + "reply_reason = 'patient not registered', reply_updated_at = now() WHERE id = ?", id);
+        mock("mock:legacy-reply").whenAnyExchangeReceived(e -> {
+            assertThat(client.opsPost("/ops/inbox/" + id + "/requeue").status()).isEqualTo(200);
+            throw new java.net.SocketTimeoutException("Read timed out");
+        });
+
+        template.sendBody("direct:inbox-reply", Map.of("id", id));
+
+        assertThat(rows.row(Long.toString(id))).containsEntry("status", "RECEIVED").containsEntry("reply_status", "NONE");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE id = ? AND reply_status IN ('PENDING', 'FAILED')",
+                Integer.class, id)).isZero();
+
+        // withdrawn while on the wire, but it got through: recorded SENT (the legacy system has it), so the row dying
+        // again owes no second DEAD reply
+        String other = uniqueSubject("RPL-RQ2");
+        long second = aged(other, "DEAD", 0);
+        jdbc.update("UPDATE inbox_message SET attempts = 5, reply_status = 'PENDING', reply_reason_code = 'DEAD', "
+                + "reply_reason = 'patient not registered', reply_updated_at = now() WHERE id = ?", second);
+        mock("mock:legacy-reply").whenAnyExchangeReceived(e -> {
+            assertThat(client.opsPost("/ops/inbox/" + second + "/requeue").status()).isEqualTo(200);
+            e.getMessage().setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
+        });
+        template.sendBody("direct:inbox-reply", Map.of("id", second));
+        assertThat(rows.row(Long.toString(second))).containsEntry("status", "RECEIVED").containsEntry("reply_status", "SENT")
+                .containsEntry("reply_reason_code", "DEAD");
+    }
+
+    /**
+     * A sender that outlived its obligation (the requeued row completed and owes a new reply, which a second sender
+     * holds) records nothing: its failure neither turns the newer sender's SENDING into FAILED (the reply would be sent
+     * twice) nor could its success mark as SENT a reply the newer sender has not delivered.
+     */
+    @Test
+    void aStaleReplySenderCannotRecordOverTheSenderThatHoldsTheReplyNow() throws Exception {
+        String subject = uniqueSubject("RPL-STALE");
+        long id = aged(subject, "DEAD", 0);
+        jdbc.update("UPDATE inbox_message SET attempts = 5, reply_status = 'PENDING', reply_reason_code = 'DEAD', "
+                + "reply_reason = 'patient not registered', reply_updated_at = now() WHERE id = ?", id);
+        mock("mock:legacy-reply").whenAnyExchangeReceived(e -> {
+            assertThat(client.opsPost("/ops/inbox/" + id + "/requeue").status()).isEqualTo(200);
+            // the requeued row completes with a reply owed, and a second sender takes it (claim-reply.sql's update)
+            jdbc.update("UPDATE inbox_message SET status = 'COMPLETED', reply_status = 'PENDING', reply_reason_code = 'NOTIFY_SKIPPED', "
+                    + "reply_reason = 'no notification', reply_updated_at = now() WHERE id = ?", id);
+            jdbc.update("UPDATE inbox_message SET reply_status = 'SENDING', reply_attempts = reply_attempts + 1 WHERE id = ?", id);
+            throw new java.net.SocketTimeoutException("Read timed out");
+        });
+
+        double stale = meters.counter("adapter.replies", "reason", "DEAD", "outcome", "stale").count();
+        template.sendBody("direct:inbox-reply", Map.of("id", id));
+        assertThat(rows.row(Long.toString(id))).containsEntry("reply_status", "SENDING").containsEntry("reply_reason_code", "NOTIFY_SKIPPED");
+        assertThat(meters.counter("adapter.replies", "reason", "DEAD", "outcome", "stale").count())
+                .as("counted stale, not failed: nothing was recorded").isEqualTo(stale + 1);
+
+        // the same with a stale success: the newer sender's reply stays SENDING (not delivered yet), never SENT
+        String other = uniqueSubject("RPL-STALE2");
+        long second = aged(other, "DEAD", 0);
+        jdbc.update("UPDATE inbox_message SET attempts = 5, reply_status = 'PENDING', reply_reason_code = 'DEAD', "
+                + "reply_reason = 'patient not registered', reply_updated_at = now() WHERE id = ?", second);
+        mock("mock:legacy-reply").whenAnyExchangeReceived(e -> {
+            jdbc.update("UPDATE inbox_message SET reply_status = 'SENDING', reply_attempts = reply_attempts + 1 WHERE id = ?", second);
+            e.getMessage().setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
+        });
+        template.sendBody("direct:inbox-reply", Map.of("id", second));
+        assertThat(rows.row(Long.toString(second))).containsEntry("reply_status", "SENDING");
+    }
 }
