@@ -128,6 +128,8 @@ public class InboxStore implements DisposableBean {
                    AND status IN %s)
             """.formatted(InboxStatus.UNFINISHED_SQL);
 
+    static final String KEY_KNOWN = "SELECT EXISTS (SELECT 1 FROM inbox_message WHERE idempotency_key = :key)";
+
     private final NamedParameterJdbcTemplate jdbc;
     /** The receptions' own connections ({@link ReceptionConnections}): the inserts and what they read meanwhile. */
     private final NamedParameterJdbcTemplate receptionJdbc;
@@ -378,5 +380,11 @@ public class InboxStore implements DisposableBean {
     public boolean hasUnfinished(String srvyDrawupNo) {
         return Boolean.TRUE.equals(jdbc.queryForObject(HAS_UNFINISHED,
                 new MapSqlParameterSource("srvyDrawupNo", srvyDrawupNo), Boolean.class));
+    }
+
+    /** Whether a row holds this Idempotency-Key (false for none): a replay the inbox path answers with its first row. */
+    public boolean knownKey(String idempotencyKey) {
+        return idempotencyKey != null && Boolean.TRUE.equals(jdbc.queryForObject(KEY_KNOWN,
+                new MapSqlParameterSource("key", idempotencyKey), Boolean.class));
     }
 }

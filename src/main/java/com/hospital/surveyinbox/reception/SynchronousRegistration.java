@@ -2,12 +2,15 @@ package com.hospital.surveyinbox.reception;
 
 import com.hospital.surveyinbox.inbox.ClaimedRow;
 import com.hospital.surveyinbox.inbox.ReceivedMessage;
+import java.util.HashMap;
+import java.util.Map;
 import org.springframework.stereotype.Component;
 
 /**
  * The old synchronous path, behind the rollback toggle ({@code routes/inbox-receive.camel.yaml}, branch
  * {@code inbox-receive-when-synchronous}): the message runs through the same {@code inbox-register}
- * route as the consumer's rows, as a row that is not stored; the route answers with its outcome.
+ * route as the consumer's rows, as a row that is not stored; the route answers with its outcome, and what it
+ * registered goes on record ({@code sql/record-synchronous-registration.sql}).
  */
 @Component("synchronousRegistration")
 public class SynchronousRegistration {
@@ -18,5 +21,14 @@ public class SynchronousRegistration {
     /** The received message as the row the registration route reads. */
     public ClaimedRow row(ReceivedMessage message) {
         return new ClaimedRow(NOT_STORED, message.srvyDrawupNo(), message.msgType(), message.payload(), 1, null);
+    }
+
+    /** Named parameters of {@code sql/record-synchronous-registration.sql}: the subject, the type, the sender's key. */
+    public Map<String, Object> record(ReceivedMessage message) {
+        Map<String, Object> params = new HashMap<>();
+        params.put("srvyDrawupNo", message.srvyDrawupNo());
+        params.put("msgType", message.msgType());
+        params.put("idempotencyKey", message.idempotencyKey());
+        return params;
     }
 }

@@ -36,8 +36,9 @@ class RollbackToggleTest extends IntegrationTest {
                 + (extra.isEmpty() ? "" : "," + extra) + "}";
     }
 
+    /** What was registered stays on record as a COMPLETED row without payload, no reply owed, no event to send. */
     @Test
-    void answersWithTheRegistrationOutcomeAndStoresNothing() {
+    void answersWithTheRegistrationOutcomeAndKeepsARecordWithoutThePayload() {
         String subject = uniqueSubject("SYNC");
 
         Reply reply = client.receive(send(subject, ""));
@@ -47,16 +48,63 @@ class RollbackToggleTest extends IntegrationTest {
         assertThat(reply.json().get("resultCode").asText()).isEqualTo("Y");
         assertThat(reply.json().has("inboxId")).isFalse();
         assertThat(simulator().bundleCreates(subject)).isEqualTo(1); // registered before the answer
-        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject)).isZero();
+        assertThat(jdbc.queryForList("SELECT msg_type, status, attempts, payload IS NULL AS no_payload, reply_status, "
+                + "published_at IS NOT NULL AS published FROM inbox_message WHERE srvy_drawup_no = ?", subject))
+                .singleElement().isEqualTo(java.util.Map.of("msg_type", "SEND", "status", "COMPLETED", "attempts", 1,
+                        "no_payload", true, "reply_status", "NONE", "published", true));
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_attempt a JOIN inbox_message m ON m.id = a.inbox_id "
+                + "WHERE m.srvy_drawup_no = ? AND a.outcome = 'COMPLETED' AND a.finished_at IS NOT NULL", Long.class, subject)).isEqualTo(1);
+    }
+
+    /**
+     * A SEND whose earlier SEND was registered synchronously is a resend request (CONTRACT §1), as it would be had
+     * the first gone through the inbox: without the record the second was sent as a first SEND, the survey side
+     * answered "key already exists" and nothing was resent.
+     */
+    @Test
+    void aSecondSendOfASubjectRegisteredSynchronouslyIsAResend() {
+        String subject = uniqueSubject("SYNCRE");
+
+        assertThat(client.receive(send(subject, "")).header("X-Result-Code")).isEqualTo("Y");
+        Reply again = client.receive(send(subject, ""));
+
+        assertThat(again.status()).isEqualTo(200);
+        assertThat(again.header("X-Result-Code")).isEqualTo("Y");
+        assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE", "RESEND");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ? AND status = 'COMPLETED'",
+                Long.class, subject)).isEqualTo(2);
+    }
+
+    /**
+     * A sender's retry of a synchronous POST (same Idempotency-Key) is a replay, not a second SEND: answered with the
+     * recorded row and nothing more. Registered again it would have become a resend (the first is on record) and
+     * notified the patient twice.
+     */
+    @Test
+    void aReplayedIdempotencyKeyIsAnsweredWithItsRowAndNeitherRegisteredNorResent() {
+        String subject = uniqueSubject("SYNCKEY");
+        java.util.Map<String, String> key = java.util.Map.of("Idempotency-Key", "key-" + subject);
+
+        assertThat(client.receive(send(subject, ""), key).header("X-Result-Code")).isEqualTo("Y");
+        Reply replay = client.receive(send(subject, ""), key);
+
+        assertThat(replay.status()).isEqualTo(200);
+        assertThat(replay.header("X-Result-Code")).isEqualTo("Y");
+        assertThat(replay.json().get("inboxId").asText()).isEqualTo(String.valueOf(jdbc.queryForObject(
+                "SELECT id FROM inbox_message WHERE idempotency_key = ?", Long.class, "key-" + subject)));
+        assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject)).isEqualTo(1);
     }
 
     @Test
     void answersABusinessFailureWithNAndItsReason() {
-        Reply reply = client.receive("{\"srvyDrawupNo\":\"" + uniqueSubject("SYNCBAD") + "\",\"patno\":\"P\",\"formCd\":\"UNREG-S\"}");
+        String subject = uniqueSubject("SYNCBAD");
+        Reply reply = client.receive("{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"P\",\"formCd\":\"UNREG-S\"}");
 
         assertThat(reply.status()).isEqualTo(200);
         assertThat(reply.header("X-Result-Code")).isEqualTo("N");
         assertThat(reply.json().get("resultMessage").asText()).isEqualTo("form UNREG-S is not registered");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject)).isZero();
     }
 
     @Test

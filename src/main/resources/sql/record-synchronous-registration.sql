@@ -1,0 +1,21 @@
+-- What the synchronous path (rollback toggle) registered stays on record: a COMPLETED row with its one attempt,
+-- so a later SEND of the subject — synchronous or through the inbox — is recognised as a resend request
+-- (has-completed-send.sql), the operator API and the counts show it, and its Idempotency-Key is known.
+-- Run by: routes/inbox-receive.camel.yaml, step inbox-receive-record-synchronous (camel-sql), once the
+-- registration succeeded.
+-- Why this shape: no payload is kept (nothing is owed on the row, so no patient data stays: redacted_at is
+-- now); no reply is owed (the sender got the outcome in the answer); published_at is set, so no job ever
+-- republishes it. The subject's advisory lock (key space 6924 = InboxStore.SUBJECT_LOCK_SPACE) orders it with
+-- the subject's receptions. A key already on record stores nothing (ON CONFLICT).
+WITH recorded AS (
+    INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload, idempotency_key, status, attempts,
+                               last_attempt_at, published_at, redacted_at)
+    SELECT CAST(:#srvyDrawupNo AS TEXT), CAST(:#msgType AS TEXT), NULL, CAST(:#idempotencyKey AS TEXT),
+           'COMPLETED', 1, now(), now(), now()
+      FROM (SELECT pg_advisory_xact_lock(6924, hashtext(CAST(:#srvyDrawupNo AS TEXT)))) AS subject_lock
+    ON CONFLICT (idempotency_key) DO NOTHING
+    RETURNING id
+)
+INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at, finished_at, outcome)
+SELECT id, 1, now(), now(), 'COMPLETED'
+  FROM recorded
