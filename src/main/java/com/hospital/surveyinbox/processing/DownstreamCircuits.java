@@ -1,6 +1,7 @@
 package com.hospital.surveyinbox.processing;
 
 import com.hospital.surveyinbox.config.AdapterProperties;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
@@ -50,6 +51,11 @@ public class DownstreamCircuits {
     private final AdapterProperties properties;
     private final Clock clock;
     private final Map<String, Circuit> circuits = new ConcurrentHashMap<>();
+    /**
+     * Times each circuit opened or re-opened (a failed half-open trial). In an outage the state gauge alternates
+     * between open and half-open, so "open for 5 minutes" is never seen on it; the alert counts openings instead.
+     */
+    private final Map<String, Counter> openings = new ConcurrentHashMap<>();
 
     @org.springframework.beans.factory.annotation.Autowired
     public DownstreamCircuits(AdapterProperties properties, MeterRegistry meters) {
@@ -64,6 +70,9 @@ public class DownstreamCircuits {
             Gauge.builder("adapter.circuit.state", () -> state(downstream).ordinal())
                     .description("0 closed, 1 open, 2 half-open")
                     .tag("downstream", downstream).register(meters);
+            openings.put(downstream, Counter.builder("adapter.circuit.opened")
+                    .description("times the circuit opened or re-opened after a failed half-open trial")
+                    .tag("downstream", downstream).register(meters));
         }
     }
 
@@ -124,6 +133,7 @@ public class DownstreamCircuits {
             State before = state(downstream);
             if (before != State.CLOSED || c.consecutiveFailures >= properties.getCircuit().getFailureThreshold()) {
                 if (before != State.OPEN) {
+                    openings.get(downstream).increment();
                     log.warn("Circuit of {} open after {} consecutive system errors: rows needing it wait uncharged for {}",
                             downstream, c.consecutiveFailures, properties.getCircuit().getOpenDuration());
                 }

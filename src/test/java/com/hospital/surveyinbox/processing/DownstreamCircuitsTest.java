@@ -37,8 +37,9 @@ class DownstreamCircuitsTest {
     @Test
     void halfOpenAdmitsAtMostThresholdTrialsAndAFailedTrialReopens() {
         MovableClock clock = new MovableClock();
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
         DownstreamCircuits circuits = new DownstreamCircuits(TestProperties.bind(Map.of(
-                "adapter.circuit.failure-threshold", "3", "adapter.circuit.open-duration", "PT30S")), new SimpleMeterRegistry(), clock);
+                "adapter.circuit.failure-threshold", "3", "adapter.circuit.open-duration", "PT30S")), meters, clock);
 
         for (int i = 0; i < 3; i++) {
             assertThat(circuits.admit("legacy")).isTrue();
@@ -47,6 +48,8 @@ class DownstreamCircuitsTest {
         assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.OPEN);
         assertThat(circuits.admit("legacy")).isFalse();
         assertThat(circuits.admit("survey")).isTrue();
+        circuits.recordFailure("legacy"); // a call made before it opened fails late: still the same opening
+        assertThat(openings(meters, "legacy")).isEqualTo(1);
 
         clock.now = clock.now.plus(Duration.ofSeconds(31));
         assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.HALF_OPEN);
@@ -57,6 +60,7 @@ class DownstreamCircuitsTest {
 
         circuits.recordFailure("legacy");
         assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.OPEN);
+        assertThat(openings(meters, "legacy")).as("a failed trial re-opens: counted (the alert counts openings)").isEqualTo(2);
         clock.now = clock.now.plus(Duration.ofSeconds(31));
         assertThat(circuits.admit("legacy")).as("a new phase, new trials").isTrue();
         circuits.recordSuccess("legacy");
@@ -64,5 +68,9 @@ class DownstreamCircuitsTest {
         for (int i = 0; i < 10; i++) {
             assertThat(circuits.admit("legacy")).isTrue();
         }
+    }
+
+    private static double openings(SimpleMeterRegistry meters, String downstream) {
+        return meters.get("adapter.circuit.opened").tag("downstream", downstream).counter().count();
     }
 }
