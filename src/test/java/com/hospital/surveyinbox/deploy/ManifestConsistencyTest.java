@@ -221,6 +221,78 @@ class ManifestConsistencyTest {
         }
     }
 
+    /**
+     * The prod ingress publishes the reception alone (an exact path: never /ops, the console or the OpenAPI), with
+     * TLS, to the Service's port that reaches the container's public port, through the controller whose namespace
+     * the NetworkPolicy admits to that port.
+     */
+    @Test
+    void theProdIngressPublishesTheReceptionAlone() throws IOException {
+        List<String> resources = at(yaml(ROOT.resolve("k8s/overlays/prod/kustomization.yaml")).get(0), "resources");
+        assertThat(resources).contains("ingress.yaml");
+        Map<String, Object> ingress = yaml(ROOT.resolve("k8s/overlays/prod/ingress.yaml")).get(0);
+        assertThat(ingress.get("kind")).isEqualTo("Ingress");
+        assertThat((Object) at(ingress, "spec", "tls", "0", "secretName")).isNotNull();
+        List<Map<String, Object>> paths = new ArrayList<>();
+        for (Map<String, Object> rule : (List<Map<String, Object>>) at(ingress, "spec", "rules")) {
+            paths.addAll(at(rule, "http", "paths"));
+        }
+        assertThat(Files.readString(ROOT.resolve("routes/inbox-receive.camel.yaml"))).contains("platform-http:/legacy/survey-send-info");
+        Map<String, Object> service = yaml(ROOT.resolve("k8s/base/service.yaml")).get(0);
+        assertThat(paths).singleElement().satisfies(path -> {
+            assertThat(path.get("path")).isEqualTo("/legacy/survey-send-info");
+            assertThat(path.get("pathType")).isEqualTo("Exact");
+            assertThat((Object) at(path, "backend", "service", "name")).isEqualTo(at(service, "metadata", "name"));
+            String portName = at(path, "backend", "service", "port", "name");
+            List<Map<String, Object>> ports = at(service, "spec", "ports");
+            assertThat(ports).filteredOn(p -> portName.equals(p.get("name"))).singleElement()
+                    .satisfies(p -> assertThat(p.get("targetPort")).isEqualTo("http"));
+        });
+        List<Map<String, Object>> containerPorts = at(container(), "ports");
+        assertThat(containerPorts).filteredOn(p -> "http".equals(p.get("name"))).singleElement()
+                .satisfies(p -> assertThat(((Number) p.get("containerPort")).intValue())
+                        .isEqualTo(((Number) at(appConfig, "server", "port")).intValue()));
+        assertThat((Object) at(ingress, "spec", "ingressClassName")).isEqualTo("nginx");
+        assertThat(Files.readString(ROOT.resolve("k8s/base/networkpolicy.yaml"))).contains("kubernetes.io/metadata.name: ingress-nginx");
+    }
+
+    /**
+     * A pod whose migrations wait for a table lock as long as they are written to (the retry loops of V12, V13) is
+     * not killed by its startup probe first: the probe's budget covers the longest wait plus 90 s to start (starts
+     * measured 30-83 s, bench/MEASURED.md).
+     * And the preStop {@code sleep} action the Deployment uses exists from Kubernetes 1.30: the documented minimum.
+     */
+    @Test
+    void theStartupProbeOutlastsTheLongestMigrationWaitAndTheDocumentedKubernetesHasThePreStopSleep() throws IOException {
+        java.util.regex.Pattern loop = java.util.regex.Pattern.compile("FOR try IN 1\\.\\.(\\d+) LOOP");
+        java.util.regex.Pattern lock = java.util.regex.Pattern.compile("'lock_timeout', '(\\d+)(ms|s)'");
+        java.util.regex.Pattern pause = java.util.regex.Pattern.compile("pg_sleep\\(([0-9.]+)\\)");
+        double longest = 0;
+        try (Stream<Path> files = Files.list(ROOT.resolve("src/main/resources/db/migration"))) {
+            for (Path file : files.filter(f -> f.toString().endsWith(".sql")).toList()) {
+                String sql = Files.readString(file);
+                java.util.regex.Matcher tries = loop.matcher(sql);
+                if (!tries.find()) {
+                    continue;
+                }
+                java.util.regex.Matcher wait = lock.matcher(sql);
+                java.util.regex.Matcher sleep = pause.matcher(sql);
+                assertThat(wait.find()).as(file + " lock_timeout").isTrue();
+                assertThat(sleep.find()).as(file + " pg_sleep").isTrue();
+                double lockSeconds = Integer.parseInt(wait.group(1)) / (wait.group(2).equals("ms") ? 1000.0 : 1.0);
+                longest = Math.max(longest, Integer.parseInt(tries.group(1)) * (lockSeconds + Double.parseDouble(sleep.group(1))));
+            }
+        }
+        assertThat(longest).as("V12's loop is the longest known").isGreaterThanOrEqualTo(300);
+        Map<String, Object> startup = at(container(), "startupProbe");
+        int budget = ((Number) startup.get("periodSeconds")).intValue() * ((Number) startup.get("failureThreshold")).intValue()
+                + ((Number) startup.getOrDefault("initialDelaySeconds", 0)).intValue();
+        assertThat((double) budget).as("startup probe budget, s").isGreaterThanOrEqualTo(longest + 90);
+
+        assertThat((Object) at(container(), "lifecycle", "preStop", "sleep")).isNotNull();
+        assertThat(Files.readString(ROOT.resolve("docs/deploying.md"))).contains("Kubernetes 1.30 or later");
+    }
+
     /** Spans can leave the pod once an OTLP endpoint is set: the collector's standard OTLP/HTTP port is let out. */
     @Test
     void theTraceExporterCanReachACollector() throws IOException {
