@@ -1,6 +1,7 @@
 package com.hospital.surveyinbox.cache;
 
 import com.hospital.surveyinbox.config.AdapterProperties;
+import com.hospital.surveyinbox.processing.Registration;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
@@ -37,10 +38,13 @@ public class ConsentCache {
     }
 
     /**
-     * Waits until no other consumer of this instance is looking up {@code srvyNo}; bounded by twice the
-     * downstream response timeout, after which it goes ahead (a second lookup costs time, never correctness).
+     * Waits until no other consumer of this instance is looking up the message's {@code srvyNo}; bounded by twice
+     * the downstream response timeout, after which it goes ahead (a second lookup costs time, never correctness).
+     * Takes the message, not the text: Camel's bean binding would turn a {@code srvyNo} of {@code "null"} into null
+     * (a NullPointerException here, every attempt a system error) and strip quotes from a quoted one.
      */
-    public void awaitTurn(String srvyNo) throws InterruptedException {
+    public void awaitTurn(Registration msg) throws InterruptedException {
+        String srvyNo = msg.srvyNo();
         Semaphore turn = turns.computeIfAbsent(srvyNo, k -> new Semaphore(1));
         if (turn.hasQueuedThreads() || turn.availablePermits() == 0) {
             meters.counter("adapter.consent.cache", "result", "shared").increment();

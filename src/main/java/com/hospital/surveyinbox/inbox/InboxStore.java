@@ -377,14 +377,18 @@ public class InboxStore implements DisposableBean {
     }
 
     /** Whether the subject still has rows to drain (the synchronous path must not overtake them). */
-    public boolean hasUnfinished(String srvyDrawupNo) {
+    public boolean hasUnfinished(ReceivedMessage message) {
         return Boolean.TRUE.equals(jdbc.queryForObject(HAS_UNFINISHED,
-                new MapSqlParameterSource("srvyDrawupNo", srvyDrawupNo), Boolean.class));
+                new MapSqlParameterSource("srvyDrawupNo", message.srvyDrawupNo()), Boolean.class));
     }
 
-    /** Whether a row holds this Idempotency-Key (false for none): a replay the inbox path answers with its first row. */
-    public boolean knownKey(String idempotencyKey) {
-        return idempotencyKey != null && Boolean.TRUE.equals(jdbc.queryForObject(KEY_KNOWN,
-                new MapSqlParameterSource("key", idempotencyKey), Boolean.class));
+    /**
+     * Whether a row holds this message's Idempotency-Key (false for none): a replay the inbox path answers with its
+     * first row. Both checks take the message, not its fields: Camel's bean binding would turn a text
+     * {@code "null"} into null and strip quotes from {@code "\"k\""} before a String parameter saw it.
+     */
+    public boolean knownKey(ReceivedMessage message) {
+        return message.idempotencyKey() != null && Boolean.TRUE.equals(jdbc.queryForObject(KEY_KNOWN,
+                new MapSqlParameterSource("key", message.idempotencyKey()), Boolean.class));
     }
 }

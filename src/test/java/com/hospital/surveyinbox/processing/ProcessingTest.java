@@ -152,6 +152,22 @@ class ProcessingTest extends IntegrationTest {
         }
     }
 
+    /**
+     * A srvyNo that reads "null" (or is quoted) is a survey number like any other: looked up as it is, the row
+     * completes. Bound as a String parameter, Camel turned "null" into null and the consent step failed every attempt
+     * as a system error until the row was DEAD.
+     */
+    @Test
+    void aSurveyNumberThatReadsNullIsLookedUpAsItIs() {
+        String id = client.accept(send(uniqueSubject("SNULL"), "P-SNULL", "\"srvyNo\":\"null\""));
+        String quoted = client.accept(send(uniqueSubject("SQUOTE"), "P-SQUOTE", "\"srvyNo\":\"'CONSENT-Q'\""));
+
+        rows.awaitStatus(id, "COMPLETED");
+        rows.awaitStatus(quoted, "COMPLETED");
+        assertThat(rows.attempts(id)).isEqualTo(1);
+        assertThat(simulator().events("null")).extracting(DownstreamSimulator.Event::kind).contains("CONSENTS");
+    }
+
     @Test
     void recordsEachBusinessErrorWithTheDownstreamMessage() {
         String unregistered = client.accept(send(uniqueSubject("BIZ"), "P1", "\"formCd\":\"UNREG-9\"").replace("\"formCd\":\"F100\",", ""));
