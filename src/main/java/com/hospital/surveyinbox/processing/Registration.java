@@ -42,19 +42,23 @@ public record Registration(long inboxId, String srvyDrawupNo, String msgType, St
     /**
      * A field as one path segment of a {@code toD} http uri
      * ({@code "{{adapter.legacy.base-url}}/patients/${variable.msg.segment('patno')}"}): every character outside
-     * RFC 3986's unreserved set percent-encoded, {@code .} and {@code ..} too, and then encoded once more,
+     * RFC 3986's unreserved set percent-encoded, and then encoded once more,
      * because camel-http's {@code toD} optimisation decodes the uri's path once before it sends the request
      * (it keeps one endpoint per base URL and passes the path in {@code CamelHttpPath}). The request then carries
      * the value encoded exactly once: a {@code /}, {@code ;} or {@code ?} in a value can never become part of
-     * the URL's structure. Throws when the field is absent: a URL with "null" in it is never sent.
+     * the URL's structure. Throws when the field is absent (a URL with "null" in it is never sent) and when it is
+     * {@code .} or {@code ..}: percent-encoded, a dot-segment is still one (RFC 3986 6.2.2.2: servers and proxies
+     * decode {@code %2E} before they resolve the path), so {@code /forms/..} would reach the parent resource.
      */
     public String segment(String name) {
         String value = field(name);
         if (value == null) {
             throw new SystemException(null, "message field '" + name + "' is absent: it cannot be a path segment", null);
         }
-        String once = value.equals(".") || value.equals("..") ? value.replace(".", "%2E") : percentEncoded(value);
-        return percentEncoded(once);
+        if (value.equals(".") || value.equals("..")) {
+            throw new SystemException(null, "message field '" + name + "' is a dot-segment: it cannot be a path segment", null);
+        }
+        return percentEncoded(percentEncoded(value));
     }
 
     /**

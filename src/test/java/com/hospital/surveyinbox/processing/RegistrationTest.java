@@ -1,0 +1,32 @@
+package com.hospital.surveyinbox.processing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+
+/** The accessors a route builds URLs with: a message value never becomes part of the URL's structure. */
+class RegistrationTest {
+
+    static Registration message(String json) throws Exception {
+        return new Registration(1, "S1", "SEND", "P1", null, "F100", null, null, null, true, null,
+                new ObjectMapper().readTree(json));
+    }
+
+    /**
+     * Encoded twice (camel-http's toD decodes the path once), so the request carries it encoded exactly once. A dot-
+     * segment is refused, not encoded: %2E%2E is still ".." to a server that decodes before it resolves the path.
+     */
+    @Test
+    void aPathSegmentIsEncodedAndNeverADotSegment() throws Exception {
+        Registration msg = message("{\"a\":\"x/y?z\",\"b\":\"..\",\"c\":\".\",\"d\":\"a.b\",\"e\":\"...\"}");
+
+        assertThat(msg.segment("a")).isEqualTo("x%252Fy%253Fz");
+        assertThat(msg.segment("d")).isEqualTo("a.b");
+        assertThat(msg.segment("e")).isEqualTo("...");
+        assertThatThrownBy(() -> msg.segment("b")).isInstanceOf(SystemException.class).hasMessageContaining("dot-segment");
+        assertThatThrownBy(() -> msg.segment("c")).isInstanceOf(SystemException.class).hasMessageContaining("dot-segment");
+        assertThatThrownBy(() -> msg.segment("absent")).isInstanceOf(SystemException.class).hasMessageContaining("absent");
+    }
+}
