@@ -46,10 +46,7 @@ class InboxReplyRouteTest extends RouteKit {
      */
     @Test
     void aRequeueWithdrawsADeadReplyBeingSentAndItsSenderCannotBringItBack() throws Exception {
-        String subject = uniqueSubject("RPL-RQ");
-        long id = aged(subject, "DEAD", 0);
-        jdbc.update("UPDATE inbox_message SET attempts = 5, reply_status = 'PENDING', reply_reason_code = 'DEAD', "
-                + "reply_reason = 'patient not registered', reply_updated_at = now() WHERE id = ?", id);
+        long id = deadOwingItsReply("RPL-RQ");
         mock("mock:legacy-reply").whenAnyExchangeReceived(e -> {
             assertThat(client.opsPost("/ops/inbox/" + id + "/requeue").status()).isEqualTo(200);
             throw new java.net.SocketTimeoutException("Read timed out");
@@ -63,10 +60,7 @@ class InboxReplyRouteTest extends RouteKit {
 
         // withdrawn while on the wire, but it got through: recorded SENT (the legacy system has it), so the row dying
         // again owes no second DEAD reply
-        String other = uniqueSubject("RPL-RQ2");
-        long second = aged(other, "DEAD", 0);
-        jdbc.update("UPDATE inbox_message SET attempts = 5, reply_status = 'PENDING', reply_reason_code = 'DEAD', "
-                + "reply_reason = 'patient not registered', reply_updated_at = now() WHERE id = ?", second);
+        long second = deadOwingItsReply("RPL-RQ2");
         mock("mock:legacy-reply").whenAnyExchangeReceived(e -> {
             assertThat(client.opsPost("/ops/inbox/" + second + "/requeue").status()).isEqualTo(200);
             e.getMessage().setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
@@ -83,10 +77,7 @@ class InboxReplyRouteTest extends RouteKit {
      */
     @Test
     void aStaleReplySenderCannotRecordOverTheSenderThatHoldsTheReplyNow() throws Exception {
-        String subject = uniqueSubject("RPL-STALE");
-        long id = aged(subject, "DEAD", 0);
-        jdbc.update("UPDATE inbox_message SET attempts = 5, reply_status = 'PENDING', reply_reason_code = 'DEAD', "
-                + "reply_reason = 'patient not registered', reply_updated_at = now() WHERE id = ?", id);
+        long id = deadOwingItsReply("RPL-STALE");
         mock("mock:legacy-reply").whenAnyExchangeReceived(e -> {
             assertThat(client.opsPost("/ops/inbox/" + id + "/requeue").status()).isEqualTo(200);
             // the requeued row completes with a reply owed, and a second sender takes it (claim-reply.sql's update)
@@ -103,15 +94,20 @@ class InboxReplyRouteTest extends RouteKit {
                 .as("counted stale, not failed: nothing was recorded").isEqualTo(stale + 1);
 
         // the same with a stale success: the newer sender's reply stays SENDING (not delivered yet), never SENT
-        String other = uniqueSubject("RPL-STALE2");
-        long second = aged(other, "DEAD", 0);
-        jdbc.update("UPDATE inbox_message SET attempts = 5, reply_status = 'PENDING', reply_reason_code = 'DEAD', "
-                + "reply_reason = 'patient not registered', reply_updated_at = now() WHERE id = ?", second);
+        long second = deadOwingItsReply("RPL-STALE2");
         mock("mock:legacy-reply").whenAnyExchangeReceived(e -> {
             jdbc.update("UPDATE inbox_message SET reply_status = 'SENDING', reply_attempts = reply_attempts + 1 WHERE id = ?", second);
             e.getMessage().setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
         });
         template.sendBody("direct:inbox-reply", Map.of("id", second));
         assertThat(rows.row(Long.toString(second))).containsEntry("reply_status", "SENDING");
+    }
+
+    /** A DEAD row (5 attempts) whose DEAD reply is owed and not yet taken by a sender. */
+    private long deadOwingItsReply(String prefix) {
+        long id = aged(uniqueSubject(prefix), "DEAD", 0);
+        jdbc.update("UPDATE inbox_message SET attempts = 5, reply_status = 'PENDING', reply_reason_code = 'DEAD', "
+                + "reply_reason = 'patient not registered', reply_updated_at = now() WHERE id = ?", id);
+        return id;
     }
 }
