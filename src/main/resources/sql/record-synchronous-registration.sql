@@ -4,14 +4,19 @@
 -- Run by: routes/inbox-receive.camel.yaml, step inbox-receive-record-synchronous (camel-sql), once the
 -- registration succeeded.
 -- Why this shape: no payload is kept (nothing is owed on the row, so no patient data stays: redacted_at is
--- now); no reply is owed (the sender got the outcome in the answer); published_at is set, so no job ever
+-- now); no reply is owed: a reply the outcome carried (NOTIFY_SKIPPED, ALREADY_SUBMITTED) went out in the
+-- answer, so it is recorded SENT with its reason, for operators and so that nothing ever sends it again;
+-- published_at is set, so no job ever
 -- republishes it. The subject's advisory lock (key space 6924 = InboxStore.SUBJECT_LOCK_SPACE) orders it with
 -- the subject's receptions. A key already on record stores nothing (ON CONFLICT).
 WITH recorded AS (
     INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload, idempotency_key, status, attempts,
-                               last_attempt_at, published_at, redacted_at)
+                               last_attempt_at, published_at, redacted_at,
+                               reply_status, reply_reason_code, reply_reason, reply_updated_at)
     SELECT CAST(:#srvyDrawupNo AS TEXT), CAST(:#msgType AS TEXT), NULL, CAST(:#idempotencyKey AS TEXT),
-           'COMPLETED', 1, now(), now(), now()
+           'COMPLETED', 1, now(), now(), now(),
+           CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN 'NONE' ELSE 'SENT' END, CAST(:#replyCode AS TEXT),
+           CAST(:#replyReason AS TEXT), CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN NULL ELSE now() END
       FROM (SELECT pg_advisory_xact_lock(6924, hashtext(CAST(:#srvyDrawupNo AS TEXT)))) AS subject_lock
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING id

@@ -12,7 +12,7 @@ import java.util.Map;
  * so a route never builds a URL from raw text: {@link #segment} for a path segment of a {@code toD} uri,
  * and {@link #query} for a query value.
  *
- * @param inboxId the row's id; above every stored id on the synchronous path (nothing stored)
+ * @param inboxId the row's id; above every stored id on the synchronous path (its record is stored only after it)
  * @param notifyPatient false when {@code alimtalkYn=N}: create the questionnaire, send no notification
  * @param sendAt  {@code sendDt} as an ISO offset time in the legacy zone, or the time of processing
  * @param message the stored message as received (every field, including those the code does not name)

@@ -2,6 +2,7 @@ package com.hospital.surveyinbox.reception;
 
 import com.hospital.surveyinbox.inbox.ClaimedRow;
 import com.hospital.surveyinbox.inbox.ReceivedMessage;
+import com.hospital.surveyinbox.processing.Outcome;
 import java.util.HashMap;
 import java.util.Map;
 import org.springframework.stereotype.Component;
@@ -23,12 +24,17 @@ public class SynchronousRegistration {
         return new ClaimedRow(NOT_STORED, message.srvyDrawupNo(), message.msgType(), message.payload(), 1, null);
     }
 
-    /** Named parameters of {@code sql/record-synchronous-registration.sql}: the subject, the type, the sender's key. */
-    public Map<String, Object> record(ReceivedMessage message) {
+    /**
+     * Named parameters of {@code sql/record-synchronous-registration.sql}: the subject, the type, the sender's key,
+     * and the reply the answer carried (NOTIFY_SKIPPED, ALREADY_SUBMITTED; null for none) with its reason.
+     */
+    public Map<String, Object> record(ReceivedMessage message, Outcome outcome) {
         Map<String, Object> params = new HashMap<>();
         params.put("srvyDrawupNo", message.srvyDrawupNo());
         params.put("msgType", message.msgType());
         params.put("idempotencyKey", message.idempotencyKey());
+        params.put("replyCode", outcome.reply() == null ? null : outcome.reply().name());
+        params.put("replyReason", outcome.replyReason());
         return params;
     }
 }

@@ -51,7 +51,8 @@ public class ReplySender {
     /**
      * Counts and logs one sender's result. {@code recorded}: the rows its record statement changed; 0 when the
      * sender no longer held the reply (an operator's requeue withdrew it, a newer sender took it over): then nothing
-     * was written and the result is counted as stale, neither sent nor failed.
+     * was written and the result is counted as stale, neither sent nor failed. (A withdrawn DEAD reply that got
+     * through is written, SENT, and counted sent.)
      */
     public void logged(Map<String, Object> owed, String error, Integer recorded) {
         String reason = String.valueOf(owed.get("reasonCode"));

@@ -257,9 +257,9 @@ class ManifestConsistencyTest {
     }
 
     /**
-     * A pod whose migrations wait for a table lock as long as they are written to (the retry loops of V12, V13) is
-     * not killed by its startup probe first: the probe's budget covers the longest wait plus 90 s to start (starts
-     * measured 30-83 s, bench/MEASURED.md).
+     * A pod whose migrations wait for a table lock as long as they are written to (the retry loops of V12, V13, one
+     * after the other when an old database is upgraded) is not killed by its startup probe first: the probe's budget
+     * covers the waits added up plus 90 s to start (starts measured 30-83 s, bench/MEASURED.md).
      * And the preStop {@code sleep} action the Deployment uses exists from Kubernetes 1.30: the documented minimum.
      */
     @Test
@@ -267,7 +267,7 @@ class ManifestConsistencyTest {
         java.util.regex.Pattern loop = java.util.regex.Pattern.compile("FOR try IN 1\\.\\.(\\d+) LOOP");
         java.util.regex.Pattern lock = java.util.regex.Pattern.compile("'lock_timeout', '(\\d+)(ms|s)'");
         java.util.regex.Pattern pause = java.util.regex.Pattern.compile("pg_sleep\\(([0-9.]+)\\)");
-        double longest = 0;
+        double waits = 0;
         try (Stream<Path> files = Files.list(ROOT.resolve("src/main/resources/db/migration"))) {
             for (Path file : files.filter(f -> f.toString().endsWith(".sql")).toList()) {
                 String sql = Files.readString(file);
@@ -280,16 +280,19 @@ class ManifestConsistencyTest {
                 assertThat(wait.find()).as(file + " lock_timeout").isTrue();
                 assertThat(sleep.find()).as(file + " pg_sleep").isTrue();
                 double lockSeconds = Integer.parseInt(wait.group(1)) / (wait.group(2).equals("ms") ? 1000.0 : 1.0);
-                longest = Math.max(longest, Integer.parseInt(tries.group(1)) * (lockSeconds + Double.parseDouble(sleep.group(1))));
+                waits += Integer.parseInt(tries.group(1)) * (lockSeconds + Double.parseDouble(sleep.group(1)));
             }
         }
-        assertThat(longest).as("V12's loop is the longest known").isGreaterThanOrEqualTo(300);
+        assertThat(waits).as("V12's and V13's loops").isGreaterThanOrEqualTo(420);
         Map<String, Object> startup = at(container(), "startupProbe");
         int budget = ((Number) startup.get("periodSeconds")).intValue() * ((Number) startup.get("failureThreshold")).intValue()
                 + ((Number) startup.getOrDefault("initialDelaySeconds", 0)).intValue();
-        assertThat((double) budget).as("startup probe budget, s").isGreaterThanOrEqualTo(longest + 90);
+        assertThat((double) budget).as("startup probe budget, s").isGreaterThanOrEqualTo(waits + 90);
 
         assertThat((Object) at(container(), "lifecycle", "preStop", "sleep")).isNotNull();
+        // the blind-monitoring alert names the namespace prod deploys to: renamed in one place only, it would fire forever
+        String namespace = at(yaml(ROOT.resolve("k8s/overlays/prod/kustomization.yaml")).get(0), "namespace");
+        assertThat(Files.readString(ROOT.resolve("k8s/monitoring/prometheusrule.yaml"))).contains("namespace=\"" + namespace + "\"");
         assertThat(Files.readString(ROOT.resolve("docs/deploying.md"))).contains("Kubernetes 1.30 or later");
     }
 
