@@ -6,9 +6,8 @@
 -- Why this shape: no payload is kept (nothing is owed on the row, so no patient data stays: redacted_at is
 -- now); no reply is owed: a reply the outcome carried (NOTIFY_SKIPPED, ALREADY_SUBMITTED) went out in the
 -- answer, so it is recorded SENT with its reason, for operators and so that nothing ever sends it again;
--- published_at is set, so no job ever
--- republishes it. The subject's advisory lock (key space 6924 = InboxStore.SUBJECT_LOCK_SPACE) orders it with
--- the subject's receptions. A key already on record stores nothing (ON CONFLICT).
+-- published_at is set, so no job ever republishes it. The subject's advisory lock (its key space
+-- InboxStore.SUBJECT_LOCK_SPACE, passed in as lockSpace) orders it with the subject's receptions. A key already on record stores nothing (ON CONFLICT).
 WITH recorded AS (
     INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload, idempotency_key, status, attempts,
                                last_attempt_at, published_at, redacted_at,
@@ -17,7 +16,7 @@ WITH recorded AS (
            'COMPLETED', 1, now(), now(), now(),
            CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN 'NONE' ELSE 'SENT' END, CAST(:#replyCode AS TEXT),
            CAST(:#replyReason AS TEXT), CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN NULL ELSE now() END
-      FROM (SELECT pg_advisory_xact_lock(6924, hashtext(CAST(:#srvyDrawupNo AS TEXT)))) AS subject_lock
+      FROM (SELECT pg_advisory_xact_lock(CAST(:#lockSpace AS INTEGER), hashtext(CAST(:#srvyDrawupNo AS TEXT)))) AS subject_lock
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING id
 )

@@ -42,7 +42,7 @@ public class InboxStore implements DisposableBean {
             """.formatted(InboxStore.SUBJECT_LOCK_SPACE);
 
     /** First key of the subject locks: keeps them apart from any other advisory lock in the database. */
-    static final int SUBJECT_LOCK_SPACE = 0x1B0C;
+    public static final int SUBJECT_LOCK_SPACE = 0x1B0C;
 
     /**
      * Each subject of a group locked until the group's transaction ends, in one order (by hash) so two groups

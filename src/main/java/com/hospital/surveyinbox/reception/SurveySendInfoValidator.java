@@ -139,9 +139,9 @@ public class SurveySendInfoValidator {
 
     /**
      * Why a message whose field names or texts (at any depth) hold an unpaired UTF-16 surrogate is refused, naming
-     * the top-level field, or null. JSON
-     * allows the escape {@code \\uD800} alone; it is no character: PostgreSQL's driver writes it as {@code ?}, so {@code "\\uD800X"} and {@code "\\uDBFFX"} would be stored, keyed, cached and sent
-     * downstream as one subject (a SEND of one read as the resend of the other).
+     * the top-level field, or null. JSON allows the escape {@code \\uD800} alone; it is no character: PostgreSQL's
+     * driver writes it as {@code ?}, so {@code "\\uD800X"} and {@code "\\uDBFFX"} would be stored, keyed, cached and
+     * sent downstream as one subject (a SEND of one read as the resend of the other).
      */
     static String unicodeProblem(JsonNode message) {
         for (java.util.Iterator<Map.Entry<String, JsonNode>> fields = message.fields(); fields.hasNext(); ) {

@@ -1,6 +1,7 @@
 package com.hospital.surveyinbox.reception;
 
 import com.hospital.surveyinbox.inbox.ClaimedRow;
+import com.hospital.surveyinbox.inbox.InboxStore;
 import com.hospital.surveyinbox.inbox.ReceivedMessage;
 import com.hospital.surveyinbox.processing.Outcome;
 import java.util.HashMap;
@@ -26,13 +27,14 @@ public class SynchronousRegistration {
 
     /**
      * Named parameters of {@code sql/record-synchronous-registration.sql}: the subject, the type, the sender's key,
-     * and the reply the answer carried (NOTIFY_SKIPPED, ALREADY_SUBMITTED; null for none) with its reason.
+     * the subject locks' key space, and the reply the answer carried (NOTIFY_SKIPPED, ALREADY_SUBMITTED; null for none) with its reason.
      */
     public Map<String, Object> record(ReceivedMessage message, Outcome outcome) {
         Map<String, Object> params = new HashMap<>();
         params.put("srvyDrawupNo", message.srvyDrawupNo());
         params.put("msgType", message.msgType());
         params.put("idempotencyKey", message.idempotencyKey());
+        params.put("lockSpace", InboxStore.SUBJECT_LOCK_SPACE); // the receptions' subject locks, not a copy of the number
         params.put("replyCode", outcome.reply() == null ? null : outcome.reply().name());
         params.put("replyReason", outcome.replyReason());
         return params;
