@@ -5,7 +5,9 @@
 -- Why this WHERE: one conditional UPDATE is the only gateway into processing — racing consumers,
 -- duplicate events and the redelivery job can never claim a row twice (a read-then-update could).
 -- The ordering guard is part of it: an earlier unfinished row of the same subject blocks the claim,
--- so rows of one srvyDrawupNo are registered in arrival order.
+-- so rows of one srvyDrawupNo are registered in arrival order; and any other row of the subject being
+-- registered right now (PROCESSING) blocks it too, so one subject never has two registrations at once
+-- (an operator's requeue of an older DEAD row while a later row is PROCESSING would otherwise run both).
 WITH claimed AS (
     UPDATE inbox_message m
        SET status = 'PROCESSING',
@@ -25,8 +27,9 @@ WITH claimed AS (
            SELECT 1
              FROM inbox_message e
             WHERE e.srvy_drawup_no = m.srvy_drawup_no
-              AND e.id < m.id
-              AND e.status IN ('RECEIVED', 'PROCESSING', 'FAILED'))
+              AND e.id <> m.id
+              AND e.status IN ('RECEIVED', 'PROCESSING', 'FAILED')
+              AND (e.id < m.id OR e.status = 'PROCESSING'))
     RETURNING m.id, m.srvy_drawup_no, m.msg_type, m.payload, m.payload_key_id, m.attempts, m.last_attempt_at
 ), opened AS (
     INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at)

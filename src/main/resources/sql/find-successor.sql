@@ -1,5 +1,7 @@
 -- The next row of a subject that may be waiting for the row that just finished, to be republished at
--- once instead of after lost-event-after.
+-- once instead of after lost-event-after: the oldest claimable row of the subject. Usually a later one;
+-- an earlier one when an operator requeued it while this row was being registered (claim-row.sql holds
+-- it behind a PROCESSING row of its subject).
 -- Run by: routes/inbox-process.camel.yaml, step inbox-process-find-successor (camel-sql), after a
 -- row ended COMPLETED or DEAD.
 -- Why this WHERE: any RECEIVED successor counts, whether or not its hold was recorded yet (the claim
@@ -11,7 +13,7 @@ SELECT id AS "inboxId",
        trace_parent AS "traceParent"
   FROM inbox_message
  WHERE srvy_drawup_no = :#srvyDrawupNo
-   AND id > :#id
+   AND id <> :#id
    AND (status = 'RECEIVED' OR (status = 'FAILED' AND held_reason IS NOT NULL))
  ORDER BY id
  LIMIT 1

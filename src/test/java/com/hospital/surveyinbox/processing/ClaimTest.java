@@ -189,4 +189,30 @@ class ClaimTest extends IntegrationTest {
         ClaimedRow next = claims.claim(second).orElseThrow();
         assertThat(outcomes().complete(next)).isTrue();
     }
+
+    @Test
+    void anOlderRowRequeuedWhileALaterOneIsRegisteringWaitsForIt() {
+        // an operator requeues an older DEAD row (DEAD no longer held its successors back) while the later row
+        // of the subject is PROCESSING: the older row must not be registered beside it, and is released after it
+        String subject = uniqueSubject("REQLATE");
+        long older = insert(subject);
+        long later = insert(subject);
+        jdbc.update("UPDATE inbox_message SET status = 'DEAD', attempts = 5 WHERE id = ?", older);
+        ClaimedRow registering = claims.claim(later).orElseThrow();
+        Map<?, ?> requeued = producer.requestBody("sql:classpath:sql/requeue-row.sql?outputType=SelectOne",
+                Map.of("id", older, "actor", "claim-test"), Map.class);
+        assertThat(requeued.get("requeued")).isEqualTo(true);
+
+        assertThat(claims.claim(older)).as("a later row of the subject is PROCESSING").isEmpty();
+        assertThat(producer.requestBody("sql:classpath:sql/record-hold.sql?outputType=SelectOne&parametersCount=2",
+                Map.of("id", older), Long.class)).isEqualTo(later);
+        assertThat(jdbc.queryForObject("SELECT held_reason FROM inbox_message WHERE id = ?", String.class, older))
+                .isEqualTo("waiting behind inbox " + later);
+
+        assertThat(outcomes().complete(registering)).isTrue();
+        Map<?, ?> successor = producer.requestBody("sql:classpath:sql/find-successor.sql?outputType=SelectOne&parametersCount=2",
+                Map.of("id", later, "srvyDrawupNo", subject), Map.class);
+        assertThat(successor.get("inboxId")).as("the held older row is released when the later one finishes").isEqualTo(older);
+        assertThat(outcomes().complete(claims.claim(older).orElseThrow())).isTrue();
+    }
 }
