@@ -360,6 +360,28 @@ class ManifestConsistencyTest {
                 .isGreaterThanOrEqualTo(preStop + web + camel + 5);
         assertThat(grace).isGreaterThan(Integer.parseInt(((String) at(appConfig, "spring", "lifecycle",
                 "timeout-per-shutdown-phase")).replace("s", "")));
+        // The waits cover a registration whose every downstream call takes its whole time (connect + response
+        // timeout): Camel's in-flight wait a row's registration and its DEAD reply (every downstream call of the
+        // routes, an upper bound on one row's), the web server's graceful stop the rollback toggle's synchronous
+        // registration on a request thread (the calls of inbox-register and inbox-consents).
+        java.time.Duration perCall = java.time.Duration.parse((String) at(appConfig, "adapter", "http", "connect-timeout"))
+                .plus(java.time.Duration.parse((String) at(appConfig, "adapter", "http", "response-timeout")));
+        Map<String, Long> calls = new LinkedHashMap<>();
+        try (Stream<Path> routes = Files.list(ROOT.resolve("routes"))) {
+            for (Path r : routes.filter(p -> p.toString().endsWith(".camel.yaml")).sorted().toList()) {
+                calls.put(r.getFileName().toString(), Files.readAllLines(r).stream()
+                        .filter(l -> l.strip().matches("uri: \"\\{\\{adapter\\.(legacy|account|survey)\\.base-url}}.*"))
+                        .count());
+            }
+        }
+        long all = calls.values().stream().mapToLong(Long::longValue).sum();
+        long synchronous = calls.get("inbox-register.camel.yaml") + calls.get("inbox-consents.camel.yaml");
+        assertThat(synchronous).as("downstream calls of a registration found in routes/: %s", calls).isGreaterThanOrEqualTo(6);
+        assertThat(all).isGreaterThan(synchronous);
+        assertThat((long) camel).as("camel.main.shutdown-timeout >= %d calls x %s", all, perCall)
+                .isGreaterThanOrEqualTo(all * perCall.toSeconds());
+        assertThat((long) web).as("spring.lifecycle.timeout-per-shutdown-phase >= %d calls x %s", synchronous, perCall)
+                .isGreaterThanOrEqualTo(synchronous * perCall.toSeconds());
         for (String base : List.of("k8s/base", "k8s/overlays/dev", "k8s/overlays/prod")) {
             Map<String, Object> k = yaml(ROOT.resolve(base).resolve("kustomization.yaml")).get(0);
             assertThat(k).as(base).doesNotContainKeys("bases", "patchesStrategicMerge");
