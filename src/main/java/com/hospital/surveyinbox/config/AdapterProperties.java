@@ -119,6 +119,11 @@ public class AdapterProperties {
         @Min(1) private final int bulkRequeueMax;
         /** Events per second a bulk requeue republishes (a downstream that just recovered is not flooded); 1..1000. */
         @Min(1) @jakarta.validation.constraints.Max(1000) private final int bulkRequeueRatePerSecond;
+        /**
+         * Longest wait between two tries of a reply the legacy system keeps refusing: the wait after the n-th
+         * failed try is retry-delay x 2^(n-1), at most this (a reply is never given up: the contract retries it).
+         */
+        @NotNull private final Duration replyMaxRetryDelay;
 
         public Inbox(@DefaultValue("true") boolean enabled,
                 @DefaultValue("5") int maxAttempts,
@@ -131,7 +136,8 @@ public class AdapterProperties {
                 @DefaultValue("7") int redeliverHistoryDays,
                 @DefaultValue("PT30S") Duration redeliverPublishDeadline,
                 @DefaultValue("500") int bulkRequeueMax,
-                @DefaultValue("10") int bulkRequeueRatePerSecond) {
+                @DefaultValue("10") int bulkRequeueRatePerSecond,
+                @DefaultValue("PT1H") Duration replyMaxRetryDelay) {
             this.enabled = enabled;
             this.maxAttempts = maxAttempts;
             this.retryDelay = retryDelay;
@@ -144,6 +150,7 @@ public class AdapterProperties {
             this.redeliverPublishDeadline = redeliverPublishDeadline;
             this.bulkRequeueMax = bulkRequeueMax;
             this.bulkRequeueRatePerSecond = bulkRequeueRatePerSecond;
+            this.replyMaxRetryDelay = replyMaxRetryDelay;
         }
 
         public boolean isEnabled() { return enabled; }
@@ -158,6 +165,7 @@ public class AdapterProperties {
         public Duration getRedeliverPublishDeadline() { return redeliverPublishDeadline; }
         public int getBulkRequeueMax() { return bulkRequeueMax; }
         public int getBulkRequeueRatePerSecond() { return bulkRequeueRatePerSecond; }
+        public Duration getReplyMaxRetryDelay() { return replyMaxRetryDelay; }
     }
 
     public static class Kafka {

@@ -47,6 +47,7 @@ public class RedeliverySweep {
         Map<String, Object> params = new HashMap<>();
         params.put("lostEventAfterMillis", inbox.getLostEventAfter().toMillis());
         params.put("retryDelayMillis", inbox.getRetryDelay().toMillis());
+        params.put("replyMaxRetryDelayMillis", inbox.getReplyMaxRetryDelay().toMillis());
         params.put("stuckAfterMillis", inbox.getStuckProcessingAfter().toMillis());
         params.put("batch", inbox.getRedeliverBatchSize());
         params.put("maxAttempts", inbox.getMaxAttempts());

@@ -42,6 +42,8 @@ import org.springframework.test.context.TestPropertySource;
         // with lost-event-after 2 s: a bulk requeue has room for 2 events (2/s x 1 s), one published each 500 ms
         "adapter.inbox.bulk-requeue-rate-per-second=2",
         "adapter.inbox.retry-delay=PT1S",
+        // a reply failing 4 times waits 1, 2, 4 s between tries, then at most 4 s
+        "adapter.inbox.reply-max-retry-delay=PT4S",
         "adapter.inbox.stuck-processing-after=PT3S",
         "adapter.circuit.failure-threshold=3",
         "adapter.circuit.open-duration=PT2S"})

@@ -3,6 +3,7 @@ package com.hospital.surveyinbox.routes;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.camel.builder.NotifyBuilder;
 import org.junit.jupiter.api.Test;
@@ -200,5 +201,37 @@ class InboxRedeliverRouteTest extends RouteKit {
         assertThat(rows.row(Long.toString(owed))).containsEntry("reply_status", "SENT");
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'RECEIVED'",
                 Long.class, run + "-lost-%")).isEqualTo(3);
+    }
+
+    /**
+     * A reply the legacy system keeps refusing is tried after retry-delay, then twice as long after each further
+     * failure, up to reply-max-retry-delay, and never given up: before, every tick retried it, forever.
+     */
+    @Test
+    void aReplyThatKeepsFailingIsTriedLessOftenButNeverGivenUp() {
+        String run = uniqueSubject("REPLYBACKOFF");
+        // (reply_attempts, minutes since the last try) -> due at retry-delay 1 min, at most 60 min apart?
+        long firstRetry = owedReply(run + "-a", 1, 2);       // waits 1 min: due
+        long backedOff = owedReply(run + "-b", 4, 5);        // waits 8 min: not yet
+        long backedOffDue = owedReply(run + "-c", 4, 9);     // waits 8 min: due
+        long capped = owedReply(run + "-d", 200, 61);        // waits at most 60 min (2^199 would overflow): due
+        long cappedNotYet = owedReply(run + "-e", 200, 59);  // not yet
+        long pending = owedReply(run + "-f", 0, 2);          // never tried (opened 2 min ago): due
+
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> due = template.requestBody("sql:classpath:sql/find-owed-replies.sql?parametersCount=4",
+                Map.of("retryDelayMillis", 60_000L, "replyMaxRetryDelayMillis", 3_600_000L, "batch", 1_000_000), List.class);
+
+        assertThat(due).extracting(r -> ((Number) r.get("id")).longValue())
+                .contains(firstRetry, backedOffDue, capped, pending)
+                .doesNotContain(backedOff, cappedNotYet);
+    }
+
+    private long owedReply(String subject, int replyAttempts, int minutesSinceLastTry) {
+        long id = stored(subject);
+        jdbc.update("UPDATE inbox_message SET status = 'DEAD', reply_status = ?, reply_reason_code = 'DEAD', reply_reason = 'x', "
+                + "reply_attempts = ?, reply_updated_at = now() - make_interval(mins => ?) WHERE id = ?",
+                replyAttempts == 0 ? "PENDING" : "FAILED", replyAttempts, minutesSinceLastTry, id);
+        return id;
     }
 }
