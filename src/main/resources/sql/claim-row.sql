@@ -27,9 +27,17 @@ WITH claimed AS (
            SELECT 1
              FROM inbox_message e
             WHERE e.srvy_drawup_no = m.srvy_drawup_no
-              AND e.id <> m.id
-              AND e.status IN ('RECEIVED', 'PROCESSING', 'FAILED')
-              AND (e.id < m.id OR e.status = 'PROCESSING'))
+              AND e.id < m.id
+              AND e.status IN ('RECEIVED', 'PROCESSING', 'FAILED'))
+       -- a second range of the subject's partial index (its status list repeated so the planner matches the
+       -- index), not one scan of all the subject's unfinished rows
+       AND NOT EXISTS (
+           SELECT 1
+             FROM inbox_message p
+            WHERE p.srvy_drawup_no = m.srvy_drawup_no
+              AND p.id > m.id
+              AND p.status IN ('RECEIVED', 'PROCESSING', 'FAILED')
+              AND p.status = 'PROCESSING')
     RETURNING m.id, m.srvy_drawup_no, m.msg_type, m.payload, m.payload_key_id, m.attempts, m.last_attempt_at
 ), opened AS (
     INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at)

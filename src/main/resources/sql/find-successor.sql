@@ -1,19 +1,26 @@
--- The next row of a subject that may be waiting for the row that just finished, to be republished at
--- once instead of after lost-event-after: the oldest claimable row of the subject. Usually a later one;
--- an earlier one when an operator requeued it while this row was being registered (claim-row.sql holds
--- it behind a PROCESSING row of its subject).
+-- The row of a subject that may claim now that one of its rows finished or failed, to be republished at once
+-- instead of after lost-event-after: the subject's oldest claimable row with no earlier unfinished row. Usually
+-- a later one; an earlier one when an operator requeued it while this row was being registered (claim-row.sql
+-- holds it behind a PROCESSING row of its subject), which is why a FAILED outcome looks too.
 -- Run by: routes/inbox-process.camel.yaml, step inbox-process-find-successor (camel-sql), after a
--- row ended COMPLETED or DEAD.
--- Why this WHERE: any RECEIVED successor counts, whether or not its hold was recorded yet (the claim
--- and the hold are two statements, so a hold may land just after this row finished); a FAILED one
--- only when it was held, so a plain retry still waits for retry-delay.
-SELECT id AS "inboxId",
-       srvy_drawup_no AS "srvyDrawupNo",
-       msg_type AS "msgType",
-       trace_parent AS "traceParent"
-  FROM inbox_message
- WHERE srvy_drawup_no = :#srvyDrawupNo
-   AND id <> :#id
-   AND (status = 'RECEIVED' OR (status = 'FAILED' AND held_reason IS NOT NULL))
- ORDER BY id
+-- row ended COMPLETED, DEAD or FAILED.
+-- Why this WHERE: any RECEIVED row counts, whether or not its hold was recorded yet (the claim and the hold
+-- are two statements, so a hold may land just after this row finished); a FAILED one only when it was held,
+-- so a plain retry still waits for retry-delay. A row behind an earlier unfinished one (the usual case after
+-- a FAILED outcome: the failed row itself) would only be refused again, so it is not returned.
+SELECT c.id AS "inboxId",
+       c.srvy_drawup_no AS "srvyDrawupNo",
+       c.msg_type AS "msgType",
+       c.trace_parent AS "traceParent"
+  FROM inbox_message c
+ WHERE c.srvy_drawup_no = :#srvyDrawupNo
+   AND c.id <> :#id
+   AND (c.status = 'RECEIVED' OR (c.status = 'FAILED' AND c.held_reason IS NOT NULL))
+   AND NOT EXISTS (
+       SELECT 1
+         FROM inbox_message e
+        WHERE e.srvy_drawup_no = c.srvy_drawup_no
+          AND e.id < c.id
+          AND e.status IN ('RECEIVED', 'PROCESSING', 'FAILED'))
+ ORDER BY c.id
  LIMIT 1

@@ -6,8 +6,9 @@
 -- Why this WHERE: updated_at is the worker's last sign of life; bounded batch, SKIP LOCKED. The attempt
 -- count is not raised here (case study §4.5): the abandoned attempt was already counted by its claim.
 -- The DEAD reply's clock starts reply-grace in the past so the same tick's reply sweep sends it.
--- Returns the reset rows (RECEIVED or DEAD) and, for each that went DEAD, the subject's next row
--- (status SUCCESSOR): a DEAD row releases its successor like one the consumer recorded DEAD.
+-- Returns the reset rows (RECEIVED or DEAD) and, for each, the subject's row that may claim now (status
+-- SUCCESSOR), as find-successor.sql finds it after a worker's outcome: a DEAD row releases the next row, and
+-- a reset row of either kind releases an older row an operator requeued while it was PROCESSING.
 -- The batch is an array taken once (ARRAY(SELECT ... FOR UPDATE SKIP LOCKED)), never a semi-join: with the
 -- statistics of a table found empty (reltuples 0 over a page) the planner would nest the locking subquery in a
 -- loop over the table and rescan it per row (the count fold took 10.9 s so; JobStatementPlansTest).
@@ -51,15 +52,24 @@ SELECT id AS "inboxId",
        trace_parent AS "traceParent"
   FROM stuck
 UNION ALL
--- a row that went DEAD here finished: the next row of its subject (held behind it, or not yet tried)
--- is returned too, so it is republished now rather than after lost-event-after
+-- the subject's row that may claim now is returned too, so it is republished now rather than after
+-- lost-event-after: claimable, and no earlier unfinished row in its way. This statement reads the reset rows
+-- as they were (PROCESSING), so a reset row counts as in the way only where it now is: RECEIVED (then only an
+-- older row qualifies), not DEAD.
 SELECT n.id, n.srvy_drawup_no, n.msg_type, 'SUCCESSOR', n.trace_parent
   FROM stuck s
- CROSS JOIN LATERAL (SELECT e.id, e.srvy_drawup_no, e.msg_type, e.trace_parent
-                       FROM inbox_message e
-                      WHERE e.srvy_drawup_no = s.srvy_drawup_no
-                        AND e.id > s.id
-                        AND (e.status = 'RECEIVED' OR (e.status = 'FAILED' AND e.held_reason IS NOT NULL))
-                      ORDER BY e.id
+ CROSS JOIN LATERAL (SELECT c.id, c.srvy_drawup_no, c.msg_type, c.trace_parent
+                       FROM inbox_message c
+                      WHERE c.srvy_drawup_no = s.srvy_drawup_no
+                        AND c.id <> s.id
+                        AND (s.status = 'DEAD' OR c.id < s.id)
+                        AND (c.status = 'RECEIVED' OR (c.status = 'FAILED' AND c.held_reason IS NOT NULL))
+                        AND NOT EXISTS (
+                            SELECT 1
+                              FROM inbox_message e
+                             WHERE e.srvy_drawup_no = c.srvy_drawup_no
+                               AND e.id < c.id
+                               AND e.id <> s.id
+                               AND e.status IN ('RECEIVED', 'PROCESSING', 'FAILED'))
+                      ORDER BY c.id
                       LIMIT 1) n
- WHERE s.status = 'DEAD'

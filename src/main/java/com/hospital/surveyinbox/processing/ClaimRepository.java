@@ -37,8 +37,19 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
     public static final String ROW = "row";
     private static final Logger log = LoggerFactory.getLogger(ClaimRepository.class);
     private static final String CLAIM = SqlFiles.read("claim-row");
+    /**
+     * Advisory-lock key space of the claims' per-subject lock (its own: receptions never wait for a claim). The
+     * claim's guard reads the subject's other rows from its statement's snapshot; two claims of one subject
+     * taken at once could each see the other's row as it was before (an operator's requeue between them) and
+     * both go PROCESSING. Under this lock, held to the claim's commit, the second claim's statement starts after
+     * the first committed, and sees its row PROCESSING.
+     */
+    public static final int CLAIM_LOCK_SPACE = 0x1B0D;
+    private static final String LOCK_SUBJECT = "SELECT pg_advisory_xact_lock(" + CLAIM_LOCK_SPACE
+            + ", hashtext(srvy_drawup_no)) FROM inbox_message WHERE id = :id";
 
     private final NamedParameterJdbcTemplate jdbc;
+    private final org.springframework.transaction.support.TransactionTemplate transaction;
     private final PayloadCipher cipher;
     private final MeterRegistry meters;
 
@@ -55,6 +66,9 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
                            java.time.Duration retryDelay) {
         this.retryDelayMillis = retryDelay.toMillis();
         this.jdbc = jdbc;
+        // a plain JDBC transaction on the same DataSource (not the JPA manager: no EntityManager per claim)
+        this.transaction = new org.springframework.transaction.support.TransactionTemplate(
+                new org.springframework.jdbc.datasource.DataSourceTransactionManager(jdbc.getJdbcTemplate().getDataSource()));
         this.cipher = cipher;
         this.meters = meters;
     }
@@ -87,11 +101,16 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
         UUID token = UUID.randomUUID();
         MapSqlParameterSource params = new MapSqlParameterSource("id", inboxId).addValue("token", token)
                 .addValue("retryDelayMillis", retryDelayMillis);
-        return jdbc.query(CLAIM, params, (rs, n) -> new ClaimedRow(
-                rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getString("msg_type"),
-                openPayload(rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getBytes("payload"),
-                        rs.getString("payload_key_id")),
-                rs.getInt("attempts"), token)).stream().findFirst();
+        // two statements, one transaction: the subject's claim lock first, so the claim's snapshot is taken
+        // after any other claim of the subject committed (see CLAIM_LOCK_SPACE)
+        return transaction.execute(tx -> {
+            jdbc.query(LOCK_SUBJECT, params, (rs, n) -> null);
+            return jdbc.query(CLAIM, params, (rs, n) -> new ClaimedRow(
+                    rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getString("msg_type"),
+                    openPayload(rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getBytes("payload"),
+                            rs.getString("payload_key_id")),
+                    rs.getInt("attempts"), token)).stream().findFirst();
+        });
     }
 
     /**

@@ -77,7 +77,10 @@ public class ProcessingRecord {
         log.warn("Inbox {} attempt {}: outcome not recorded, the row was re-claimed meanwhile", row.inboxId(), row.attempt());
     }
 
-    /** The claim was refused because an earlier row of the subject is unfinished ({@code sql/record-hold.sql} named it). */
+    /**
+     * The claim was refused because an earlier row of the subject is unfinished, or another row of it is being
+     * registered ({@code sql/record-hold.sql} named it).
+     */
     public void held(long inboxId, long blocker) {
         meters.counter("adapter.inbox.claims", "result", "held").increment();
         log.info("Inbox {} held: waiting behind inbox {} of the same subject", inboxId, blocker);

@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * broker threw it out of the group (rebalance, failed commits, redelivered events). A record not handed over
  * in time is refused; the route logs it and commits its offset, and the row — still RECEIVED or FAILED — is
  * the redelivery job's, as when an instance dies. Rows of one subject may now be handed to two workers at once; the claim's
- * ordering guard (an earlier unfinished row blocks it) keeps them in arrival order, and the finished row
+ * ordering guard (an earlier unfinished row, or any row of the subject being registered, blocks it) keeps them in arrival order, and the finished row
  * republishes the held one (find-successor), as it did for the redelivery job's races.
  */
 public final class ProcessingWorkers extends ThreadPoolExecutor {

@@ -215,4 +215,45 @@ class ClaimTest extends IntegrationTest {
         assertThat(successor.get("inboxId")).as("the held older row is released when the later one finishes").isEqualTo(older);
         assertThat(outcomes().complete(claims.claim(older).orElseThrow())).isTrue();
     }
+
+    @Test
+    void twoClaimsOfOneSubjectAtOnceNeverBothWin() throws Exception {
+        // the interleaving that fooled a guard read from each statement's snapshot: the later row's claim has run
+        // but not committed (it saw the older row DEAD), the older row is requeued, and its claim starts before
+        // the later one commits — it would see the later row still RECEIVED and claim too
+        String subject = uniqueSubject("CLAIMRACE");
+        long older = insert(subject);
+        long later = insert(subject);
+        jdbc.update("UPDATE inbox_message SET status = 'DEAD', attempts = 5 WHERE id = ?", older);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (java.sql.Connection laterClaim = jdbc.getDataSource().getConnection()) {
+            laterClaim.setAutoCommit(false);
+            try (java.sql.PreparedStatement lock = laterClaim.prepareStatement(
+                    "SELECT pg_advisory_xact_lock(?, hashtext(?))");
+                 java.sql.PreparedStatement claim = laterClaim.prepareStatement(
+                    "UPDATE inbox_message SET status = 'PROCESSING', attempts = attempts + 1 WHERE id = ?")) {
+                lock.setInt(1, ClaimRepository.CLAIM_LOCK_SPACE);
+                lock.setString(2, subject);
+                lock.execute();
+                claim.setLong(1, later);
+                assertThat(claim.executeUpdate()).isOne();
+            }
+            Map<?, ?> requeued = producer.requestBody("sql:classpath:sql/requeue-row.sql?outputType=SelectOne",
+                    Map.of("id", older, "actor", "claim-test"), Map.class);
+            assertThat(requeued.get("requeued")).isEqualTo(true);
+
+            Future<Optional<ClaimedRow>> olderClaim = pool.submit(() -> claims.claim(older));
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() -> jdbc.queryForObject(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = ? AND NOT granted",
+                    Long.class, ClaimRepository.CLAIM_LOCK_SPACE) > 0);
+            assertThat(olderClaim).as("waits for the subject's claim in progress").isNotDone();
+            laterClaim.commit();
+
+            assertThat(olderClaim.get(20, TimeUnit.SECONDS)).as("then sees the later row PROCESSING").isEmpty();
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ? AND status = 'PROCESSING'",
+                Long.class, subject)).isOne();
+    }
 }

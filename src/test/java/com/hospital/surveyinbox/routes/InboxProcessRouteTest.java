@@ -50,4 +50,38 @@ class InboxProcessRouteTest extends RouteKit {
         assertThat(rows.status(Long.toString(id))).isEqualTo("DEAD");
         assertThat(rows.row(Long.toString(id)).get("reply_status")).isEqualTo("SENT");
     }
+
+    @Test
+    void aFailedRowReleasesAnOlderRowRequeuedWhileItWasRegisteringAndNoRowStillBehindIt() throws Exception {
+        String subject = uniqueSubject("ALONE-REQFAIL");
+        long older = stored(subject);
+        long later = stored(subject);
+        long behind = stored(subject);
+        jdbc.update("UPDATE inbox_message SET status = 'DEAD', attempts = 5 WHERE id = ?", older);
+        // while the later row is being registered an operator requeues the older one; its event arrives at once
+        // and is refused (a row of its subject is PROCESSING); the later row's registration then fails
+        mock("mock:register").whenAnyExchangeReceived(e -> {
+            template.requestBody("sql:classpath:sql/requeue-row.sql?outputType=SelectOne",
+                    java.util.Map.of("id", older, "actor", "route-kit"), java.util.Map.class);
+            template.sendBody("direct:process-alone", event(older, subject));
+            await().atMost(java.time.Duration.ofSeconds(10)).until(() -> rows.row(Long.toString(older)).get("held_reason") != null);
+            e.setProperty("outcome", Outcome.businessFailure("FORM_NOT_REGISTERED", "form X is not registered"));
+        });
+
+        template.sendBody("direct:process-alone", event(later, subject));
+
+        // the failure releases the older row at once (not after lost-event-after); the row behind both is not
+        // published: it would only be refused again
+        await().atMost(java.time.Duration.ofSeconds(20)).until(() -> published(older));
+        assertThat(rows.status(Long.toString(later))).isEqualTo("FAILED");
+        assertThat(rows.status(Long.toString(older))).isEqualTo("RECEIVED");
+        await().atMost(java.time.Duration.ofSeconds(10)).until(() -> camel.getInflightRepository().size("inbox-process-row") == 0);
+        assertThat(published(behind)).isFalse();
+        assertThat(mock("mock:register").getReceivedCounter()).isOne();
+    }
+
+    private boolean published(long id) {
+        return mock("mock:kafka").getReceivedExchanges().stream()
+                .anyMatch(x -> x.getMessage().getBody(String.class).contains("\"inboxId\":\"" + id + "\""));
+    }
 }

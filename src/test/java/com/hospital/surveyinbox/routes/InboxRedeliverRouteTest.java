@@ -234,4 +234,27 @@ class InboxRedeliverRouteTest extends RouteKit {
                 replyAttempts == 0 ? "PENDING" : "FAILED", replyAttempts, minutesSinceLastTry, id);
         return id;
     }
+
+    @Test
+    void aStuckRowResetReleasesAnOlderRowRequeuedWhileItWasRegistering() throws Exception {
+        String run = uniqueSubject("ALONE-STUCKREQ");
+        long older = stored(run);
+        long stuck = stored(run);
+        long behind = stored(run);
+        // the older row was requeued while the later one was PROCESSING, and was held behind it; that worker died
+        jdbc.update("UPDATE inbox_message SET held_reason = 'waiting behind inbox ' || ? WHERE id = ?", stuck, older);
+        jdbc.update("UPDATE inbox_message SET status = 'PROCESSING', attempts = 1, updated_at = now() - INTERVAL '1 hour' WHERE id = ?", stuck);
+        NotifyBuilder tick = new NotifyBuilder(camel).fromRoute("inbox-redeliver").whenDone(1).create();
+
+        template.sendBody("direct:redeliver-tick", null);
+
+        assertThat(tick.matches(30, TimeUnit.SECONDS)).isTrue();
+        List<String> republished = mock("mock:kafka").getReceivedExchanges().stream()
+                .map(e -> e.getMessage().getBody(String.class)).filter(b -> b.contains(run)).toList();
+        // the older row now (not after lost-event-after), then the reset row; not the row behind both
+        assertThat(republished).hasSize(2);
+        assertThat(republished.get(0)).contains("\"inboxId\":\"" + older + "\"");
+        assertThat(republished.get(1)).contains("\"inboxId\":\"" + stuck + "\"");
+        assertThat(republished).noneMatch(b -> b.contains("\"inboxId\":\"" + behind + "\""));
+    }
 }
