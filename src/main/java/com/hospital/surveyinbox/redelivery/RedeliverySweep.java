@@ -29,16 +29,21 @@ public class RedeliverySweep {
     private final AdapterProperties properties;
     private final MeterRegistry meters;
     private final Scheduler scheduler;
+    private final java.time.Clock clock;
 
-    public RedeliverySweep(AdapterProperties properties, MeterRegistry meters, @Lazy Scheduler scheduler) {
+    /** The tick's budgets read the time from a {@code java.time.Clock} bean if there is one (tests), else the system's. */
+    public RedeliverySweep(AdapterProperties properties, MeterRegistry meters, @Lazy Scheduler scheduler,
+                           org.springframework.beans.factory.ObjectProvider<java.time.Clock> clock) {
         this.properties = properties;
         this.meters = meters;
         this.scheduler = scheduler;
+        this.clock = clock.getIfAvailable(java.time.Clock::systemUTC);
         // registered at zero: the series exist for the dashboard and alerts (k8s/monitoring) before the
         // first tick, and on an instance that opted out of the job
         for (String kind : new String[] {"stuck", "lost-event", "retry", "reply"}) {
             meters.counter("adapter.redelivery.republished", "kind", kind);
         }
+        meters.counter("adapter.redelivery.replies.deferred");
     }
 
     /** Named parameters of every statement of one tick, from {@code adapter.inbox.*}. */
@@ -89,9 +94,20 @@ public class RedeliverySweep {
                 stuck.stream().filter(r -> "DEAD".equals(r.get("status"))).count());
     }
 
-    /** This tick's publishing budget: until {@code adapter.inbox.redeliver-publish-deadline}, and while Kafka takes events. */
+    /**
+     * A budget of this tick, from now until {@code adapter.inbox.redeliver-publish-deadline}: one for the owed
+     * replies, then one for publishing (which also closes at the first event Kafka does not take).
+     */
     public PublishBudget budget() {
-        return new PublishBudget(java.time.Clock.systemUTC(), properties.getInbox().getRedeliverPublishDeadline());
+        return new PublishBudget(clock, properties.getInbox().getRedeliverPublishDeadline());
+    }
+
+    /** Logs and counts the owed replies the reply budget left for a later tick. */
+    public void repliesSpent(PublishBudget replyBudget) {
+        if (replyBudget.skipped() > 0) {
+            meters.counter("adapter.redelivery.replies.deferred").increment(replyBudget.skipped());
+            log.warn("Redelivery: {} owed replies left for a later tick (reply deadline reached)", replyBudget.skipped());
+        }
     }
 
     /** One publish's outcome against the budget (the publish route's {@code inboxPublished}). */
@@ -111,8 +127,9 @@ public class RedeliverySweep {
     /** Named parameters of {@code sql/record-redelivery-run.sql}: which instance ran which fire time, and what it did. */
     public Map<String, Object> runRecord(Date scheduledFireTime, List<Map<String, Object>> stuck,
                                          List<Map<String, Object>> lost, List<Map<String, Object>> retries,
-                                         List<Map<String, Object>> replies) {
-        meters.counter("adapter.redelivery.republished", "kind", "reply").increment(replies.size());
+                                         List<Map<String, Object>> replies, PublishBudget replyBudget) {
+        int repliesTried = replies.size() - replyBudget.skipped();
+        meters.counter("adapter.redelivery.republished", "kind", "reply").increment(repliesTried);
         String instance;
         String name;
         try {
@@ -129,7 +146,7 @@ public class RedeliverySweep {
         params.put("stuck", stuck.size());
         params.put("lost", lost.size());
         params.put("retries", retries.size());
-        params.put("replies", replies.size());
+        params.put("replies", repliesTried);
         return params;
     }
 }

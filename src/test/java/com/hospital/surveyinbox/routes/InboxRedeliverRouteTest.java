@@ -11,6 +11,41 @@ import org.junit.jupiter.api.Test;
 /** The route kit for {@code routes/inbox-redeliver.camel.yaml} (shared setup: {@link RouteKit}). */
 class InboxRedeliverRouteTest extends RouteKit {
 
+    /** The time the tick's budgets read: the system's, moved on by {@link #advance} (a legacy system answering slowly). */
+    static final class MovableClock extends java.time.Clock {
+        private volatile java.time.Duration offset = java.time.Duration.ZERO;
+
+        void advance(java.time.Duration by) {
+            offset = offset.plus(by);
+        }
+
+        @Override
+        public java.time.ZoneId getZone() {
+            return java.time.ZoneOffset.UTC;
+        }
+
+        @Override
+        public java.time.Clock withZone(java.time.ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public java.time.Instant instant() {
+            return java.time.Instant.now().plus(offset);
+        }
+    }
+
+    @org.springframework.boot.test.context.TestConfiguration
+    static class Clocks {
+        @org.springframework.context.annotation.Bean
+        MovableClock tickClock() {
+            return new MovableClock();
+        }
+    }
+
+    @org.springframework.beans.factory.annotation.Autowired
+    MovableClock clock;
+
     @org.springframework.beans.factory.annotation.Autowired
     io.micrometer.core.instrument.MeterRegistry meters;
 
@@ -256,5 +291,38 @@ class InboxRedeliverRouteTest extends RouteKit {
         assertThat(republished.get(0)).contains("\"inboxId\":\"" + older + "\"");
         assertThat(republished.get(1)).contains("\"inboxId\":\"" + stuck + "\"");
         assertThat(republished).noneMatch(b -> b.contains("\"inboxId\":\"" + behind + "\""));
+    }
+
+    @Test
+    void aSlowLegacySystemHoldsTheTicksRepliesToTheDeadlineNotTheRecovery() throws Exception {
+        String run = uniqueSubject("ALONE-SLOWREPLY");
+        List<Long> owed = new java.util.ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            long id = stored(run + "-" + i);
+            // the oldest owed replies of the whole table, so this tick takes them first
+            jdbc.update("UPDATE inbox_message SET status = 'DEAD', reply_status = 'PENDING', reply_reason_code = 'DEAD', "
+                    + "reply_reason = 'x', reply_updated_at = TIMESTAMPTZ '2000-01-01' + make_interval(secs => ?) WHERE id = ?", i, id);
+            owed.add(id);
+        }
+        long lost = stored(run + "-lost");
+        jdbc.update("UPDATE inbox_message SET created_at = now() - INTERVAL '1 hour' WHERE id = ?", lost);
+        // each reply takes 20 s of the tick's 30 s deadline (redeliver-publish-deadline)
+        mock("mock:legacy-reply").whenAnyExchangeReceived(e -> {
+            clock.advance(java.time.Duration.ofSeconds(20));
+            e.getMessage().setHeader(org.apache.camel.Exchange.HTTP_RESPONSE_CODE, 200);
+        });
+        double deferredBefore = meters.counter("adapter.redelivery.replies.deferred").count();
+        NotifyBuilder tick = new NotifyBuilder(camel).fromRoute("inbox-redeliver").whenDone(1).create();
+
+        template.sendBody("direct:redeliver-tick", null);
+
+        assertThat(tick.matches(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(owed.stream().map(id -> rows.row(Long.toString(id)).get("reply_status")).toList())
+                .as("two replies fit the deadline; the rest wait for a later tick")
+                .containsExactly("SENT", "SENT", "PENDING", "PENDING");
+        assertThat(meters.counter("adapter.redelivery.replies.deferred").count() - deferredBefore).isGreaterThanOrEqualTo(2);
+        // the recovery still ran: the lost row's event was republished in the same tick
+        assertThat(mock("mock:kafka").getReceivedExchanges()).extracting(e -> e.getMessage().getBody(String.class))
+                .anySatisfy(body -> assertThat(body).contains("\"inboxId\":\"" + lost + "\""));
     }
 }
