@@ -6,6 +6,8 @@
 UPDATE inbox_message
    SET reply_status = 'SENDING',
        reply_attempts = reply_attempts + 1,
+       -- a reply never tried since it was opened starts its backoff afresh (V15)
+       reply_failures = CASE WHEN reply_status = 'PENDING' THEN 0 ELSE reply_failures END,
        reply_updated_at = now()
  WHERE id = :#id
    AND reply_status IN ('PENDING', 'FAILED')

@@ -7,6 +7,8 @@
 UPDATE inbox_message
    SET reply_status = 'FAILED',
        reply_last_error = :#error,
+       -- 1, or 0 for a wait while the legacy circuit is open (nothing was sent): the backoff's exponent (V15)
+       reply_failures = reply_failures + :#failed,
        reply_updated_at = now()
  WHERE id = :#id
    AND reply_status = 'SENDING'

@@ -12,7 +12,8 @@ import org.springframework.stereotype.Component;
 
 /**
  * Gauges of the ledger for dashboards and alerts: {@code adapter.inbox.rows{status}} and
- * {@code adapter.inbox.oldest.pending.age} (seconds, database clock). Read at most every few seconds
+ * {@code adapter.inbox.oldest.pending.age} (seconds, database clock), {@code adapter.inbox.replies.failing} (owed
+ * replies that failed at least once and are not delivered yet). Read at most every few seconds
  * however often Prometheus scrapes; a failed read keeps the last values (and is counted in health).
  */
 @Component
@@ -24,6 +25,7 @@ public class InboxGauges {
     private final InboxRowRepository rows;
     private final Map<InboxStatus, Long> counts = new EnumMap<>(InboxStatus.class);
     private volatile double oldestPendingSeconds;
+    private volatile long failingReplies;
     private volatile long readAt;
 
     public InboxGauges(InboxRowRepository rows, MeterRegistry meters) {
@@ -35,6 +37,9 @@ public class InboxGauges {
         }
         Gauge.builder("adapter.inbox.oldest.pending.age", () -> refreshed().oldestPendingSeconds)
                 .description("age of the oldest RECEIVED|PROCESSING|FAILED row").baseUnit("seconds").register(meters);
+        Gauge.builder("adapter.inbox.replies.failing", () -> refreshed().failingReplies)
+                .description("owed replies to the legacy system that failed at least once and are not delivered yet")
+                .register(meters);
     }
 
     private synchronized InboxGauges refreshed() {
@@ -53,6 +58,7 @@ public class InboxGauges {
             }
             counts.putAll(fresh);
             oldestPendingSeconds = rows.oldestPendingAgeSeconds();
+            failingReplies = rows.failingReplies();
         } catch (RuntimeException e) {
             log.debug("Inbox gauges not refreshed: {}", LoggedFailure.describe(e));
         }

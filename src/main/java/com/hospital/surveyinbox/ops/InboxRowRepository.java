@@ -21,4 +21,17 @@ public interface InboxRowRepository extends JpaRepository<InboxRowEntity, Long> 
               FROM inbox_message
              WHERE status IN\s""" + InboxStatus.UNFINISHED_SQL, nativeQuery = true)
     double oldestPendingAgeSeconds();
+
+    /**
+     * Owed replies that failed at least once and are not delivered yet (FAILED, or SENDING a retry): the legacy
+     * system refused or did not answer them; waits while its circuit was open do not count (V15). Counted through
+     * the partial index of owed replies, which holds only those.
+     */
+    @Query(value = """
+            SELECT count(*)
+              FROM inbox_message
+             WHERE reply_status IN ('PENDING', 'SENDING', 'FAILED')
+               AND reply_status <> 'PENDING'
+               AND reply_failures > 0""", nativeQuery = true)
+    long failingReplies();
 }

@@ -39,12 +39,16 @@ public class ReplySender {
         return mapper.writeValueAsString(body);
     }
 
-    /** Named parameters of {@code sql/mark-reply-sent.sql} / {@code mark-reply-failed.sql}. */
-    public Map<String, Object> result(Map<String, Object> owed, String error) {
+    /**
+     * Named parameters of {@code sql/mark-reply-sent.sql} / {@code mark-reply-failed.sql}. {@code waiting}: the
+     * reply was not sent (the legacy circuit is open), so the try does not count towards its backoff.
+     */
+    public Map<String, Object> result(Map<String, Object> owed, String error, Boolean waiting) {
         Map<String, Object> params = new HashMap<>();
         params.put("id", owed.get("id"));
         params.put("replyAttempt", owed.get("replyAttempt"));
         params.put("error", error);
+        params.put("failed", Boolean.TRUE.equals(waiting) ? 0 : 1);
         return params;
     }
 
