@@ -68,10 +68,12 @@ public class RedeliverySweep {
      */
     public List<Map<String, Object>> candidates(List<Map<String, Object>> stuck, List<Map<String, Object>> lost,
                                                 List<Map<String, Object>> retries) {
-        List<Map<String, Object>> events = new ArrayList<>(stuck.size() + lost.size() + retries.size());
-        events.addAll(stuck);
-        events.addAll(lost);
-        events.addAll(retries);
+        // one event per row: a row released as a reset row's successor may also be due as a lost event
+        Map<Object, Map<String, Object>> byRow = new java.util.LinkedHashMap<>();
+        for (List<Map<String, Object>> kind : List.of(stuck, lost, retries)) {
+            kind.forEach(row -> byRow.putIfAbsent(row.get("inboxId"), row));
+        }
+        List<Map<String, Object>> events = new ArrayList<>(byRow.values());
         meters.counter("adapter.redelivery.republished", "kind", "stuck").increment(
                 stuck.stream().filter(r -> !"SUCCESSOR".equals(r.get("status"))).count());
         meters.counter("adapter.redelivery.republished", "kind", "lost-event").increment(lost.size());
