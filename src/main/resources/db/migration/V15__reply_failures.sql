@@ -2,8 +2,7 @@
 -- reply_attempts cannot be it: it counts every try of every reply the row ever owed (a DEAD reply, then after a
 -- requeue a NOTIFY_SKIPPED one) and is the senders' fence, so it never goes back. claim-reply.sql sets this to 0
 -- when it takes a reply never tried since it was opened (PENDING), mark-reply-failed.sql raises it (not for a
--- wait while the legacy circuit is open: nothing was sent), reset-stuck-replies.sql sets it to 0 (a lost sender
--- says nothing about the legacy side).
+-- wait while the legacy circuit is open: nothing was sent); a lost sender's reply keeps it.
 -- A constant default: PostgreSQL adds the column without rewriting the table. The ALTER still needs the table's
 -- exclusive lock for an instant; as in V12 it waits at most 50 ms per try and tries again, so receptions are
 -- never queued behind it for long.

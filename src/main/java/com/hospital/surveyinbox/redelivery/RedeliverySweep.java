@@ -37,7 +37,7 @@ public class RedeliverySweep {
         this.properties = properties;
         this.meters = meters;
         this.scheduler = scheduler;
-        this.clock = clock.getIfAvailable(java.time.Clock::systemUTC);
+        this.clock = clock.getIfUnique(java.time.Clock::systemUTC);
         // registered at zero: the series exist for the dashboard and alerts (k8s/monitoring) before the
         // first tick, and on an instance that opted out of the job
         for (String kind : new String[] {"stuck", "lost-event", "retry", "reply"}) {
@@ -97,11 +97,16 @@ public class RedeliverySweep {
     }
 
     /**
-     * A budget of this tick, from now until {@code adapter.inbox.redeliver-publish-deadline}: one for the owed
-     * replies, then one for publishing (which also closes at the first event Kafka does not take).
+     * The tick's publishing budget, taken at its start: until {@code adapter.inbox.redeliver-publish-deadline}
+     * from now, and while Kafka takes events.
      */
     public PublishBudget budget() {
         return new PublishBudget(clock, properties.getInbox().getRedeliverPublishDeadline());
+    }
+
+    /** The tick's budget for owed replies, taken at its start: half the publish deadline from now. */
+    public PublishBudget replyBudget() {
+        return new PublishBudget(clock, properties.getInbox().getRedeliverPublishDeadline().dividedBy(2));
     }
 
     /** Logs and counts the owed replies the reply budget left for a later tick. */

@@ -314,23 +314,49 @@ class InboxRedeliverRouteTest extends RouteKit {
         }
         long lost = stored(run + "-lost");
         jdbc.update("UPDATE inbox_message SET created_at = now() - INTERVAL '1 hour' WHERE id = ?", lost);
-        // each reply takes 20 s of the tick's 30 s deadline (redeliver-publish-deadline)
+        // each reply takes 10 s; the replies have the first 15 s of the tick's 30 s (redeliver-publish-deadline)
         mock("mock:legacy-reply").whenAnyExchangeReceived(e -> {
-            clock.advance(java.time.Duration.ofSeconds(20));
+            clock.advance(java.time.Duration.ofSeconds(10));
             e.getMessage().setHeader(org.apache.camel.Exchange.HTTP_RESPONSE_CODE, 200);
         });
         double deferredBefore = meters.counter("adapter.redelivery.replies.deferred").count();
         NotifyBuilder tick = new NotifyBuilder(camel).fromRoute("inbox-redeliver").whenDone(1).create();
 
-        template.sendBody("direct:redeliver-tick", null);
+        try {
+            template.sendBody("direct:redeliver-tick", null);
 
-        assertThat(tick.matches(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(owed.stream().map(id -> rows.row(Long.toString(id)).get("reply_status")).toList())
-                .as("two replies fit the deadline; the rest wait for a later tick")
-                .containsExactly("SENT", "SENT", "PENDING", "PENDING");
-        assertThat(meters.counter("adapter.redelivery.replies.deferred").count() - deferredBefore).isGreaterThanOrEqualTo(2);
-        // the recovery still ran: the lost row's event was republished in the same tick
-        assertThat(mock("mock:kafka").getReceivedExchanges()).extracting(e -> e.getMessage().getBody(String.class))
-                .anySatisfy(body -> assertThat(body).contains("\"inboxId\":\"" + lost + "\""));
+            assertThat(tick.matches(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(owed.stream().map(id -> rows.row(Long.toString(id)).get("reply_status")).toList())
+                    .as("two replies fit the deadline; the rest wait for a later tick")
+                    .containsExactly("SENT", "SENT", "PENDING", "PENDING");
+            assertThat(meters.counter("adapter.redelivery.replies.deferred").count() - deferredBefore).isGreaterThanOrEqualTo(2);
+            // the recovery still ran: the lost row's event was republished in the same tick
+            assertThat(mock("mock:kafka").getReceivedExchanges()).extracting(e -> e.getMessage().getBody(String.class))
+                    .anySatisfy(body -> assertThat(body).contains("\"inboxId\":\"" + lost + "\""));
+        } finally {
+            // delivered, as far as the other tests' ticks are concerned
+            owed.forEach(id -> jdbc.update("UPDATE inbox_message SET reply_status = 'SENT' WHERE id = ?", id));
+        }
+    }
+
+    @Test
+    void aLostReplySenderLeavesTheReplysBackoffAsItWas() {
+        String run = uniqueSubject("ALONE-LOSTSENDER");
+        long id = owedReply(run, 6, 0);
+        // its sender took it an hour ago and vanished: SENDING, untouched since
+        jdbc.update("UPDATE inbox_message SET reply_status = 'SENDING', reply_updated_at = now() - INTERVAL '1 hour' WHERE id = ?", id);
+        try {
+            template.requestBody("sql:classpath:sql/reset-stuck-replies.sql?parametersCount=2",
+                    Map.of("stuckAfterMillis", 15 * 60_000L), Object.class);
+
+            assertThat(rows.row(Long.toString(id))).containsEntry("reply_status", "FAILED").containsEntry("reply_failures", 6);
+            @SuppressWarnings("unchecked")
+            List<Map<String, Object>> due = template.requestBody("sql:classpath:sql/find-owed-replies.sql?parametersCount=4",
+                    Map.of("retryDelayMillis", 60_000L, "replyMaxRetryDelayMillis", 3_600_000L, "batch", 1_000_000), List.class);
+            assertThat(due).as("six failed tries wait 32 min, more than the 15 min the reset set its clock back")
+                    .extracting(r -> ((Number) r.get("id")).longValue()).doesNotContain(id);
+        } finally {
+            jdbc.update("UPDATE inbox_message SET reply_status = 'SENT' WHERE id = ?", id);
+        }
     }
 }
