@@ -382,10 +382,16 @@ class ManifestConsistencyTest {
         // a floor against a spelling the count misses: CONTRACT §3's registration makes 6 kinds of call (+ resend)
         assertThat(synchronous).as("downstream calls of a registration found in routes/: %s", calls).isGreaterThanOrEqualTo(6);
         assertThat(all).as("the reply's call too").isGreaterThan(synchronous);
-        // and after the calls the row's own statements (outcome, reply, successor: up to socketTimeout each) and
-        // the successor's publish (max-block): 15 s
-        assertThat(camel).as("camel.main.shutdown-timeout (ms) >= %d calls x %d ms + 15 s", all, perCall)
-                .isGreaterThanOrEqualTo(all * perCall + 15_000);
+        // and after the calls the row's own statements - the outcome, the reply's claim and its result, the
+        // successor's lookup: 4, each up to a pooled connection's wait + the socket timeout - and the successor's
+        // publish (blocked up to max-block, then acknowledged within the delivery timeout)
+        long statement = ((Number) at(appConfig, "spring", "datasource", "hikari", "connection-timeout")).longValue()
+                + ((Number) at(appConfig, "spring", "datasource", "hikari", "data-source-properties", "socketTimeout")).longValue() * 1000;
+        long publish = ((Number) at(appConfig, "camel", "component", "kafka", "max-block-ms")).longValue()
+                + ((Number) at(appConfig, "camel", "component", "kafka", "delivery-timeout-ms")).longValue();
+        long afterCalls = 4 * statement + publish;
+        assertThat(camel).as("camel.main.shutdown-timeout (ms) >= %d calls x %d ms + %d ms", all, perCall, afterCalls)
+                .isGreaterThanOrEqualTo(all * perCall + afterCalls);
         assertThat(web).as("spring.lifecycle.timeout-per-shutdown-phase (ms) >= %d calls x %d ms", synchronous, perCall)
                 .isGreaterThanOrEqualTo(synchronous * perCall);
         for (String base : List.of("k8s/base", "k8s/overlays/dev", "k8s/overlays/prod")) {
