@@ -146,7 +146,11 @@ public class DownstreamCalls {
             if (http.getStatusCode() < 500) {
                 String message = businessMessage(http.getResponseBody());
                 if (message != null) {
-                    Outcome refused = Outcome.businessFailure(code(http.getResponseBody()), masked(message, msg, patient));
+                    // the code is stored, logged and shown to operators as-is: one that names the row's own patient
+                    // (NO_PATIENT_P123A456) is named, not quoted, as its message's values are masked
+                    String code = code(http.getResponseBody());
+                    String shownCode = code == null || code.equals(masked(code, msg, patient)) ? code : "(non-standard code)";
+                    Outcome refused = Outcome.businessFailure(shownCode, masked(message, msg, patient));
                     log.info("Refused by {} at {}: HTTP {} {}", downstream, at, http.getStatusCode(), refused.failureCode());
                     return refused;
                 }

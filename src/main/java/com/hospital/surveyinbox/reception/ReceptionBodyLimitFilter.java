@@ -54,6 +54,12 @@ public class ReceptionBodyLimitFilter extends OncePerRequestFilter {
             replyWriter.write(response, 415, typeProblem);
             return;
         }
+        // a coded body (gzip, ...) is refused, not decoded: nothing here may expand 64 KiB into megabytes
+        String coding = request.getHeader("Content-Encoding");
+        if (coding != null && !coding.isBlank() && !"identity".equalsIgnoreCase(coding.strip())) {
+            replyWriter.write(response, 415, "Content-Encoding is not supported; send the body as it is");
+            return;
+        }
         request.setAttribute(RAW_BODY, cached.body);
         chain.doFilter(cached, response);
     }

@@ -55,6 +55,12 @@ class InboxOpsTest extends IntegrationTest {
         assertThat(client.ops("/ops/inbox?limit=0").status()).isEqualTo(400);
         assertThat(client.ops("/ops/inbox/999999999").status()).isEqualTo(404);
         assertThat(client.ops("/ops/inbox/not-a-number").status()).isEqualTo(404);
+        // the chart's span must be a whole number: said in JSON, as every operator answer
+        Reply notANumber = client.ops("/ops/inbox/history?minutes=abc");
+        assertThat(notANumber.status()).isEqualTo(400);
+        assertThat(notANumber.json().get("error").asText()).isEqualTo("minutes must be a whole number");
+        assertThat(client.ops("/ops/inbox/history?minutes=99999999999").json().get("error").asText())
+                .isEqualTo("minutes must be a whole number");
     }
 
     @Test

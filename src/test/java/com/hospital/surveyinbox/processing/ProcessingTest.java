@@ -137,6 +137,23 @@ class ProcessingTest extends IntegrationTest {
      * then stayed PROCESSING until the stuck-row reset (and held its subject's later rows). Recorded as text now.
      */
     @Test
+    void aDownstreamCodeThatNamesThePatientIsNotStoredLoggedOrShown() {
+        String subject = uniqueSubject("BIZCODE");
+        String patno = "PLEAKQZ"; // an identifier without a digit run: a code carrying it passes the shape check
+        DownstreamSimulator.Fault fault = simulator().failWhen("GET /legacy/patients/" + patno, 404,
+                "{\"code\":\"NO_PATIENT_" + patno + "\",\"message\":\"no patient " + patno + "\"}");
+        try {
+            String id = client.accept(send(subject, patno, ""));
+
+            rows.awaitAttempt(id, 1, "FAILED");
+            assertThat(rows.row(id).get("last_error_code")).isEqualTo("(non-standard code)");
+            assertThat(String.valueOf(rows.row(id).get("last_error"))).doesNotContain(patno);
+        } finally {
+            simulator().remove(fault);
+        }
+    }
+
+    @Test
     void aBusinessMessageWithControlCharactersIsRecordedAsText() {
         String subject = uniqueSubject("BIZNUL");
         String patno = "PNUL-" + subject;

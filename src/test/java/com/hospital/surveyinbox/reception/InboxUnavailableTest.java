@@ -31,8 +31,9 @@ class InboxUnavailableTest extends IntegrationTest {
             assertThat(reply.header("X-Result-Code")).isEqualTo("N");
             assertThat(reply.json().get("resultCode").asText()).isEqualTo("N");
             assertThat(reply.json().has("inboxId")).isFalse();
-            // operators' reads say so in JSON too (GET /ops/inbox and /ops/inbox/{inboxId}, REST DSL over jpa:)
-            for (String read : List.of("/ops/inbox?status=DEAD", "/ops/inbox/" + warmup)) {
+            // operators' reads say so in JSON too (GET /ops/inbox and /ops/inbox/{inboxId}, REST DSL over jpa:; the
+            // stats and the chart, Spring controllers: 503, not Boot's 500 with a logged stack trace)
+            for (String read : List.of("/ops/inbox?status=DEAD", "/ops/inbox/" + warmup, "/ops/inbox/stats", "/ops/inbox/history")) {
                 Reply ops = client.ops(read);
                 assertThat(ops.status()).as(read + " -> " + ops.body()).isEqualTo(503);
                 assertThat(ops.json().get("error").asText()).as(read).isNotBlank();

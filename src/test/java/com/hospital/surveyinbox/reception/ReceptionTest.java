@@ -210,6 +210,17 @@ class ReceptionTest extends IntegrationTest {
                 ServiceClient.LEGACY_AUTH, Map.of()), 415, subject, before);
         assertRejected(client.post("/legacy/survey-send-info", body, "application/json; charset=ISO-8859-1",
                 ServiceClient.LEGACY_AUTH, Map.of()), 415, subject, before);
+        // a coded body is refused, never decoded (a small gzip body could expand to megabytes)
+        java.io.ByteArrayOutputStream gz = new java.io.ByteArrayOutputStream();
+        try (java.util.zip.GZIPOutputStream out = new java.util.zip.GZIPOutputStream(gz)) {
+            out.write(body);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        assertRejected(client.post("/legacy/survey-send-info", gz.toByteArray(), "application/json",
+                ServiceClient.LEGACY_AUTH, Map.of("Content-Encoding", "gzip")), 415, subject, before);
+        assertRejected(client.post("/legacy/survey-send-info", body, "application/json",
+                ServiceClient.LEGACY_AUTH, Map.of("Content-Encoding", "gzip")), 415, subject, before);
         byte[] other = ServiceClient.message(uniqueSubject("CT"), "").getBytes(StandardCharsets.UTF_8);
         assertThat(client.post("/legacy/survey-send-info", other, "application/json; charset=UTF-8",
                 ServiceClient.LEGACY_AUTH, Map.of()).status()).isEqualTo(200);

@@ -79,4 +79,43 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageContaining("Refusing to start in prod")
                 .hasMessageContaining("adapter.security.legacy.password and adapter.security.ops.password must differ");
     }
+
+    /**
+     * A request without credentials is answered before the service reads its body: a form-typed PUT (Boot's
+     * FormContentFilter would read and split it, before Spring Security) or POST (the CSRF check asks for a
+     * parameter, and Tomcat would read a form body to find it). The body announced here is never sent: a service
+     * that reads it waits for it and never answers.
+     */
+    @Test
+    void anUnauthenticatedFormRequestIsAnsweredWithoutItsBodyBeingRead() {
+        for (String requestLine : List.of("PUT /legacy/survey-send-info", "POST /legacy/survey-send-info",
+                "PATCH /ops/inbox/1", "POST /ops/inbox/1/requeue", "POST /ops/anything")) {
+            String statusLine = answerWithoutBody(requestLine, "application/x-www-form-urlencoded");
+            assertThat(statusLine).as(requestLine).matches("HTTP/1\\.1 4\\d\\d .*");
+        }
+        String multipart = answerWithoutBody("POST /ops/anything", "multipart/form-data; boundary=x");
+        assertThat(multipart).matches("HTTP/1\\.1 4\\d\\d .*");
+    }
+
+    /** Sends the headers of a 1 MiB body and no body; the status line, or what timed out. */
+    private String answerWithoutBody(String requestLine, String contentType) {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+            socket.setSoTimeout(5_000);
+            String head = requestLine + " HTTP/1.1\r\nHost: localhost:" + port + "\r\nContent-Type: " + contentType
+                    + "\r\nContent-Length: 1048576\r\nConnection: close\r\n\r\n";
+            java.io.OutputStream out = socket.getOutputStream();
+            out.write(head.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+            out.flush();
+            java.io.InputStream in = socket.getInputStream();
+            StringBuilder line = new StringBuilder();
+            for (int b = in.read(); b != -1 && b != '\r' && b != '\n'; b = in.read()) {
+                line.append((char) b);
+            }
+            return line.toString();
+        } catch (java.net.SocketTimeoutException e) {
+            return "no answer within 5 s: the service waits for the body";
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(requestLine, e);
+        }
+    }
 }
