@@ -36,6 +36,8 @@ class OpenApiTest extends IntegrationTest {
             "POST /legacy/survey-send-info 500", "InboxUnavailableTest.publishesNoEventWhenTheInsertIsRolledBackAtCommit",
             "GET /ops/inbox 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers",
             "GET /ops/inbox/{inboxId} 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers",
+            "GET /ops/inbox/stats 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers",
+            "GET /ops/inbox/history 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers",
             "POST /ops/inbox/requeue 409", "RedeliveryTest.bulkRequeuesTheDeadRowsAFilterMatchesAfterADryRun",
             "POST /ops/inbox/requeue 503", "InboxRequeueRouteTest.aBulkRequeueThatLosesTheDatabaseAnswers503",
             "POST /ops/inbox/{inboxId}/requeue 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers");
