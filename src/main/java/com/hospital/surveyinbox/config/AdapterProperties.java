@@ -147,6 +147,15 @@ public class AdapterProperties {
             this.redeliverBatchSize = redeliverBatchSize;
             this.redeliverEnabled = redeliverEnabled;
             this.redeliverHistoryDays = redeliverHistoryDays;
+            if (redeliverPublishDeadline != null && (redeliverPublishDeadline.isZero() || redeliverPublishDeadline.isNegative())) {
+                // a tick would then neither send a reply nor republish anything, saying so only in a warning
+                throw new IllegalArgumentException("adapter.inbox.redeliver-publish-deadline (" + redeliverPublishDeadline
+                        + ") must be positive");
+            }
+            if (replyMaxRetryDelay != null && retryDelay != null && replyMaxRetryDelay.compareTo(retryDelay) < 0) {
+                throw new IllegalArgumentException("adapter.inbox.reply-max-retry-delay (" + replyMaxRetryDelay
+                        + ") must be at least adapter.inbox.retry-delay (" + retryDelay + ")");
+            }
             this.redeliverPublishDeadline = redeliverPublishDeadline;
             this.bulkRequeueMax = bulkRequeueMax;
             this.bulkRequeueRatePerSecond = bulkRequeueRatePerSecond;

@@ -29,11 +29,14 @@ public class OpsControllerAnswers {
 
     @ExceptionHandler(MethodArgumentTypeMismatchException.class)
     public ResponseEntity<Map<String, String>> notANumber(MethodArgumentTypeMismatchException e) {
-        return ResponseEntity.badRequest().body(Map.of("error", e.getName() + " must be a whole number"));
+        return ResponseEntity.badRequest().body(Map.of("error", e.getName() + " must be a whole number, 1.." + InboxOpsController.MAX_HISTORY_MINUTES));
     }
 
     @ExceptionHandler(Exception.class)
-    public ResponseEntity<Map<String, String>> failed(Exception e) {
+    public ResponseEntity<Map<String, String>> failed(Exception e) throws Exception {
+        if (e instanceof org.springframework.web.ErrorResponse) {
+            throw e; // Spring's own answers (406 for an Accept it cannot serve, ...): Spring gives them
+        }
         if (DatabaseFailures.unavailable(e)) {
             return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body(reads.unavailable());
         }

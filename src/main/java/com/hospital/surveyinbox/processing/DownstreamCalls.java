@@ -149,7 +149,7 @@ public class DownstreamCalls {
                     // the code is stored, logged and shown to operators as-is: one that names the row's own patient
                     // (NO_PATIENT_P123A456) is named, not quoted, as its message's values are masked
                     String code = code(http.getResponseBody());
-                    String shownCode = code == null || code.equals(masked(code, msg, patient)) ? code : "(non-standard code)";
+                    String shownCode = code == null || !namesThePatient(code, msg, patient) ? code : "(non-standard code)";
                     Outcome refused = Outcome.businessFailure(shownCode, masked(message, msg, patient));
                     log.info("Refused by {} at {}: HTTP {} {}", downstream, at, http.getStatusCode(), refused.failureCode());
                     return refused;
@@ -172,6 +172,29 @@ public class DownstreamCalls {
      * message and, once it was read, of the legacy patient record.
      */
     public String masked(String text, Registration msg, String patient) {
+        return PatientDataMask.mask(text, patientValues(msg, patient));
+    }
+
+    /**
+     * Whether a downstream's code carries one of the row's patient values: where masking (whole words) finds one,
+     * or anywhere inside it (a code glues words: NOPATIENTP123A456), for a value of 4 characters or more.
+     */
+    boolean namesThePatient(String code, Registration msg, String patient) {
+        java.util.List<String> values = patientValues(msg, patient);
+        if (!code.equals(PatientDataMask.mask(code, values))) {
+            return true;
+        }
+        String folded = code.toUpperCase(java.util.Locale.ROOT);
+        for (String value : values) {
+            if (value != null && value.strip().length() >= 4
+                    && folded.contains(value.strip().toUpperCase(java.util.Locale.ROOT))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private java.util.List<String> patientValues(Registration msg, String patient) {
         java.util.List<String> values = new java.util.ArrayList<>();
         if (msg != null) {
             values.add(msg.patno());
@@ -184,7 +207,7 @@ public class DownstreamCalls {
             values.add(record.path("patNm").asText(null));
             values.add(record.path("mobileNo").asText(null));
         }
-        return PatientDataMask.mask(text, values);
+        return values;
     }
 
     /**

@@ -24,6 +24,26 @@ import org.springframework.web.filter.OncePerRequestFilter;
  */
 public class ReceptionBodyLimitFilter extends OncePerRequestFilter {
 
+    /** The reception's one path: any other method there is answered 405 here. */
+    static final String RECEPTION_PATH = "/legacy/survey-send-info";
+
+    private static final java.util.Set<String> COMPRESSIONS = java.util.Set.of("gzip", "x-gzip", "deflate", "br", "compress",
+            "x-compress", "zstd");
+
+    /** Whether a Content-Encoding value names a compression anywhere in its list. */
+    static boolean compressed(String contentEncoding) {
+        if (contentEncoding == null) {
+            return false;
+        }
+        for (String coding : contentEncoding.split(",")) {
+            String name = coding.split(";", 2)[0].strip().toLowerCase(java.util.Locale.ROOT);
+            if (COMPRESSIONS.contains(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Request attribute holding the body bytes exactly as received (Camel's binding may decode them). */
     public static final String RAW_BODY = ReceptionBodyLimitFilter.class.getName() + ".rawBody";
 
@@ -39,7 +59,14 @@ public class ReceptionBodyLimitFilter extends OncePerRequestFilter {
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
         if (!"POST".equals(request.getMethod())) {
-            chain.doFilter(request, response); // the route answers 405
+            if (RECEPTION_PATH.equals(request.getRequestURI())) {
+                // CONTRACT §1: every answer of the reception carries X-Result-Code and its JSON body, a 405 too
+                // (Camel's own 405 went out as Boot's generic error page). The body is not read.
+                response.setHeader("Allow", "POST");
+                replyWriter.write(response, 405, "only POST is accepted here");
+                return;
+            }
+            chain.doFilter(request, response);
             return;
         }
         int limit = properties.getReception().getMaxBodyBytes();
@@ -54,10 +81,11 @@ public class ReceptionBodyLimitFilter extends OncePerRequestFilter {
             replyWriter.write(response, 415, typeProblem);
             return;
         }
-        // a coded body (gzip, ...) is refused, not decoded: nothing here may expand 64 KiB into megabytes
-        String coding = request.getHeader("Content-Encoding");
-        if (coding != null && !coding.isBlank() && !"identity".equalsIgnoreCase(coding.strip())) {
-            replyWriter.write(response, 415, "Content-Encoding is not supported; send the body as it is");
+        // a compressed body is refused, never decoded: nothing here may expand 64 KiB into megabytes (Camel would
+        // unzip a gzip body whose stream reports available bytes). Other values (a charset sent by mistake) are
+        // ignored, as they always were: the body is read as it is.
+        if (compressed(request.getHeader("Content-Encoding"))) {
+            replyWriter.write(response, 415, "compressed bodies (Content-Encoding) are not accepted; send the JSON as it is");
             return;
         }
         request.setAttribute(RAW_BODY, cached.body);

@@ -7,8 +7,9 @@ import java.time.Instant;
 /**
  * How much publishing one redelivery tick may do ({@code routes/inbox-redeliver.camel.yaml}, variable
  * {@code budget}): until its deadline, and only while Kafka takes the events. The tick's owed replies have a
- * budget of their own (variable {@code replyBudget}: half the deadline, taken with this one at the tick's start),
- * so a legacy system answering slowly cannot hold up the republishing, and a tick lasts about the deadline. During a broker outage every
+ * budget of their own (variable {@code replyBudget}: half the deadline, taken with this one after the tick's
+ * bookkeeping), so a legacy system answering slowly cannot hold up the republishing: after its bookkeeping a tick
+ * lasts the deadline plus what was in flight when it passed. During a broker outage every
  * publish waits up to the producer's delivery timeout, so without this one tick of a few hundred rows would
  * run for hours; with it the first failed publish ends the tick's publishing. A row not published now keeps
  * its state and is taken again by a later tick.

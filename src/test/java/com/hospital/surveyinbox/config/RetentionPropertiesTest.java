@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
-/** How long finished rows stay: the defaults follow the payload periods, and a shorter setting is refused. */
+/** Settings checked at startup: how long finished rows stay (a shorter setting is refused), the redelivery tick's bounds. */
 class RetentionPropertiesTest {
 
     private static AdapterProperties.Retention retention(String completed, String dead, String keepFinished,
@@ -32,5 +32,19 @@ class RetentionPropertiesTest {
         assertThatThrownBy(() -> retention("P30D", "P90D", "P120D", "P100D"))
                 .hasMessageContaining("keep-resendable (100 days) must be at least adapter.retention.keep-finished (120 days)");
         assertThat(retention("P30D", "P90D", "P120D", "P365D").getKeepResendable()).isEqualTo(Duration.ofDays(365));
+    }
+
+    private static AdapterProperties.Inbox inbox(String publishDeadline, String retryDelay, String replyMaxRetryDelay) {
+        return new AdapterProperties.Inbox(true, 5, Duration.parse(retryDelay), Duration.ofMinutes(2), Duration.ofMinutes(15),
+                "0 * * * * ?", 200, true, 7, Duration.parse(publishDeadline), 500, 10, Duration.parse(replyMaxRetryDelay));
+    }
+
+    @Test
+    void aRedeliveryTickNeedsAPositiveDeadlineAndRepliesABackoffCapAboveRetryDelay() {
+        assertThatThrownBy(() -> inbox("PT0S", "PT1M", "PT1H"))
+                .hasMessageContaining("adapter.inbox.redeliver-publish-deadline (PT0S) must be positive");
+        assertThatThrownBy(() -> inbox("PT30S", "PT1M", "PT30S"))
+                .hasMessageContaining("adapter.inbox.reply-max-retry-delay (PT30S) must be at least adapter.inbox.retry-delay (PT1M)");
+        assertThat(inbox("PT30S", "PT1M", "PT1H").getReplyMaxRetryDelay()).isEqualTo(Duration.ofHours(1));
     }
 }

@@ -58,9 +58,9 @@ class InboxOpsTest extends IntegrationTest {
         // the chart's span must be a whole number: said in JSON, as every operator answer
         Reply notANumber = client.ops("/ops/inbox/history?minutes=abc");
         assertThat(notANumber.status()).isEqualTo(400);
-        assertThat(notANumber.json().get("error").asText()).isEqualTo("minutes must be a whole number");
+        assertThat(notANumber.json().get("error").asText()).isEqualTo("minutes must be a whole number, 1..1440");
         assertThat(client.ops("/ops/inbox/history?minutes=99999999999").json().get("error").asText())
-                .isEqualTo("minutes must be a whole number");
+                .isEqualTo("minutes must be a whole number, 1..1440");
     }
 
     @Test

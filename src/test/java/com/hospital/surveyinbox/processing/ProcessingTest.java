@@ -141,7 +141,7 @@ class ProcessingTest extends IntegrationTest {
         String subject = uniqueSubject("BIZCODE");
         String patno = "PLEAKQZ"; // an identifier without a digit run: a code carrying it passes the shape check
         DownstreamSimulator.Fault fault = simulator().failWhen("GET /legacy/patients/" + patno, 404,
-                "{\"code\":\"NO_PATIENT_" + patno + "\",\"message\":\"no patient " + patno + "\"}");
+                "{\"code\":\"NOPATIENT" + patno + "\",\"message\":\"no patient " + patno + "\"}");
         try {
             String id = client.accept(send(subject, patno, ""));
 

@@ -220,10 +220,14 @@ class ReceptionTest extends IntegrationTest {
         assertRejected(client.post("/legacy/survey-send-info", gz.toByteArray(), "application/json",
                 ServiceClient.LEGACY_AUTH, Map.of("Content-Encoding", "gzip")), 415, subject, before);
         assertRejected(client.post("/legacy/survey-send-info", body, "application/json",
-                ServiceClient.LEGACY_AUTH, Map.of("Content-Encoding", "gzip")), 415, subject, before);
+                ServiceClient.LEGACY_AUTH, Map.of("Content-Encoding", "identity, br")), 415, subject, before);
         byte[] other = ServiceClient.message(uniqueSubject("CT"), "").getBytes(StandardCharsets.UTF_8);
         assertThat(client.post("/legacy/survey-send-info", other, "application/json; charset=UTF-8",
                 ServiceClient.LEGACY_AUTH, Map.of()).status()).isEqualTo(200);
+        // a Content-Encoding that is no compression (a charset sent by mistake) is ignored, as it always was
+        byte[] third = ServiceClient.message(uniqueSubject("CT"), "").getBytes(StandardCharsets.UTF_8);
+        assertThat(client.post("/legacy/survey-send-info", third, "application/json",
+                ServiceClient.LEGACY_AUTH, Map.of("Content-Encoding", "UTF-8")).status()).isEqualTo(200);
     }
 
     @Test
@@ -370,7 +374,12 @@ class ReceptionTest extends IntegrationTest {
 
     @Test
     void answersOnlyPostOnTheReceptionPath() {
-        assertThat(client.get("/legacy/survey-send-info", ServiceClient.LEGACY_AUTH).status()).isEqualTo(405);
+        // in the contract's shape, as every answer of the reception (X-Result-Code N, resultCode N)
+        Reply get = client.get("/legacy/survey-send-info", ServiceClient.LEGACY_AUTH);
+        assertThat(get.status()).isEqualTo(405);
+        assertThat(get.header("X-Result-Code")).isEqualTo("N");
+        assertThat(get.header("Allow")).isEqualTo("POST");
+        assertThat(get.json().get("resultCode").asText()).isEqualTo("N");
         assertThat(client.get("/actuator/health", null).status()).isIn(401, 403, 404);
     }
 

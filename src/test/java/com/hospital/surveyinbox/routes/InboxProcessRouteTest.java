@@ -54,9 +54,10 @@ class InboxProcessRouteTest extends RouteKit {
     @Test
     void aFailedRowReleasesAnOlderRowRequeuedWhileItWasRegisteringAndNoRowStillBehindIt() throws Exception {
         String subject = uniqueSubject("ALONE-REQFAIL");
-        long older = stored(subject);
-        long later = stored(subject);
-        long behind = stored(subject);
+        long[] ids = stored(subject, 3);
+        long older = ids[0];
+        long later = ids[1];
+        long behind = ids[2];
         jdbc.update("UPDATE inbox_message SET status = 'DEAD', attempts = 5 WHERE id = ?", older);
         // while the later row is being registered an operator requeues the older one; its event arrives at once
         // and is refused (a row of its subject is PROCESSING); the later row's registration then fails

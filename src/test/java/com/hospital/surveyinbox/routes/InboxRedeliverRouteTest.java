@@ -279,9 +279,10 @@ class InboxRedeliverRouteTest extends RouteKit {
     @Test
     void aStuckRowResetReleasesAnOlderRowRequeuedWhileItWasRegistering() throws Exception {
         String run = uniqueSubject("ALONE-STUCKREQ");
-        long older = stored(run);
-        long stuck = stored(run);
-        long behind = stored(run);
+        long[] ids = stored(run, 3);
+        long older = ids[0];
+        long stuck = ids[1];
+        long behind = ids[2];
         // the older row was requeued while the later one was PROCESSING, and was held behind it; that worker died
         // ... and is old enough to count as a lost event too: the tick must still publish it once
         jdbc.update("UPDATE inbox_message SET held_reason = 'waiting behind inbox ' || ?, created_at = now() - INTERVAL '1 hour', "

@@ -109,6 +109,15 @@ abstract class RouteKit extends IntegrationTest {
                 ServiceClient.message(subject, "P-" + subject, "").getBytes(StandardCharsets.UTF_8), null)).inboxId();
     }
 
+    /** {@code count} rows of one subject, stored in this order: their ids, oldest first. */
+    protected long[] stored(String subject, int count) {
+        long[] ids = new long[count];
+        for (int i = 0; i < count; i++) {
+            ids[i] = stored(subject);
+        }
+        return ids;
+    }
+
     protected long aged(String subject, String status, int ageDays) {
         long id = stored(subject);
         jdbc.update("UPDATE inbox_message SET status = ?, updated_at = now() - make_interval(days => ?), "
