@@ -27,9 +27,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * held by slow downstreams, an unbounded wait kept a consumer from poll() past max.poll.interval.ms and the
  * broker threw it out of the group (rebalance, failed commits, redelivered events). A record not handed over
  * in time is refused; the route logs it and commits its offset, and the row — still RECEIVED or FAILED — is
- * the redelivery job's, as when an instance dies. Rows of one subject may now be handed to two workers at once; the claim's
- * ordering guard (an earlier unfinished row, or any row of the subject being registered, blocks it) keeps them in arrival order, and the finished row
- * republishes the held one (find-successor), as it did for the redelivery job's races.
+ * the redelivery job's, as when an instance dies. Rows of one subject may now be handed to two workers at once;
+ * the claim's ordering guard (an earlier unfinished row, or any row of the subject being registered, blocks it)
+ * keeps them in arrival order, and the row that finishes or fails republishes the held one (find-successor), as
+ * it did for the redelivery job's races.
  */
 public final class ProcessingWorkers extends ThreadPoolExecutor {
 

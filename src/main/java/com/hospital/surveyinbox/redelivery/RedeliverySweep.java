@@ -97,14 +97,14 @@ public class RedeliverySweep {
     }
 
     /**
-     * The tick's publishing budget, taken at its start: until {@code adapter.inbox.redeliver-publish-deadline}
-     * from now, and while Kafka takes events.
+     * The tick's publishing budget, taken with the reply budget after the tick's bookkeeping: until
+     * {@code adapter.inbox.redeliver-publish-deadline} from now, and while Kafka takes events.
      */
     public PublishBudget budget() {
         return new PublishBudget(clock, properties.getInbox().getRedeliverPublishDeadline());
     }
 
-    /** The tick's budget for owed replies, taken at its start: half the publish deadline from now. */
+    /** The tick's budget for owed replies, taken just before them: half the publish deadline from now. */
     public PublishBudget replyBudget() {
         return new PublishBudget(clock, properties.getInbox().getRedeliverPublishDeadline().dividedBy(2));
     }
