@@ -91,6 +91,8 @@ public final class DownstreamSimulator {
     private final List<Event> events = new CopyOnWriteArrayList<>();
     private final AtomicLong seq = new AtomicLong();
     private final AtomicLong ids = new AtomicLong(1000);
+    /** Opened by {@link #stop()}: a simulated latency waits for it, at most its own length. */
+    private final java.util.concurrent.CountDownLatch stopping = new java.util.concurrent.CountDownLatch(1);
 
     public DownstreamSimulator(int port) {
         try {
@@ -112,6 +114,7 @@ public final class DownstreamSimulator {
     }
 
     public void stop() {
+        stopping.countDown(); // calls still inside their simulated latency answer now
         server.stop(0);
         executor.shutdownNow();
     }
@@ -413,12 +416,16 @@ public final class DownstreamSimulator {
         return simulatedMillis.sum();
     }
 
-    private static void sleep(long millis) {
+    /**
+     * The simulated latency: the call waits for the simulator to stop, with the latency as its deadline (so a
+     * stopping simulator does not hold its callers for the rest of their latency).
+     */
+    private void sleep(long millis) {
         if (millis <= 0) {
             return;
         }
         try {
-            Thread.sleep(millis); // simulated downstream latency, not a test waiting on a condition
+            stopping.await(millis, java.util.concurrent.TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

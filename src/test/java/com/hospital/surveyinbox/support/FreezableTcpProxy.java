@@ -25,6 +25,8 @@ public final class FreezableTcpProxy implements AutoCloseable {
     /** Delay (ms) added to every chunk sent towards the server, drawn in [slowMin, slowMax]; 0 = none. */
     private volatile int slowMin;
     private volatile int slowMax;
+    /** Opened by {@link #close()}: a simulated latency waits for it, at most its own length. */
+    private final java.util.concurrent.CountDownLatch closing = new java.util.concurrent.CountDownLatch(1);
 
     public FreezableTcpProxy(int targetPort) throws IOException {
         this.targetPort = targetPort;
@@ -90,8 +92,10 @@ public final class FreezableTcpProxy implements AutoCloseable {
                 int n;
                 while ((n = in.read(buffer)) >= 0) {
                     awaitThaw();
-                    if (towardsServer && slowMax > 0) { // simulated server latency, not a wait for a condition
-                        Thread.sleep(java.util.concurrent.ThreadLocalRandom.current().nextInt(slowMin, slowMax + 1));
+                    if (towardsServer && slowMax > 0) {
+                        // simulated server latency: waits for the proxy to close, the latency as its deadline
+                        closing.await(java.util.concurrent.ThreadLocalRandom.current().nextInt(slowMin, slowMax + 1),
+                                java.util.concurrent.TimeUnit.MILLISECONDS);
                     }
                     out.write(buffer, 0, n);
                     out.flush();
@@ -118,6 +122,7 @@ public final class FreezableTcpProxy implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        closing.countDown();
         thaw();
         closeQuietly(server);
         sockets.forEach(FreezableTcpProxy::closeQuietly);
