@@ -81,6 +81,30 @@ class InboxProcessRouteTest extends RouteKit {
         assertThat(mock("mock:register").getReceivedCounter()).isOne();
     }
 
+    @Test
+    void aRowThatEndsWithAReplyReleasesTheNextRowOfItsSubjectAtOnce() throws Exception {
+        // the reply route runs on the same exchange between the recorded outcome and the release: the outcome it
+        // recorded must still decide the release (DEAD, and COMPLETED with a reply owed)
+        String subject = uniqueSubject("ALONE-DEADNEXT");
+        long[] ids = stored(subject, 3);
+        jdbc.update("UPDATE inbox_message SET status = 'FAILED', attempts = 4 WHERE id = ?", ids[0]);
+        mock("mock:register").whenAnyExchangeReceived(e -> e.setProperty("outcome", Outcome.businessFailure("FORM_NOT_REGISTERED", "form X is not registered")));
+
+        template.sendBody("direct:process-alone", event(ids[0], subject));
+
+        await().atMost(java.time.Duration.ofSeconds(20)).until(() -> published(ids[1]));
+        assertThat(rows.status(Long.toString(ids[0]))).isEqualTo("DEAD");
+        assertThat(rows.row(Long.toString(ids[0])).get("reply_status")).isEqualTo("SENT");
+
+        mock("mock:register").whenAnyExchangeReceived(e -> e.setProperty("outcome",
+                Outcome.completedWithReply(com.hospital.surveyinbox.inbox.ReplyReason.NOTIFY_SKIPPED, "created; no notification sent")));
+        template.sendBody("direct:process-alone", event(ids[1], subject));
+
+        await().atMost(java.time.Duration.ofSeconds(20)).until(() -> published(ids[2]));
+        assertThat(rows.status(Long.toString(ids[1]))).isEqualTo("COMPLETED");
+        assertThat(rows.row(Long.toString(ids[1])).get("reply_status")).isEqualTo("SENT");
+    }
+
     private boolean published(long id) {
         return mock("mock:kafka").getReceivedExchanges().stream()
                 .anyMatch(x -> x.getMessage().getBody(String.class).contains("\"inboxId\":\"" + id + "\""));
