@@ -69,6 +69,19 @@ class ConsentCacheTest extends IntegrationTest {
         assertThat(simulator().consentLookups(srvyNo)).isEqualTo(2);
     }
 
+    @Autowired
+    org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory redisConnections;
+
+    @Test
+    void anUnreachableRedisCostsTheConfiguredConnectTimeoutAndItsCommandsAreRejectedAtOnce() {
+        // Boot's options (spring.data.redis.connect-timeout) and ours together: a replaced ClientOptions would
+        // connect with Lettuce's default of 10 s while Redis is down, each consent lookup waiting for it
+        io.lettuce.core.ClientOptions options = redisConnections.getClientConfiguration().getClientOptions().orElseThrow();
+        assertThat(options.getSocketOptions().getConnectTimeout()).isEqualTo(Duration.ofMillis(500));
+        assertThat(options.getDisconnectedBehavior()).isEqualTo(io.lettuce.core.ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
+        assertThat(options.isAutoReconnect()).isTrue();
+    }
+
     @Test
     void rowsStillCompleteWhileRedisIsDown() {
         String srvyNo = uniqueSubject("NOREDIS");
