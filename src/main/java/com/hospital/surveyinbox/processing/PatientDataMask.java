@@ -43,6 +43,14 @@ public final class PatientDataMask {
     /** Longest downstream text kept (characters): a reason is a sentence, not a document; bounds the masking's work. */
     static final int LONGEST_TEXT = 2000;
 
+    /**
+     * Longest unbroken East Asian name part whose prefixes and suffixes are masked too ({@link #nameEnds}). A family
+     * or given name is a few characters; a longer run is masked whole only. The message's patient values have no
+     * length limit (CONTRACT §1), and every end of an n-character run is n² characters of work: a 20,000-character
+     * name made one mask take seconds and gigabytes.
+     */
+    static final int LONGEST_NAME_PART = 16;
+
     /** Separators a number or name may be written with beyond ASCII punctuation: minus sign, long vowel mark, dashes. */
     private static final String SEPARATORS = "\u2212\u30FC\u2010\u2011\u2012\u2013\u2014\u2015\uFF70\u00B7\u30FB";
     private static final String SEP = "[\\s.\\-" + SEPARATORS + "]";
@@ -89,7 +97,7 @@ public final class PatientDataMask {
         Folded folded = Folded.of(text, false);
         Folded compact = Folded.of(text, true);
         boolean[] masked = new boolean[text.length()];
-        for (String value : searchTerms(patientValues)) {
+        for (String value : searchTerms(patientValues, compact.text.length())) {
             maskValue(text, compact, value, masked);
         }
         for (Pattern shape : List.of(EMAIL, RRN, INTERNATIONAL_PHONE, COUNTRY_PREFIXED_PHONE, DOMESTIC_PHONE, DATE)) {
@@ -138,8 +146,11 @@ public final class PatientDataMask {
         return new String(chars);
     }
 
-    /** Each value folded and compacted, and each part of a multi-word value; too short ones left out. */
-    private static Set<String> searchTerms(Collection<String> values) {
+    /**
+     * Each value folded and compacted, and each part of a multi-word value; too short ones left out, and those
+     * longer than the text they are looked for in ({@code longest}): they cannot occur in it.
+     */
+    static Set<String> searchTerms(Collection<String> values, int longest) {
         Set<String> terms = new LinkedHashSet<>();
         for (String value : values) {
             if (value == null || value.isBlank()) {
@@ -154,7 +165,7 @@ public final class PatientDataMask {
             for (String candidate : candidates) {
                 String term = Folded.of(candidate, true).text;
                 boolean digitsOnly = term.chars().allMatch(Character::isDigit);
-                if (term.length() >= (digitsOnly ? SHORTEST_NUMBER : SHORTEST_TEXT)) {
+                if (term.length() >= (digitsOnly ? SHORTEST_NUMBER : SHORTEST_TEXT) && term.length() <= longest) {
                     terms.add(term);
                 }
             }
@@ -169,11 +180,12 @@ public final class PatientDataMask {
     /**
      * A name written without spaces in Hangul, kana or kanji ({@code 홍길동}, {@code 山田太郎}) is quoted by
      * its given name or family name alone too ({@code 길동님}, {@code 山田様}): every prefix and suffix of two
-     * characters or more.
+     * characters or more. Runs longer than {@link #LONGEST_NAME_PART} are not a name's parts: none.
      */
     private static List<String> nameEnds(String part) {
         List<String> ends = new ArrayList<>();
-        if (part.length() >= 3 && part.codePoints().allMatch(PatientDataMask::isEastAsianLetter)) {
+        if (part.length() >= 3 && part.length() <= LONGEST_NAME_PART
+                && part.codePoints().allMatch(PatientDataMask::isEastAsianLetter)) {
             for (int n = 2; n < part.length(); n++) {
                 ends.add(part.substring(0, n));
                 ends.add(part.substring(part.length() - n));

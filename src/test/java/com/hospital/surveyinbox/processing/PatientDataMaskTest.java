@@ -129,6 +129,19 @@ class PatientDataMaskTest {
     }
 
     @org.junit.jupiter.api.Test
+    void aLongUnbrokenNameIsSearchedWholeNotByEachOfItsEnds() {
+        // CONTRACT §1 puts no limit on patNm: every prefix and suffix of a 3,000-character run is 9 million
+        // characters to fold and search (20,000 characters exhausted a pod's heap); a name's parts stay searched
+        String longRun = "가나다라마바사아자차카타파하".repeat(215);
+        java.util.Set<String> terms = PatientDataMask.searchTerms(List.of(longRun, "홍길동"), PatientDataMask.LONGEST_TEXT);
+        assertThat(terms).containsExactly("홍길동", "홍길", "길동");
+        assertThat(PatientDataMask.searchTerms(List.of(longRun.substring(0, 100)), PatientDataMask.LONGEST_TEXT))
+                .containsExactly(longRun.substring(0, 100));
+        assertThat(PatientDataMask.mask("환자 홍길동 없음 " + longRun.substring(0, 30), List.of(longRun, "홍길동")))
+                .isEqualTo("환자 *** 없음 " + longRun.substring(0, 30));
+    }
+
+    @org.junit.jupiter.api.Test
     void logsCarryADownstreamCodeOnlyWhenItIsAnIdentifierWithoutANumber() {
         assertThat(Outcome.businessFailure("FORM_NOT_REGISTERED", "x").failureCode()).isEqualTo("FORM_NOT_REGISTERED");
         assertThat(Outcome.businessFailure(null, "x").failureCode()).isEqualTo("(no code)");

@@ -205,6 +205,17 @@ class ProcessingTest extends IntegrationTest {
     }
 
     @Test
+    void aBusinessErrorOfAPatientWithAVeryLongNameIsRecordedLikeAnyOther() {
+        // 20,000 Hangul characters (60 KB, under the body limit) in patNm: masking the 404's message by each end of
+        // that name exhausted the worker's heap, and the row killed one pod after another
+        String name = "가나다라마바사아자차카타파하".repeat(1_430);
+        String id = client.accept(send(uniqueSubject("LONGNAME"), "NOPAT-2", "\"patNm\":\"" + name + "\""));
+
+        rows.awaitAttempt(id, 1, "FAILED");
+        assertThat(rows.row(id).get("last_error")).isEqualTo("patient not found");
+    }
+
+    @Test
     void recordsSystemErrorForA5xxAndForATimeout() {
         String subject5xx = uniqueSubject("SYS");
         String patno5xx = "P5XX-" + subject5xx;
