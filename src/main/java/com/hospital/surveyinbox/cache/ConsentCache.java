@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import org.apache.camel.http.base.HttpOperationFailedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -25,11 +26,25 @@ public class ConsentCache {
 
     private final AdapterProperties properties;
     private final MeterRegistry meters;
-    private final ConcurrentHashMap<String, Semaphore> turns = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Lane> turns = new ConcurrentHashMap<>();
     /** The turn this thread holds (the route runs awaitTurn, the lookup and release on one thread). */
     private final ThreadLocal<Turn> held = new ThreadLocal<>();
 
-    private record Turn(String srvyNo, Semaphore semaphore) {
+    private record Turn(String srvyNo, Lane lane) {
+    }
+
+    /** One srvyNo's lookups in this instance: the turn, how many lookups ended, and the last one's refusal. */
+    private static final class Lane {
+        final Semaphore semaphore = new Semaphore(1);
+        volatile long ended;
+        volatile Refusal refusal;
+    }
+
+    /**
+     * The legacy system's refusal of a lookup (a 4xx: 404 "survey not configured"), handed to the consumers that
+     * waited for that lookup: what it answered, and which downstream and step asked.
+     */
+    public record Refusal(HttpOperationFailedException answer, String downstream, String call, long endedAs) {
     }
 
     public ConsentCache(AdapterProperties properties, MeterRegistry meters) {
@@ -40,21 +55,52 @@ public class ConsentCache {
     /**
      * Waits until no other consumer of this instance is looking up the message's {@code srvyNo}; bounded by twice
      * the downstream response timeout, after which it goes ahead (a second lookup costs time, never correctness).
-     * Takes the message, not the text: Camel's bean binding would turn a {@code srvyNo} of {@code "null"} into null
-     * (a NullPointerException here, every attempt a system error) and strip quotes from a quoted one.
+     * Returns the refusal of the lookup this consumer waited for, if the legacy system refused it (then the turn
+     * is not held: nothing to release); else null and this consumer holds the turn. Without that, every waiter
+     * of a survey that is not configured asked again in turn, one lookup after another, and a burst of its
+     * messages held every worker for the whole wait. The refusal is not cached: it goes only to consumers that
+     * were waiting while it was answered. Takes the message, not the text: Camel's bean binding would turn a
+     * {@code srvyNo} of {@code "null"} into null (a NullPointerException here, every attempt a system error) and
+     * strip quotes from a quoted one.
      */
-    public void awaitTurn(Registration msg) throws InterruptedException {
+    public Refusal awaitTurn(Registration msg) throws InterruptedException {
         String srvyNo = msg.srvyNo();
-        Semaphore turn = turns.computeIfAbsent(srvyNo, k -> new Semaphore(1));
-        if (turn.hasQueuedThreads() || turn.availablePermits() == 0) {
+        Lane lane = turns.computeIfAbsent(srvyNo, k -> new Lane());
+        long seen = lane.ended;
+        if (lane.semaphore.hasQueuedThreads() || lane.semaphore.availablePermits() == 0) {
             meters.counter("adapter.consent.cache", "result", "shared").increment();
         }
         long waitMillis = properties.getHttp().getResponseTimeout().multipliedBy(2).toMillis();
-        if (turn.tryAcquire(waitMillis, TimeUnit.MILLISECONDS)) {
-            held.set(new Turn(srvyNo, turn));
-        } else {
-            turns.remove(srvyNo, turn); // a stuck lookup: let the next one start afresh
+        if (!lane.semaphore.tryAcquire(waitMillis, TimeUnit.MILLISECONDS)) {
+            turns.remove(srvyNo, lane); // a stuck lookup: let the next one start afresh
+            return null;
         }
+        Refusal refusal = lane.refusal;
+        if (refusal != null && refusal.endedAs() > seen) {
+            release(srvyNo, lane);
+            return refusal;
+        }
+        held.set(new Turn(srvyNo, lane));
+        return null;
+    }
+
+    /**
+     * The lookup of the turn this consumer holds was refused ({@code inbox-consents-lookup-refused}): kept for the
+     * consumers waiting for it. The failure goes on to fail this registration.
+     */
+    public void refused(HttpOperationFailedException answer, String downstream, String call) {
+        Turn turn = held.get();
+        if (turn != null) {
+            Lane lane = turn.lane();
+            lane.refusal = new Refusal(answer, downstream, call, lane.ended + 1);
+        }
+    }
+
+    /** Fails this registration with the refusal its consumer waited for, as if its own lookup had been refused. */
+    public void share(Refusal refusal) throws HttpOperationFailedException {
+        HttpOperationFailedException answer = refusal.answer();
+        throw new HttpOperationFailedException(answer.getUri(), answer.getStatusCode(), answer.getStatusText(),
+                answer.getRedirectLocation(), answer.getResponseHeaders(), answer.getResponseBody());
     }
 
     /** Ends this consumer's turn (the route's doFinally), whatever the lookup came to. */
@@ -62,10 +108,19 @@ public class ConsentCache {
         Turn turn = held.get();
         held.remove();
         if (turn != null) {
-            turn.semaphore().release();
-            if (!turn.semaphore().hasQueuedThreads()) {
-                turns.remove(turn.srvyNo(), turn.semaphore());
+            Lane lane = turn.lane();
+            if (lane.refusal == null || lane.refusal.endedAs() != lane.ended + 1) {
+                lane.refusal = null; // answered, or failed otherwise: nothing for the waiters to share
             }
+            lane.ended++;
+            release(turn.srvyNo(), lane);
+        }
+    }
+
+    private void release(String srvyNo, Lane lane) {
+        lane.semaphore.release();
+        if (!lane.semaphore.hasQueuedThreads()) {
+            turns.remove(srvyNo, lane);
         }
     }
 

@@ -69,6 +69,31 @@ class ConsentCacheTest extends IntegrationTest {
         assertThat(simulator().consentLookups(srvyNo)).isEqualTo(2);
     }
 
+    @Test
+    void consumersWaitingForARefusedLookupShareItsRefusalInsteadOfAskingInTurn() {
+        // a ward's batch for a survey nobody configured: without sharing, each waiting consumer asked again in turn
+        // (~0.9 s each), holding every worker of the pod for the whole wait
+        simulator().setLatency(DownstreamSimulator.Latency.REALISTIC);
+        String srvyNo = "NOCFG-" + uniqueSubject("BURST");
+        Rows rows = new Rows(jdbc);
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            ids.add(client.accept(send(uniqueSubject("C404B"), srvyNo)));
+        }
+        for (String id : ids) {
+            rows.awaitAttempt(id, 1, "FAILED");
+            assertThat(rows.row(id).get("last_error")).isEqualTo("survey not configured");
+        }
+        int lookups = simulator().consentLookups(srvyNo);
+        assertThat(lookups).isLessThanOrEqualTo(2);
+
+        // a refusal is never cached: a message after the burst asks again
+        String later = client.accept(send(uniqueSubject("C404L"), srvyNo));
+        rows.awaitAttempt(later, 1, "FAILED");
+        assertThat(simulator().consentLookups(srvyNo)).isEqualTo(lookups + 1);
+        assertThat(redis.hasKey("survey-inbox-adapter:consents:" + srvyNo)).isFalse();
+    }
+
     @Autowired
     org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory redisConnections;
 
