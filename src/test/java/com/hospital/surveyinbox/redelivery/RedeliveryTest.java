@@ -82,6 +82,12 @@ class RedeliveryTest extends IntegrationTest {
     InboxStore store;
 
     @Autowired
+    org.apache.camel.CamelContext camel;
+
+    @Autowired
+    com.hospital.surveyinbox.config.AdapterProperties adapterProperties;
+
+    @Autowired
     ClaimRepository claims;
 
     @Autowired
@@ -104,6 +110,20 @@ class RedeliveryTest extends IntegrationTest {
     private long storeWithoutEvent(String subject, String json) {
         Acceptance a = store.accept(new ReceivedMessage(subject, "SEND", json.getBytes(StandardCharsets.UTF_8), null));
         return a.inboxId();
+    }
+
+    @Test
+    void theRetentionJobFiresAtItsCronInTheHospitalsZoneNotTheJvms() throws Exception {
+        // a pod's JVM runs in UTC: without the trigger's zone "daily 03:30" ran at 12:30 in Seoul, at peak load
+        org.apache.camel.component.quartz.QuartzEndpoint retention = (org.apache.camel.component.quartz.QuartzEndpoint)
+                camel.getRoute("inbox-retention").getEndpoint();
+        java.time.ZoneId hospital = adapterProperties.getLegacy().getZone();
+        assertThat(retention.getTriggerParameters()).containsEntry("timeZone", hospital.getId());
+        // as camel-quartz builds the trigger (CronScheduleBuilder ... inTimeZone): the next fire is 03:30 there
+        org.quartz.CronExpression cron = new org.quartz.CronExpression(retention.getCron());
+        cron.setTimeZone(java.util.TimeZone.getTimeZone((String) retention.getTriggerParameters().get("timeZone")));
+        java.time.ZonedDateTime next = cron.getNextValidTimeAfter(new java.util.Date()).toInstant().atZone(hospital);
+        assertThat(next.toLocalTime()).isEqualTo(java.time.LocalTime.of(3, 30));
     }
 
     @Test
