@@ -5,9 +5,11 @@
 -- Run by: routes/inbox-process.camel.yaml, step inbox-process-find-successor (camel-sql), after a
 -- row ended COMPLETED, DEAD or FAILED.
 -- Why this WHERE: any RECEIVED row counts, whether or not its hold was recorded yet (the claim and the hold
--- are two statements, so a hold may land just after this row finished); a FAILED one only when it was held,
--- so a plain retry still waits for retry-delay. A row behind an earlier unfinished one (the usual case after
--- a FAILED outcome: the failed row itself) would only be refused again, so it is not returned.
+-- are two statements, so a hold may land just after this row finished); a FAILED one when it was held, or
+-- when it is due (its retry's claim may have been refused just before this row finished, its hold not yet
+-- written), so a retry that is not due still waits for retry-delay. A row behind an earlier unfinished one
+-- (the usual case after a FAILED outcome: the failed row itself) would only be refused again, so it is not
+-- returned.
 SELECT c.id AS "inboxId",
        c.srvy_drawup_no AS "srvyDrawupNo",
        c.msg_type AS "msgType",
@@ -15,7 +17,10 @@ SELECT c.id AS "inboxId",
   FROM inbox_message c
  WHERE c.srvy_drawup_no = :#srvyDrawupNo
    AND c.id <> :#id
-   AND (c.status = 'RECEIVED' OR (c.status = 'FAILED' AND c.held_reason IS NOT NULL))
+   AND (c.status = 'RECEIVED'
+        OR (c.status = 'FAILED'
+            AND (c.held_reason IS NOT NULL
+                 OR c.last_attempt_at <= now() - :#retryDelayMillis * INTERVAL '1 millisecond')))
    AND NOT EXISTS (
        SELECT 1
          FROM inbox_message e

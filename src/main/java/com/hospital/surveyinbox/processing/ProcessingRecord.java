@@ -43,6 +43,7 @@ public class ProcessingRecord {
         params.put("token", row.claimToken().toString());
         params.put("attempt", row.attempt());
         params.put("maxAttempts", properties.getInbox().getMaxAttempts());
+        params.put("retryDelayMillis", properties.getInbox().getRetryDelay().toMillis());
         params.put("reason", outcome.failureReason());
         params.put("code", outcome.failureCode());
         params.put("replyCode", outcome.reply() == null ? null : outcome.reply().name());

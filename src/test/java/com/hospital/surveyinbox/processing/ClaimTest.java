@@ -161,11 +161,36 @@ class ClaimTest extends IntegrationTest {
         assertThat(outcomes().complete(claimed)).isTrue();
         assertThat(jdbc.queryForObject("SELECT held_reason FROM inbox_message WHERE id = ?", String.class, second)).isNull();
 
-        Map<?, ?> successor = producer.requestBody("sql:classpath:sql/find-successor.sql?outputType=SelectOne&parametersCount=2",
-                Map.of("id", first, "srvyDrawupNo", subject), Map.class);
+        Map<?, ?> successor = successorOf(first, subject, 0);
 
         assertThat(successor.get("inboxId")).isEqualTo(second);
         assertThat(outcomes().complete(claims.claim(second).orElseThrow())).isTrue();
+    }
+
+    @Test
+    void releasesADueFailedRowEvenWhenItsHoldWasNeverRecorded() {
+        // a due retry refused behind an earlier row of its subject (requeued by an operator) that finishes before
+        // the refusal's hold is written: it is released at once, not after another retry-delay
+        String subject = uniqueSubject("NOHOLDF");
+        long first = insert(subject);
+        long second = insert(subject);
+        jdbc.update("UPDATE inbox_message SET status = 'FAILED', attempts = 1, last_attempt_at = now() - INTERVAL '2 minutes' "
+                + "WHERE id = ?", second);
+        ClaimedRow claimed = claims.claim(first).orElseThrow();
+        assertThat(claims.claim(second)).as("refused behind the earlier row").isEmpty();
+        assertThat(outcomes().complete(claimed)).isTrue();
+        assertThat(jdbc.queryForObject("SELECT held_reason FROM inbox_message WHERE id = ?", String.class, second)).isNull();
+
+        assertThat(successorOf(first, subject, 60_000).get("inboxId")).isEqualTo(second);
+
+        // one that is not due yet is not released: its claim would only be refused again
+        jdbc.update("UPDATE inbox_message SET last_attempt_at = now() WHERE id = ?", second);
+        assertThat(successorOf(first, subject, 60_000)).isNull();
+    }
+
+    private Map<?, ?> successorOf(long finished, String subject, long retryDelayMillis) {
+        return producer.requestBody("sql:classpath:sql/find-successor.sql?outputType=SelectOne&parametersCount=3",
+                Map.of("id", finished, "srvyDrawupNo", subject, "retryDelayMillis", retryDelayMillis), Map.class);
     }
 
     @Test
@@ -183,8 +208,7 @@ class ClaimTest extends IntegrationTest {
         assertThat(claims.claim(second)).as("FAILED still blocks").isEmpty();
         ClaimedRow retry = claims.claim(first).orElseThrow();
         assertThat(outcomes().complete(retry)).isTrue();
-        Map<?, ?> successor = producer.requestBody("sql:classpath:sql/find-successor.sql?outputType=SelectOne&parametersCount=2",
-                Map.of("id", first, "srvyDrawupNo", subject), Map.class);
+        Map<?, ?> successor = successorOf(first, subject, 0);
         assertThat(successor.get("inboxId")).isEqualTo(second);
         ClaimedRow next = claims.claim(second).orElseThrow();
         assertThat(outcomes().complete(next)).isTrue();
@@ -210,8 +234,7 @@ class ClaimTest extends IntegrationTest {
                 .isEqualTo("waiting behind inbox " + later);
 
         assertThat(outcomes().complete(registering)).isTrue();
-        Map<?, ?> successor = producer.requestBody("sql:classpath:sql/find-successor.sql?outputType=SelectOne&parametersCount=2",
-                Map.of("id", later, "srvyDrawupNo", subject), Map.class);
+        Map<?, ?> successor = successorOf(later, subject, 0);
         assertThat(successor.get("inboxId")).as("the held older row is released when the later one finishes").isEqualTo(older);
         assertThat(outcomes().complete(claims.claim(older).orElseThrow())).isTrue();
     }
