@@ -10,8 +10,8 @@ import org.springframework.stereotype.Component;
  * In the {@code prod} profile (in any letter case: Spring's own profile matching is case-sensitive, so
  * {@code Prod} would otherwise skip the check) the service refuses to start with credentials anyone could
  * know (empty, short, equal to the user name, one of the repository's dev/test values, or the legacy
- * sender's password equal to the operators'), with the payload stored in clear, or believing X-Forwarded-For
- * from everywhere. Fails the boot, so a
+ * sender's password equal to the operators'), with the payload stored in clear, believing X-Forwarded-For
+ * from everywhere, or presuming a row abandoned sooner than a live worker may take on it. Fails the boot, so a
  * misconfigured pod never becomes ready.
  */
 @Component
@@ -46,6 +46,7 @@ public class ProductionSafetyCheck implements InitializingBean {
             problems.add("adapter.crypto.enabled must be true: the payload holds patient data");
         }
         forwardedHeaders(problems);
+        stuckRows(problems);
         if (!problems.isEmpty()) {
             throw new IllegalStateException("Refusing to start in prod: " + String.join("; ", problems));
         }
@@ -71,6 +72,22 @@ public class ProductionSafetyCheck implements InitializingBean {
         if ((platformForwards || tomcatForwards) && environment.getProperty("server.tomcat.remoteip.internal-proxies") == null) {
             problems.add("server.forward-headers-strategy must be none (the service reads X-Forwarded-For from "
                     + "adapter.security.trusted-proxies itself); Tomcat would trust it from every private address");
+        }
+    }
+
+    /**
+     * A PROCESSING row untouched for {@code stuck-processing-after} is reset and claimed again, so a shorter value
+     * than a live worker may take (every call's timeouts running out: what {@code camel.main.shutdown-timeout} is
+     * sized for, ManifestConsistencyTest) has a second worker register the row while the first still does, the
+     * resend call included, which has no Idempotency-Key.
+     */
+    private void stuckRows(List<String> problems) {
+        long worstRowSeconds = environment.getProperty("camel.main.shutdown-timeout", Long.class, 45L);
+        java.time.Duration stuck = properties.getInbox().getStuckProcessingAfter();
+        if (stuck.compareTo(java.time.Duration.ofSeconds(worstRowSeconds)) <= 0) {
+            problems.add("adapter.inbox.stuck-processing-after (" + stuck + ") must be longer than camel.main.shutdown-timeout ("
+                    + worstRowSeconds + " s, the longest a live worker may take on a row): a row still being registered "
+                    + "would be claimed and registered again");
         }
     }
 

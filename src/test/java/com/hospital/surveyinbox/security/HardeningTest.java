@@ -41,7 +41,7 @@ class HardeningTest extends IntegrationTest {
     }
 
     @Test
-    void theProdProfileRefusesToStartWithDefaultCredentialsOrWithoutEncryption() {
+    void theProdProfileRefusesToStartWithDefaultCredentialsWithoutEncryptionOrWithAStuckResetShorterThanAWorker() {
         List<String> args = new ArrayList<>(List.of(
                 "--adapter.security.legacy.username=legacy", "--adapter.security.legacy.password=legacy-dev-secret",
                 "--adapter.security.ops.username=ops", "--adapter.security.ops.password=short",
@@ -49,7 +49,8 @@ class HardeningTest extends IntegrationTest {
                 "--adapter.retention.enabled=false", "--spring.quartz.scheduler-name=prod-check",
                 "--adapter.crypto.active-key=k1", "--adapter.crypto.keys.k1=" + PayloadEncryptionTest.K1,
                 "--adapter.crypto.enabled=false",
-                "--adapter.security.trusted-proxies=10.42.0.0/16,0.0.0.0/0", "--server.forward-headers-strategy=native"));
+                "--adapter.security.trusted-proxies=10.42.0.0/16,0.0.0.0/0", "--server.forward-headers-strategy=native",
+                "--adapter.inbox.stuck-processing-after=PT1M"));
 
         assertThatThrownBy(() -> new SpringApplicationBuilder(SurveyInboxAdapterApplication.class).profiles("prod")
                 .run(args.toArray(String[]::new)))
@@ -59,7 +60,8 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageContaining("adapter.security.ops.password is shorter than 16")
                 .hasMessageContaining("adapter.crypto.enabled must be true")
                 .hasMessageContaining("adapter.security.trusted-proxies must not contain 0.0.0.0/0")
-                .hasMessageContaining("server.forward-headers-strategy must be none");
+                .hasMessageContaining("server.forward-headers-strategy must be none")
+                .hasMessageContaining("adapter.inbox.stuck-processing-after (PT1M) must be longer than camel.main.shutdown-timeout (120 s");
     }
 
     @Test
