@@ -24,6 +24,12 @@ public class OpsReads {
 
     static final int DEFAULT_LIMIT = 50;
     static final int MAX_LIMIT = 500;
+    /**
+     * The reply states a list can filter by: the replies still owed (a reply that failed waits FAILED for its
+     * next try; SENDING while one is on the wire), served by V1's partial index of owed replies however many
+     * rows were ever answered.
+     */
+    static final List<String> OWED_REPLY_STATUSES = List.of("PENDING", "SENDING", "FAILED");
 
     private final InboxHistory history;
 
@@ -33,13 +39,16 @@ public class OpsReads {
 
     /** The error body of a list request that cannot be answered (400), or null when it can. */
     public Map<String, String> listProblem(@Header("status") Object status, @Header("srvyDrawupNo") Object srvyDrawupNo,
-                              @Header("limit") Object limit) {
+                              @Header("limit") Object limit, @Header("replyStatus") Object replyStatus) {
         if (!(status == null || status instanceof String) || !(srvyDrawupNo == null || srvyDrawupNo instanceof String)
-                || !(limit == null || limit instanceof String)) {
+                || !(limit == null || limit instanceof String) || !(replyStatus == null || replyStatus instanceof String)) {
             return error("each filter at most once");
         }
         if (status != null && !isStatus((String) status)) {
             return error("unknown status; one of " + List.of(InboxStatus.values()));
+        }
+        if (replyStatus != null && !OWED_REPLY_STATUSES.contains(replyStatus)) {
+            return error("replyStatus must be one of " + OWED_REPLY_STATUSES + " (the replies still owed)");
         }
         if (limit != null && limit((String) limit) == null) {
             return error("limit must be 1.." + MAX_LIMIT);

@@ -80,6 +80,32 @@ class InboxOpsRouteTest extends RouteKit {
         assertThat(client.ops("/ops/inbox?limit=x").status()).isEqualTo(400);
     }
 
+    @Test
+    void listsTheRowsWhoseReplyIsStillOwedByItsState() {
+        // what SurveyInboxReplyFailures sends an operator to find: a COMPLETED row owing NOTIFY_SKIPPED is in
+        // neither the DEAD nor the FAILED list
+        String subject = uniqueSubject("OPS-REPLY");
+        long failing = stored(subject);
+        long delivered = stored(subject);
+        jdbc.update("UPDATE inbox_message SET status = 'COMPLETED', reply_status = 'FAILED', reply_reason_code = 'NOTIFY_SKIPPED', "
+                + "reply_failures = 2, reply_last_error = 'legacy answered HTTP 500', reply_updated_at = now() WHERE id = ?", failing);
+        jdbc.update("UPDATE inbox_message SET status = 'COMPLETED', reply_status = 'SENT', reply_reason_code = 'NOTIFY_SKIPPED' "
+                + "WHERE id = ?", delivered);
+
+        JsonNode owed = client.ops("/ops/inbox?replyStatus=FAILED&limit=500").json();
+        assertThat(owed).isNotEmpty().allSatisfy(row -> assertThat(row.get("replyStatus").asText()).isEqualTo("FAILED"));
+        assertThat(owed).anySatisfy(row -> assertThat(row.get("inboxId").asText()).isEqualTo(Long.toString(failing)));
+        assertThat(client.ops("/ops/inbox?srvyDrawupNo=" + encoded(subject) + "&replyStatus=FAILED").json())
+                .singleElement().satisfies(row -> assertThat(row.get("inboxId").asText()).isEqualTo(Long.toString(failing)));
+        assertThat(client.ops("/ops/inbox?srvyDrawupNo=" + encoded(subject) + "&replyStatus=PENDING").json()).isEmpty();
+        assertThat(client.ops("/ops/inbox?replyStatus=FAILED&status=DEAD&limit=500").json())
+                .noneSatisfy(row -> assertThat(row.get("inboxId").asText()).isEqualTo(Long.toString(failing)));
+        // only the owed states (a partial index serves them); delivered replies are every finished row
+        Reply sent = client.ops("/ops/inbox?replyStatus=SENT");
+        assertThat(sent.status()).isEqualTo(400);
+        assertThat(sent.json().get("error").asText()).startsWith("replyStatus must be one of");
+    }
+
     private static String encoded(String text) {
         return URLEncoder.encode(text, StandardCharsets.UTF_8);
     }
