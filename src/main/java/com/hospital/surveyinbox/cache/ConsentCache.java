@@ -27,17 +27,38 @@ public class ConsentCache {
     private final AdapterProperties properties;
     private final MeterRegistry meters;
     private final ConcurrentHashMap<String, Lane> turns = new ConcurrentHashMap<>();
-    /** The turn this thread holds (the route runs awaitTurn, the lookup and release on one thread). */
-    private final ThreadLocal<Turn> held = new ThreadLocal<>();
-
-    private record Turn(String srvyNo, Lane lane) {
-    }
-
     /** One srvyNo's lookups in this instance: the turn, how many lookups ended, and the last one's refusal. */
     private static final class Lane {
         final Semaphore semaphore = new Semaphore(1);
+        /** Written only by the consumer holding the semaphore. */
         volatile long ended;
         volatile Refusal refusal;
+    }
+
+    /**
+     * A consumer's turn for one {@code srvyNo}, carried by its exchange (a route variable, so the turn and its
+     * release do not depend on which thread runs the steps between them): held (this consumer looks it up and
+     * must {@link #release} it), not held (its wait ran out: it looks it up without a turn), or the refusal of the
+     * lookup it waited for ({@link #refusal()} not null, nothing held).
+     */
+    public static final class Turn {
+        private final String srvyNo;
+        private final Lane lane;
+        private final Refusal refusal;
+        private final java.util.concurrent.atomic.AtomicBoolean held;
+        private volatile boolean lookupEnded;
+
+        private Turn(String srvyNo, Lane lane, Refusal refusal, boolean held) {
+            this.srvyNo = srvyNo;
+            this.lane = lane;
+            this.refusal = refusal;
+            this.held = new java.util.concurrent.atomic.AtomicBoolean(held);
+        }
+
+        /** The refusal of the lookup this consumer waited for, or null. */
+        public Refusal refusal() {
+            return refusal;
+        }
     }
 
     /**
@@ -54,16 +75,15 @@ public class ConsentCache {
 
     /**
      * Waits until no other consumer of this instance is looking up the message's {@code srvyNo}; bounded by twice
-     * the downstream response timeout, after which it goes ahead (a second lookup costs time, never correctness).
-     * Returns the refusal of the lookup this consumer waited for, if the legacy system refused it (then the turn
-     * is not held: nothing to release); else null and this consumer holds the turn. Without that, every waiter
-     * of a survey that is not configured asked again in turn, one lookup after another, and a burst of its
-     * messages held every worker for the whole wait. The refusal is not cached: it goes only to consumers that
-     * were waiting while it was answered. Takes the message, not the text: Camel's bean binding would turn a
-     * {@code srvyNo} of {@code "null"} into null (a NullPointerException here, every attempt a system error) and
-     * strip quotes from a quoted one.
+     * the downstream response timeout, after which it goes ahead without the turn (a second lookup costs time,
+     * never correctness). When the lookup it waited for was refused by the legacy system, the turn carries that
+     * refusal and is not held: without it, every waiter of a survey that is not configured asked again in turn,
+     * one lookup after another, and a burst of its messages held every worker for the whole wait. The refusal is
+     * not cached: only consumers that were already waiting when it was answered get it. Takes the message, not
+     * the text: Camel's bean binding would turn a {@code srvyNo} of {@code "null"} into null (a
+     * NullPointerException here, every attempt a system error) and strip quotes from a quoted one.
      */
-    public Refusal awaitTurn(Registration msg) throws InterruptedException {
+    public Turn awaitTurn(Registration msg) throws InterruptedException {
         String srvyNo = msg.srvyNo();
         Lane lane = turns.computeIfAbsent(srvyNo, k -> new Lane());
         long seen = lane.ended;
@@ -73,48 +93,48 @@ public class ConsentCache {
         long waitMillis = properties.getHttp().getResponseTimeout().multipliedBy(2).toMillis();
         if (!lane.semaphore.tryAcquire(waitMillis, TimeUnit.MILLISECONDS)) {
             turns.remove(srvyNo, lane); // a stuck lookup: let the next one start afresh
-            return null;
+            return new Turn(srvyNo, lane, null, false);
         }
         Refusal refusal = lane.refusal;
         if (refusal != null && refusal.endedAs() > seen) {
             release(srvyNo, lane);
-            return refusal;
+            return new Turn(srvyNo, lane, refusal, false);
         }
-        held.set(new Turn(srvyNo, lane));
-        return null;
+        return new Turn(srvyNo, lane, null, true);
     }
 
     /**
-     * The lookup of the turn this consumer holds was refused ({@code inbox-consents-lookup-refused}): kept for the
-     * consumers waiting for it. The failure goes on to fail this registration.
+     * The lookup of this turn was refused ({@code inbox-consents-lookup-refused}): kept for the consumers already
+     * waiting for it, and the lookup counted as ended now (a consumer arriving from now on asks again). The
+     * failure goes on to fail this registration.
      */
-    public void refused(HttpOperationFailedException answer, String downstream, String call) {
-        Turn turn = held.get();
-        if (turn != null) {
-            Lane lane = turn.lane();
+    public void refused(Turn turn, HttpOperationFailedException answer, String downstream, String call) {
+        if (turn != null && turn.held.get() && !turn.lookupEnded) {
+            Lane lane = turn.lane;
             lane.refusal = new Refusal(answer, downstream, call, lane.ended + 1);
+            lane.ended++;
+            turn.lookupEnded = true;
         }
     }
 
     /** Fails this registration with the refusal its consumer waited for, as if its own lookup had been refused. */
-    public void share(Refusal refusal) throws HttpOperationFailedException {
-        HttpOperationFailedException answer = refusal.answer();
+    public void share(Turn turn) throws HttpOperationFailedException {
+        HttpOperationFailedException answer = turn.refusal().answer();
         throw new HttpOperationFailedException(answer.getUri(), answer.getStatusCode(), answer.getStatusText(),
                 answer.getRedirectLocation(), answer.getResponseHeaders(), answer.getResponseBody());
     }
 
-    /** Ends this consumer's turn (the route's doFinally), whatever the lookup came to. */
-    public void release() {
-        Turn turn = held.get();
-        held.remove();
-        if (turn != null) {
-            Lane lane = turn.lane();
-            if (lane.refusal == null || lane.refusal.endedAs() != lane.ended + 1) {
-                lane.refusal = null; // answered, or failed otherwise: nothing for the waiters to share
-            }
-            lane.ended++;
-            release(turn.srvyNo(), lane);
+    /** Ends this turn (the route's doFinally), whatever the lookup came to; once, and only a held one. */
+    public void release(Turn turn) {
+        if (turn == null || !turn.held.compareAndSet(true, false)) {
+            return;
         }
+        Lane lane = turn.lane;
+        if (!turn.lookupEnded) {
+            lane.refusal = null; // answered, or failed otherwise: nothing for the waiters to share
+            lane.ended++;
+        }
+        release(turn.srvyNo, lane);
     }
 
     private void release(String srvyNo, Lane lane) {
