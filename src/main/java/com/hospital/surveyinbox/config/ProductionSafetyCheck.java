@@ -77,16 +77,17 @@ public class ProductionSafetyCheck implements InitializingBean {
 
     /**
      * A PROCESSING row untouched for {@code stuck-processing-after} is reset and claimed again, so a shorter value
-     * than a live worker may take (every call's timeouts running out: what {@code camel.main.shutdown-timeout} is
-     * sized for, ManifestConsistencyTest) has a second worker register the row while the first still does, the
-     * resend call included, which has no Idempotency-Key.
+     * than a live worker may take has a second worker register the row while the first still does, the resend call
+     * included, which has no Idempotency-Key. {@code camel.main.shutdown-timeout} is sized for a row whose every
+     * downstream wait runs out (ManifestConsistencyTest); the consent turn's wait and a slow database can add to
+     * that, so twice it is the least allowed (the default, PT15M, is 7.5 times).
      */
     private void stuckRows(List<String> problems) {
         long worstRowSeconds = environment.getProperty("camel.main.shutdown-timeout", Long.class, 45L);
         java.time.Duration stuck = properties.getInbox().getStuckProcessingAfter();
-        if (stuck.compareTo(java.time.Duration.ofSeconds(worstRowSeconds)) <= 0) {
-            problems.add("adapter.inbox.stuck-processing-after (" + stuck + ") must be longer than camel.main.shutdown-timeout ("
-                    + worstRowSeconds + " s, the longest a live worker may take on a row): a row still being registered "
+        if (stuck.compareTo(java.time.Duration.ofSeconds(2 * worstRowSeconds)) <= 0) {
+            problems.add("adapter.inbox.stuck-processing-after (" + stuck + ") must be longer than twice camel.main.shutdown-timeout ("
+                    + worstRowSeconds + " s, what a live worker may take on a row): a row still being registered "
                     + "would be claimed and registered again");
         }
     }
