@@ -63,7 +63,10 @@ SELECT n.id, n.srvy_drawup_no, n.msg_type, 'SUCCESSOR', n.trace_parent
                       WHERE c.srvy_drawup_no = s.srvy_drawup_no
                         AND c.id <> s.id
                         AND (s.status = 'DEAD' OR c.id < s.id)
-                        AND (c.status = 'RECEIVED' OR (c.status = 'FAILED' AND c.held_reason IS NOT NULL))
+                        AND (c.status = 'RECEIVED'
+                             OR (c.status = 'FAILED'
+                                 AND (c.held_reason IS NOT NULL
+                                      OR c.last_attempt_at <= now() - :#retryDelayMillis * INTERVAL '1 millisecond')))
                         AND NOT EXISTS (
                             SELECT 1
                               FROM inbox_message e

@@ -303,6 +303,27 @@ class InboxRedeliverRouteTest extends RouteKit {
     }
 
     @Test
+    void aStuckRowResetReleasesADueRetryRefusedBehindItWhoseHoldWasNeverWritten() {
+        // the older row's due retry was refused behind the later PROCESSING row (its event just published), and
+        // that worker died before the refusal's hold was written: the reset releases it (as find-successor does)
+        String run = uniqueSubject("ALONE-STUCKDUE");
+        long[] ids = stored(run, 2);
+        long older = ids[0];
+        long stuck = ids[1];
+        jdbc.update("UPDATE inbox_message SET status = 'FAILED', attempts = 1, last_attempt_at = now() - INTERVAL '1 hour', "
+                + "published_at = now() WHERE id = ?", older);
+        jdbc.update("UPDATE inbox_message SET status = 'PROCESSING', attempts = 1, updated_at = now() - INTERVAL '1 hour' WHERE id = ?", stuck);
+
+        List<?> reset = template.requestBody("sql:classpath:sql/reset-stuck-rows.sql?parametersCount=9", java.util.Map.of(
+                "batch", 200, "maxAttempts", 5, "retryDelayMillis", 60_000, "stuckAfterMillis", 60_000), List.class);
+
+        assertThat(reset).map(r -> (java.util.Map<?, ?>) r).filteredOn(r -> run.equals(r.get("srvyDrawupNo")))
+                .extracting(r -> r.get("inboxId"), r -> r.get("status"))
+                .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple(stuck, "RECEIVED"),
+                        org.assertj.core.groups.Tuple.tuple(older, "SUCCESSOR"));
+    }
+
+    @Test
     void aSlowLegacySystemHoldsTheTicksRepliesToTheDeadlineNotTheRecovery() throws Exception {
         String run = uniqueSubject("ALONE-SLOWREPLY");
         List<Long> owed = new java.util.ArrayList<>();
