@@ -35,6 +35,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class ProcessingWorkers extends ThreadPoolExecutor {
 
     private final Semaphore free;
+    private volatile boolean stopping;
 
     private final long handOffWaitNanos;
     private final io.micrometer.core.instrument.Counter refused;
@@ -56,11 +57,23 @@ public final class ProcessingWorkers extends ThreadPoolExecutor {
                 .description("workers that register rows (adapter.kafka.workers)").register(meters);
     }
 
+    /**
+     * From now on no record is started: Camel is stopping (ProcessingWorkersConfiguration). Its shutdown waits
+     * for the rows in flight, but a suspended Kafka consumer keeps handing over the rest of its polled batch, and
+     * a row started late in that wait was cut off at its deadline.
+     */
+    public void stopTakingWork() {
+        stopping = true;
+    }
+
     /** Runs the task on a free worker; waits (the caller is a consumer thread) until one is free. */
     @Override
     public void execute(Runnable task) {
         if (isShutdown()) {
             throw new RejectedExecutionException("processing workers stopped");
+        }
+        if (stopping) {
+            throw new WorkersStoppingException();
         }
         try {
             if (!free.tryAcquire(handOffWaitNanos, TimeUnit.NANOSECONDS)) {
@@ -72,11 +85,18 @@ public final class ProcessingWorkers extends ThreadPoolExecutor {
             Thread.currentThread().interrupt();
             throw new RejectedExecutionException("interrupted while waiting for a free worker", e);
         }
+        if (stopping) { // it waited for a worker while the shutdown began
+            free.release();
+            throw new WorkersStoppingException();
+        }
         try {
             super.execute(() -> {
                 try {
                     task.run();
                 } finally {
+                    // a step that continued on another thread (a Kafka producer's callback) took its MDC along, and
+                    // the row's keys would tag this worker's next lines: each row starts without them
+                    org.slf4j.MDC.clear();
                     free.release();
                 }
             });

@@ -16,4 +16,29 @@ public class ProcessingWorkersConfiguration {
     ProcessingWorkers inboxProcessPool(AdapterProperties properties, MeterRegistry meters) {
         return new ProcessingWorkers(properties, meters);
     }
+
+    /**
+     * When Camel begins to stop, the workers take no new record ({@link ProcessingWorkers#stopTakingWork}): the
+     * rows in flight finish within camel.main.shutdown-timeout, and the rest are left to the redelivery job
+     * instead of being started and cut off. Context events only: no notification per exchange.
+     */
+    @Bean
+    org.apache.camel.spi.EventNotifier stopHandingOverWhenCamelStops(ProcessingWorkers inboxProcessPool) {
+        org.apache.camel.support.EventNotifierSupport notifier = new org.apache.camel.support.EventNotifierSupport() {
+            @Override
+            public boolean isEnabled(org.apache.camel.spi.CamelEvent event) {
+                return event instanceof org.apache.camel.spi.CamelEvent.CamelContextStoppingEvent;
+            }
+
+            @Override
+            public void notify(org.apache.camel.spi.CamelEvent event) {
+                inboxProcessPool.stopTakingWork();
+            }
+        };
+        notifier.setIgnoreExchangeEvents(true);
+        notifier.setIgnoreRouteEvents(true);
+        notifier.setIgnoreServiceEvents(true);
+        notifier.setIgnoreStepEvents(true);
+        return notifier;
+    }
 }

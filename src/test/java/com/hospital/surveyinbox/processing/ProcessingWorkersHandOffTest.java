@@ -48,6 +48,30 @@ class ProcessingWorkersHandOffTest {
     }
 
     @Test
+    void eachRowStartsWithoutThePreviousRowsLogContextAndAStoppingPoolStartsNothing() throws Exception {
+        // a row's steps may continue on another thread (a Kafka producer's callback), which then clears the MDC there:
+        // the worker's own copy of the row's keys must not tag the next row's lines
+        ProcessingWorkers workers = new ProcessingWorkers(1, Duration.ofSeconds(5), new SimpleMeterRegistry());
+        java.util.concurrent.atomic.AtomicReference<String> seen = new java.util.concurrent.atomic.AtomicReference<>("unset");
+        CountDownLatch done = new CountDownLatch(1);
+        try {
+            workers.execute(() -> org.slf4j.MDC.put("srvyDrawupNo", "A-previous"));
+            workers.execute(() -> {
+                seen.set(org.slf4j.MDC.get("srvyDrawupNo"));
+                done.countDown();
+            });
+            assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(seen.get()).isNull();
+
+            workers.stopTakingWork();
+            assertThatThrownBy(() -> workers.execute(() -> seen.set("started"))).isInstanceOf(WorkersStoppingException.class);
+            assertThat(seen.get()).isNull();
+        } finally {
+            workers.shutdownNow();
+        }
+    }
+
+    @Test
     void theDefaultWaitKeepsAWholePollWithinHalfTheMaxPollInterval() {
         com.hospital.surveyinbox.config.AdapterProperties properties =
                 com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of());

@@ -115,4 +115,51 @@ class ProcessingWorkersTest extends IntegrationTest {
                  WHERE s.inbox_id = ? AND f.inbox_id = ?""", Boolean.class, Long.parseLong(secondId), Long.parseLong(firstId)))
                 .isTrue();
     }
+    /**
+     * A rollout's stop: Camel waits for the row in flight, but its suspended consumer still hands over the rest of
+     * what it polled, and a row a worker started during that wait was cut off at the deadline (PROCESSING for
+     * stuck-processing-after, an attempt charged). Stopping, the workers start nothing more: those rows stay as
+     * they were for the redelivery job.
+     */
+    @Test
+    void aStoppingInstanceStartsNoMoreRowsAndLeavesThemForTheRedeliveryJob() throws Exception {
+        String run = uniqueSubject("WRK-STOP");
+        Gate inFlight = new Gate("GATE" + run + "-inflight");
+        Gate late = new Gate("GATE" + run + "-late"); // holds a row started during the stop until after it
+        org.springframework.context.ConfigurableApplicationContext stopping = com.hospital.surveyinbox.support.SecondInstance.start(
+                java.util.Map.of("adapter.kafka.topic", "workers-stop-tests", "adapter.kafka.group-id", "workers-stop-tests",
+                        "spring.quartz.scheduler-name", "workers-stop-tests", "adapter.kafka.partitions", "1",
+                        "adapter.kafka.consumers", "1", "adapter.kafka.workers", "1",
+                        "adapter.http.response-timeout", "PT30S", "camel.main.shutdown-timeout", "10"));
+        java.util.concurrent.CompletableFuture<Void> closed = null;
+        String first;
+        List<String> rest = new ArrayList<>();
+        try {
+            ServiceClient other = new ServiceClient("http://localhost:" + stopping.getEnvironment().getProperty("local.server.port"),
+                    "http://localhost:" + stopping.getEnvironment().getProperty("local.management.port"));
+            first = other.accept(ServiceClient.message(run + "-0", "GATE" + run + "-inflight", ""));
+            await().atMost(Duration.ofSeconds(30)).until(() -> inFlight.waiting.get() == 1);
+            for (int i = 1; i <= 2; i++) {
+                rest.add(other.accept(ServiceClient.message(run + "-" + i, "GATE" + run + "-late-" + i, "")));
+            }
+            org.apache.camel.CamelContext camel = stopping.getBean(org.apache.camel.CamelContext.class);
+            closed = java.util.concurrent.CompletableFuture.runAsync(stopping::close);
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> camel.getStatus().isStopping());
+            inFlight.open(); // the row in flight finishes inside the shutdown's wait, and its worker is free again
+
+            closed.get(60, TimeUnit.SECONDS);
+        } finally {
+            inFlight.open();
+            late.open();
+            if (closed == null) {
+                stopping.close();
+            }
+        }
+        assertThat(rows.status(first)).isEqualTo("COMPLETED");
+        assertThat(late.mostAtOnce.get()).as("rows started during the stop").isZero();
+        for (String id : rest) {
+            assertThat(rows.status(id)).as(id).isEqualTo("RECEIVED");
+            assertThat(rows.attempts(id)).as(id).isZero();
+        }
+    }
 }
