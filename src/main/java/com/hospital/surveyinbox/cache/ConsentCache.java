@@ -29,7 +29,8 @@ public class ConsentCache {
     private final ConcurrentHashMap<String, Lane> turns = new ConcurrentHashMap<>();
     /** One srvyNo's lookups in this instance: the turn, how many lookups ended, and the last one's refusal. */
     private static final class Lane {
-        final Semaphore semaphore = new Semaphore(1);
+        /** Fair: consumers take their turns in the order they came (a refusal goes to those who waited). */
+        final Semaphore semaphore = new Semaphore(1, true);
         /** Written only by the consumer holding the semaphore. */
         volatile long ended;
         volatile Refusal refusal;
@@ -135,6 +136,18 @@ public class ConsentCache {
             lane.ended++;
         }
         release(turn.srvyNo, lane);
+    }
+
+    /** Consumers waiting for the turn of {@code srvyNo} (tests). */
+    int waiting(String srvyNo) {
+        Lane lane = turns.get(srvyNo);
+        return lane == null ? 0 : lane.semaphore.getQueueLength();
+    }
+
+    /** Free turns of {@code srvyNo}: 0 while one is held, 1 when none is, -1 when nothing is remembered (tests). */
+    int freeTurns(String srvyNo) {
+        Lane lane = turns.get(srvyNo);
+        return lane == null ? -1 : lane.semaphore.availablePermits();
     }
 
     private void release(String srvyNo, Lane lane) {
