@@ -66,6 +66,18 @@ public final class ProcessingWorkers extends ThreadPoolExecutor {
         stopping = true;
     }
 
+    /** Camel started (again): records are started. */
+    public void takeWork() {
+        stopping = false;
+    }
+
+    boolean isStopping() {
+        return stopping;
+    }
+
+    /** A consumer waiting for a worker looks at the stop this often, so a stop never waits out its hand-off wait. */
+    private static final long STOP_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
     /** Runs the task on a free worker; waits (the caller is a consumer thread) until one is free. */
     @Override
     public void execute(Runnable task) {
@@ -76,7 +88,15 @@ public final class ProcessingWorkers extends ThreadPoolExecutor {
             throw new WorkersStoppingException();
         }
         try {
-            if (!free.tryAcquire(handOffWaitNanos, TimeUnit.NANOSECONDS)) {
+            boolean acquired = false;
+            long deadline = System.nanoTime() + handOffWaitNanos;
+            for (long left = handOffWaitNanos; !acquired && left > 0 && !stopping; left = deadline - System.nanoTime()) {
+                acquired = free.tryAcquire(Math.min(left, STOP_CHECK_NANOS), TimeUnit.NANOSECONDS);
+            }
+            if (!acquired && stopping) {
+                throw new WorkersStoppingException();
+            }
+            if (!acquired) {
                 refused.increment();
                 throw new RejectedExecutionException("no free worker within " + TimeUnit.NANOSECONDS.toMillis(handOffWaitNanos)
                         + " ms: the record is left to the redelivery job, so the consumer is back at poll() in time");

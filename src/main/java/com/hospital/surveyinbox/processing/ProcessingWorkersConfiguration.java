@@ -20,19 +20,25 @@ public class ProcessingWorkersConfiguration {
     /**
      * When Camel begins to stop, the workers take no new record ({@link ProcessingWorkers#stopTakingWork}): the
      * rows in flight finish within camel.main.shutdown-timeout, and the rest are left to the redelivery job
-     * instead of being started and cut off. Context events only: no notification per exchange.
+     * instead of being started and cut off; when it starts again, they do. Context events only: no notification
+     * per exchange.
      */
     @Bean
     org.apache.camel.spi.EventNotifier stopHandingOverWhenCamelStops(ProcessingWorkers inboxProcessPool) {
         org.apache.camel.support.EventNotifierSupport notifier = new org.apache.camel.support.EventNotifierSupport() {
             @Override
             public boolean isEnabled(org.apache.camel.spi.CamelEvent event) {
-                return event instanceof org.apache.camel.spi.CamelEvent.CamelContextStoppingEvent;
+                return event instanceof org.apache.camel.spi.CamelEvent.CamelContextStoppingEvent
+                        || event instanceof org.apache.camel.spi.CamelEvent.CamelContextStartingEvent;
             }
 
             @Override
             public void notify(org.apache.camel.spi.CamelEvent event) {
-                inboxProcessPool.stopTakingWork();
+                if (event instanceof org.apache.camel.spi.CamelEvent.CamelContextStoppingEvent) {
+                    inboxProcessPool.stopTakingWork();
+                } else {
+                    inboxProcessPool.takeWork(); // a context stopped and started again in one JVM takes records again
+                }
             }
         };
         notifier.setIgnoreExchangeEvents(true);

@@ -66,7 +66,37 @@ class ProcessingWorkersHandOffTest {
             workers.stopTakingWork();
             assertThatThrownBy(() -> workers.execute(() -> seen.set("started"))).isInstanceOf(WorkersStoppingException.class);
             assertThat(seen.get()).isNull();
+            workers.takeWork(); // Camel started again
+            CountDownLatch again = new CountDownLatch(1);
+            workers.execute(again::countDown);
+            assertThat(again.await(10, TimeUnit.SECONDS)).isTrue();
         } finally {
+            workers.shutdownNow();
+        }
+    }
+
+    @Test
+    void aConsumerWaitingForAWorkerWhenTheStopBeginsIsRefusedAtOnceAsStopping() throws Exception {
+        ProcessingWorkers workers = new ProcessingWorkers(1, Duration.ofSeconds(60), new SimpleMeterRegistry());
+        CountDownLatch release = new CountDownLatch(1);
+        try {
+            workers.execute(() -> {
+                try {
+                    release.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            java.util.concurrent.CompletableFuture<Void> waiting =
+                    java.util.concurrent.CompletableFuture.runAsync(() -> workers.execute(() -> { }));
+            await().atMost(Duration.ofSeconds(10)).until(() -> workers.getQueue().isEmpty() && !waiting.isDone());
+
+            workers.stopTakingWork();
+
+            // not after its 60 s hand-off wait, and not as "no free worker" (an ERROR, a refused hand-off counted)
+            assertThatThrownBy(() -> waiting.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(WorkersStoppingException.class);
+        } finally {
+            release.countDown();
             workers.shutdownNow();
         }
     }

@@ -142,9 +142,9 @@ class ProcessingWorkersTest extends IntegrationTest {
             for (int i = 1; i <= 2; i++) {
                 rest.add(other.accept(ServiceClient.message(run + "-" + i, "GATE" + run + "-late-" + i, "")));
             }
-            org.apache.camel.CamelContext camel = stopping.getBean(org.apache.camel.CamelContext.class);
+            ProcessingWorkers workers = stopping.getBean(ProcessingWorkers.class);
             closed = java.util.concurrent.CompletableFuture.runAsync(stopping::close);
-            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> camel.getStatus().isStopping());
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(workers::isStopping);
             inFlight.open(); // the row in flight finishes inside the shutdown's wait, and its worker is free again
 
             closed.get(60, TimeUnit.SECONDS);
