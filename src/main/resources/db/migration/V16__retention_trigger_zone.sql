@@ -4,8 +4,15 @@
 -- already holds the trigger. The stored job and trigger are removed here, of every scheduler this database
 -- holds; the first instance that starts its retention route stores them again, in the hospital's zone (a pod
 -- of the old version still running during the rollout keeps no copy of its own: the job store is this table).
--- Quartz locks these rows only for the instant it fires or acquires a trigger; the migration's lock timeout
--- bounds the wait. The redelivery job (every minute; no zone to take) is not touched.
+-- First Quartz's own TRIGGER_ACCESS lock, as a scheduler takes it before it changes a trigger: an old pod firing
+-- the trigger meanwhile updates its rows in the other order, and without the lock the two could deadlock. Held
+-- only for this transaction; the migration's lock timeout bounds the wait. The redelivery job (every minute; no
+-- zone to take) is not touched.
+SELECT lock_name
+  FROM qrtz_locks
+ WHERE lock_name = 'TRIGGER_ACCESS'
+   FOR UPDATE;
+
 DELETE FROM qrtz_cron_triggers
  WHERE trigger_group = 'inbox'
    AND trigger_name = 'retention';
