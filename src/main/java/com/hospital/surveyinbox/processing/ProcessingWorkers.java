@@ -75,8 +75,10 @@ public final class ProcessingWorkers extends ThreadPoolExecutor {
         return stopping;
     }
 
-    /** A consumer waiting for a worker looks at the stop this often, so a stop never waits out its hand-off wait. */
-    private static final long STOP_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    /** Consumers waiting for a free worker now (tests). */
+    int waitingForWorker() {
+        return free.getQueueLength();
+    }
 
     /** Runs the task on a free worker; waits (the caller is a consumer thread) until one is free. */
     @Override
@@ -88,13 +90,11 @@ public final class ProcessingWorkers extends ThreadPoolExecutor {
             throw new WorkersStoppingException();
         }
         try {
-            boolean acquired = false;
-            long deadline = System.nanoTime() + handOffWaitNanos;
-            for (long left = handOffWaitNanos; !acquired && left > 0 && !stopping; left = deadline - System.nanoTime()) {
-                acquired = free.tryAcquire(Math.min(left, STOP_CHECK_NANOS), TimeUnit.NANOSECONDS);
-            }
+            // one wait, so the semaphore's fairness holds (the longest-waiting consumer gets the next free worker);
+            // a consumer already waiting when the stop begins learns of it when a worker frees or the wait ends
+            boolean acquired = free.tryAcquire(handOffWaitNanos, TimeUnit.NANOSECONDS);
             if (!acquired && stopping) {
-                throw new WorkersStoppingException();
+                throw new WorkersStoppingException(); // not a refused hand-off: the stop, logged as such
             }
             if (!acquired) {
                 refused.increment();

@@ -76,25 +76,29 @@ class ProcessingWorkersHandOffTest {
     }
 
     @Test
-    void aConsumerWaitingForAWorkerWhenTheStopBeginsIsRefusedAtOnceAsStopping() throws Exception {
-        ProcessingWorkers workers = new ProcessingWorkers(1, Duration.ofSeconds(60), new SimpleMeterRegistry());
+    void aConsumerWaitingForAWorkerWhenTheStopBeginsIsRefusedAsStoppingNotAsARefusedHandOff() throws Exception {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        ProcessingWorkers workers = new ProcessingWorkers(1, Duration.ofMillis(500), meters);
         CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch running = new CountDownLatch(1);
         try {
             workers.execute(() -> {
+                running.countDown();
                 try {
                     release.await(60, TimeUnit.SECONDS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
             });
+            assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
             java.util.concurrent.CompletableFuture<Void> waiting =
                     java.util.concurrent.CompletableFuture.runAsync(() -> workers.execute(() -> { }));
-            await().atMost(Duration.ofSeconds(10)).until(() -> workers.getQueue().isEmpty() && !waiting.isDone());
-
+            await().atMost(Duration.ofSeconds(10)).until(() -> workers.waitingForWorker() == 1);
             workers.stopTakingWork();
 
-            // not after its 60 s hand-off wait, and not as "no free worker" (an ERROR, a refused hand-off counted)
+            // the stop (logged at INFO by the route), not "no free worker" (an ERROR, a refused hand-off counted)
             assertThatThrownBy(() -> waiting.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(WorkersStoppingException.class);
+            assertThat(meters.get("adapter.processing.handoffs.refused").counter().count()).isZero();
         } finally {
             release.countDown();
             workers.shutdownNow();
