@@ -152,7 +152,9 @@ public class ConsentCache {
 
     private void release(String srvyNo, Lane lane) {
         lane.semaphore.release();
-        if (!lane.semaphore.hasQueuedThreads()) {
+        // forgotten only when nobody waits for it and nobody took it meanwhile: a consumer woken by this release may
+        // already hold it and have left the queue, and a new lane beside it would run a second lookup
+        if (!lane.semaphore.hasQueuedThreads() && lane.semaphore.availablePermits() > 0) {
             turns.remove(srvyNo, lane);
         }
     }

@@ -78,7 +78,7 @@ class ProcessingWorkersHandOffTest {
     @Test
     void aConsumerWaitingForAWorkerWhenTheStopBeginsIsRefusedAsStoppingNotAsARefusedHandOff() throws Exception {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        ProcessingWorkers workers = new ProcessingWorkers(1, Duration.ofMillis(500), meters);
+        ProcessingWorkers workers = new ProcessingWorkers(1, Duration.ofSeconds(3), meters);
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch running = new CountDownLatch(1);
         try {
@@ -93,7 +93,8 @@ class ProcessingWorkersHandOffTest {
             assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
             java.util.concurrent.CompletableFuture<Void> waiting =
                     java.util.concurrent.CompletableFuture.runAsync(() -> workers.execute(() -> { }));
-            await().atMost(Duration.ofSeconds(10)).until(() -> workers.waitingForWorker() == 1);
+            await().atMost(Duration.ofSeconds(10)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
+                    .until(() -> workers.waitingForWorker() == 1);
             workers.stopTakingWork();
 
             // the stop (logged at INFO by the route), not "no free worker" (an ERROR, a refused hand-off counted)
