@@ -49,7 +49,7 @@ public class SecurityConfig {
                         // X-XSRF-TOKEN; curl and other API clients send no Origin, Sec-Fetch-* or Cookie header
                         // and need none: a forged cross-site request always carries Origin or Sec-Fetch-Site
                         .csrfTokenRepository(csrfTokens)
-                        .csrfTokenRequestHandler(new CsrfTokenRequestAttributeHandler())
+                        .csrfTokenRequestHandler(new HeaderOnlyCsrfToken())
                         .requireCsrfProtectionMatcher(SecurityConfig::browserWrite)
                         // Basic authenticates every request: the default strategy would clear the token on each
                         // one (the console's own API reads deleted its cookie). A cross-site page can neither
@@ -78,6 +78,23 @@ public class SecurityConfig {
                         .requestMatchers("/ops/**").hasRole(OPS)
                         .anyRequest().denyAll());
         return http.build();
+    }
+
+    /**
+     * The token only from the {@code X-XSRF-TOKEN} header, and only on a request the browser marks same-origin when
+     * it marks it at all. Spring's default also takes a {@code _csrf} parameter (of the query string too) and compares
+     * it with the cookie alone; cookies are not kept apart by port or subdomain, so a page on the same site (another
+     * port of localhost, where operators port-forward the console; a sibling host) could set its own
+     * {@code XSRF-TOKEN} cookie for {@code /ops/inbox} and post a form carrying that value: requeues in the operator's
+     * name. A custom header cannot be sent from another origin without a CORS preflight, which nothing allows.
+     */
+    static final class HeaderOnlyCsrfToken extends CsrfTokenRequestAttributeHandler {
+        @Override
+        public String resolveCsrfTokenValue(jakarta.servlet.http.HttpServletRequest request,
+                                            org.springframework.security.web.csrf.CsrfToken token) {
+            String site = request.getHeader("Sec-Fetch-Site");
+            return site == null || site.equals("same-origin") ? request.getHeader(token.getHeaderName()) : null;
+        }
     }
 
     /** Only the service's own files: no inline script or style, no framing, no other origin. */

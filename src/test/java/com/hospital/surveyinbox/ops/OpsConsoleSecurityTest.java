@@ -70,9 +70,35 @@ class OpsConsoleSecurityTest extends IntegrationTest {
         assertThat(client.opsPost("/ops/inbox/" + row + "/requeue").status()).isEqualTo(404);
     }
 
+    @Test
+    void aPageOnTheSameSiteCannotRequeueWithATokenCookieOfItsOwn() {
+        String row = "999999999";
+        String token = client.get("/ops/console", ServiceClient.OPS_AUTH).header("Set-Cookie").replaceAll(".*XSRF-TOKEN=([^;]+).*", "$1");
+        // a page on another port of localhost set XSRF-TOKEN=evil for /ops/inbox (sent before the console's cookie)
+        // and posts a form whose action carries the same value: no custom header, so no preflight
+        HttpRequest forged = HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/ops/inbox/" + row + "/requeue?_csrf=evil"))
+                .header("Authorization", ServiceClient.OPS_AUTH).header("Origin", "http://localhost:3000")
+                .header("Sec-Fetch-Site", "same-site").header("Cookie", "XSRF-TOKEN=evil; XSRF-TOKEN=" + token)
+                .header("Content-Type", "text/plain").POST(HttpRequest.BodyPublishers.ofString("x")).build();
+        ServiceClient.Reply reply = client.send(forged);
+        assertThat(reply.status()).isEqualTo(403);
+        assertThat(reply.body()).contains("CSRF");
+        // a form body's _csrf is not read either
+        assertThat(requeue(row, Map.of("Origin", "http://localhost:3000", "Cookie", "XSRF-TOKEN=evil",
+                "Content-Type", "application/x-www-form-urlencoded"), "_csrf=evil").status()).isEqualTo(403);
+        // the header with a matching cookie, on a request the browser marks as coming from another origin
+        assertThat(requeue(row, Map.of("Origin", "http://localhost:3000", "Sec-Fetch-Site", "same-site",
+                "Cookie", "XSRF-TOKEN=" + token, "X-XSRF-TOKEN", token)).status()).isEqualTo(403);
+    }
+
     private ServiceClient.Reply requeue(String row, Map<String, String> headers) {
+        return requeue(row, headers, null);
+    }
+
+    private ServiceClient.Reply requeue(String row, Map<String, String> headers, String body) {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/ops/inbox/" + row + "/requeue"))
-                .header("Authorization", ServiceClient.OPS_AUTH).POST(HttpRequest.BodyPublishers.noBody());
+                .header("Authorization", ServiceClient.OPS_AUTH)
+                .POST(body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         headers.forEach(request::header);
         return client.send(request.build());
     }
