@@ -142,6 +142,22 @@ class PatientDataMaskTest {
     }
 
     @org.junit.jupiter.api.Test
+    void aNameOfManyWordsIsSearchedByItsFirstPartsNotByEachWord() {
+        // 1,300 distinct 16-character Hangul words (a 63 KB patNm): every word with 28 of its ends gave 39,000 terms,
+        // each searched through the text twice per failed attempt
+        StringBuilder name = new StringBuilder("홍길동");
+        for (int w = 0; w < 1300; w++) {
+            name.append(' ');
+            for (int c = 0; c < 16; c++) {
+                name.append((char) ('가' + (w * 16 + c) % 11000));
+            }
+        }
+        java.util.Set<String> terms = PatientDataMask.searchTerms(List.of(name.toString()), PatientDataMask.LONGEST_TEXT);
+        assertThat(terms).hasSizeLessThanOrEqualTo(PatientDataMask.MOST_PARTS * 29).contains("홍길동", "길동");
+        assertThat(PatientDataMask.mask("환자 홍길동 님 없음", List.of(name.toString()))).isEqualTo("환자 *** 님 없음");
+    }
+
+    @org.junit.jupiter.api.Test
     void logsCarryADownstreamCodeOnlyWhenItIsAnIdentifierWithoutANumber() {
         assertThat(Outcome.businessFailure("FORM_NOT_REGISTERED", "x").failureCode()).isEqualTo("FORM_NOT_REGISTERED");
         assertThat(Outcome.businessFailure(null, "x").failureCode()).isEqualTo("(no code)");
