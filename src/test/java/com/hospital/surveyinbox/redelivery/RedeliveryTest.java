@@ -127,6 +127,43 @@ class RedeliveryTest extends IntegrationTest {
     }
 
     @Test
+    void aRetentionTriggerStoredInAnotherZoneIsRescheduledInTheHospitalsWhenTheRouteStarts() throws Exception {
+        org.apache.camel.component.quartz.QuartzEndpoint retention = (org.apache.camel.component.quartz.QuartzEndpoint)
+                camel.getRoute("inbox-retention").getEndpoint();
+        org.quartz.Scheduler scheduler = retention.getComponent().getScheduler();
+        String hospital = adapterProperties.getLegacy().getZone().getId();
+        try {
+            camel.getRouteController().startRoute("inbox-retention");
+            assertThat(storedZone(scheduler, retention.getTriggerKey())).isEqualTo(hospital);
+
+            // a pod of an older release (no zone) stores the trigger while the cluster is on this one: in UTC
+            org.quartz.CronTrigger stored = (org.quartz.CronTrigger) scheduler.getTrigger(retention.getTriggerKey());
+            scheduler.rescheduleJob(stored.getKey(), stored.getTriggerBuilder().withSchedule(org.quartz.CronScheduleBuilder
+                    .cronSchedule(stored.getCronExpression()).withMisfireHandlingInstructionFireAndProceed()
+                    .inTimeZone(java.util.TimeZone.getTimeZone("UTC"))).build());
+            assertThat(storedZone(scheduler, retention.getTriggerKey())).isEqualTo("UTC");
+
+            // camel-quartz alone keeps a stored trigger whose cron text is unchanged, whatever its zone
+            camel.getRouteController().stopRoute("inbox-retention");
+            camel.getRouteController().startRoute("inbox-retention");
+
+            org.quartz.CronTrigger aligned = (org.quartz.CronTrigger) scheduler.getTrigger(retention.getTriggerKey());
+            assertThat(aligned.getTimeZone().getID()).isEqualTo(hospital);
+            assertThat(aligned.getCronExpression()).isEqualTo(stored.getCronExpression());
+            assertThat(aligned.getJobKey()).isEqualTo(stored.getJobKey());
+            assertThat(aligned.getMisfireInstruction()).isEqualTo(stored.getMisfireInstruction());
+            assertThat(aligned.getNextFireTime().toInstant().atZone(adapterProperties.getLegacy().getZone()).toLocalTime())
+                    .isEqualTo(java.time.LocalTime.of(3, 30));
+        } finally {
+            camel.getRouteController().stopRoute("inbox-retention");
+        }
+    }
+
+    private static String storedZone(org.quartz.Scheduler scheduler, org.quartz.TriggerKey key) throws Exception {
+        return ((org.quartz.CronTrigger) scheduler.getTrigger(key)).getTimeZone().getID();
+    }
+
+    @Test
     void republishesALostEventAfterLostEventAfterAndTheRowCompletes() {
         String subject = uniqueSubject("LOST");
         String id = Long.toString(storeWithoutEvent(subject, send(subject, "P1", "")));

@@ -1,0 +1,76 @@
+package com.hospital.surveyinbox.config;
+
+import java.util.TimeZone;
+import org.apache.camel.Endpoint;
+import org.apache.camel.component.quartz.QuartzEndpoint;
+import org.apache.camel.spi.CamelEvent;
+import org.apache.camel.spi.EventNotifier;
+import org.apache.camel.support.EventNotifierSupport;
+import org.quartz.CronScheduleBuilder;
+import org.quartz.CronTrigger;
+import org.quartz.Scheduler;
+import org.quartz.SchedulerException;
+import org.quartz.Trigger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * A Quartz route's {@code trigger.timeZone} reaches the clustered job store only when the trigger is first stored:
+ * camel-quartz reschedules a stored trigger when its cron text changes, never its zone. So a change of
+ * {@code adapter.legacy.zone} never took effect, and a pod of a release without the zone (or of the last one)
+ * restarting during a rollout, after V16 had removed the trigger, stored it in UTC for every later release:
+ * "daily 03:30" back at 12:30 in Seoul. When a route of {@code inbox-retention.camel.yaml} (or any Quartz route
+ * with a cron and a zone) starts, its stored trigger is compared with the route's zone and, when they differ,
+ * rescheduled with the same cron, misfire rule and job in the route's zone (Quartz's cluster lock orders two pods
+ * doing it at once; both write the same trigger).
+ */
+@Configuration
+public class CronTriggerZones {
+
+    private static final Logger LOG = LoggerFactory.getLogger(CronTriggerZones.class);
+
+    @Bean
+    static EventNotifier cronTriggerZoneOnRouteStart() {
+        EventNotifierSupport notifier = new EventNotifierSupport() {
+            @Override
+            public boolean isEnabled(CamelEvent event) {
+                return event instanceof CamelEvent.RouteStartedEvent;
+            }
+
+            @Override
+            public void notify(CamelEvent event) throws SchedulerException {
+                Endpoint endpoint = ((CamelEvent.RouteStartedEvent) event).getRoute().getEndpoint();
+                if (endpoint instanceof QuartzEndpoint quartz) {
+                    align(quartz);
+                }
+            }
+        };
+        notifier.setIgnoreExchangeEvents(true);
+        notifier.setIgnoreServiceEvents(true);
+        notifier.setIgnoreStepEvents(true);
+        notifier.setIgnoreCamelContextEvents(true);
+        return notifier;
+    }
+
+    /** Reschedules the endpoint's stored cron trigger into the endpoint's zone; true when it had to. */
+    static boolean align(QuartzEndpoint endpoint) throws SchedulerException {
+        Object zone = endpoint.getTriggerParameters() == null ? null : endpoint.getTriggerParameters().get("timeZone");
+        Scheduler scheduler = endpoint.getComponent().getScheduler();
+        if (endpoint.getCron() == null || zone == null || scheduler == null) {
+            return false;
+        }
+        TimeZone wanted = TimeZone.getTimeZone(zone.toString());
+        Trigger stored = scheduler.getTrigger(endpoint.getTriggerKey());
+        if (!(stored instanceof CronTrigger cron) || cron.getTimeZone().getID().equals(wanted.getID())) {
+            return false;
+        }
+        // camel-quartz's trigger: the stored cron and misfire rule, only the zone changed
+        CronScheduleBuilder schedule = ((CronScheduleBuilder) cron.getScheduleBuilder()).inTimeZone(wanted);
+        scheduler.rescheduleJob(cron.getKey(), cron.getTriggerBuilder().withSchedule(schedule).build());
+        LOG.warn("Quartz trigger {} (cron {}) was stored in zone {}: rescheduled in {}", cron.getKey(),
+                cron.getCronExpression(), cron.getTimeZone().getID(), wanted.getID());
+        return true;
+    }
+}
