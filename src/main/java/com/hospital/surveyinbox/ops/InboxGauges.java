@@ -13,20 +13,36 @@ import org.springframework.stereotype.Component;
 /**
  * Gauges of the ledger for dashboards and alerts: {@code adapter.inbox.rows{status}} and
  * {@code adapter.inbox.oldest.pending.age} (seconds, database clock), {@code adapter.inbox.replies.failing} (owed
- * replies that failed at least once and are not delivered yet). Read at most every few seconds
- * however often Prometheus scrapes; a failed read keeps the last values (and is counted in health).
+ * replies that failed at least once and are not delivered yet). Read at most every few seconds however often
+ * Prometheus scrapes, on a thread of their own: a scrape waits {@link #SCRAPE_WAIT_MILLIS} at most for a read, so a
+ * slow database never makes it overrun the scrape timeout (which would drop every series of the pod).
+ * A read that fails keeps the last values; the oldest row's age goes on growing from the last read (a backlog
+ * alert must not see a frozen age when the database is what is failing); {@code adapter.inbox.gauges.staleness}
+ * (seconds since the last read that succeeded) and {@code adapter.inbox.gauges.failures} say how old they are.
  */
 @Component
-public class InboxGauges {
+public class InboxGauges implements org.springframework.beans.factory.DisposableBean {
 
     static final long REFRESH_NANOS = 5_000_000_000L;
+    static final long SCRAPE_WAIT_MILLIS = 1_000;
     private static final Logger log = LoggerFactory.getLogger(InboxGauges.class);
 
     private final InboxRowRepository rows;
-    private final Map<InboxStatus, Long> counts = new EnumMap<>(InboxStatus.class);
-    private volatile double oldestPendingSeconds;
+    private final Map<InboxStatus, Long> counts = new java.util.concurrent.ConcurrentHashMap<>();
+    private final io.micrometer.core.instrument.Counter failures;
+    private final java.util.concurrent.ExecutorService reader = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+        Thread thread = new Thread(r, "inbox-gauges");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private final java.util.concurrent.atomic.AtomicBoolean reading = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile java.util.concurrent.Future<?> lastRead = java.util.concurrent.CompletableFuture.completedFuture(null);
+    /** The oldest row's age and when it was read (one value, so the two are never of different reads). */
+    private volatile Oldest oldest = new Oldest(0, System.nanoTime());
     private volatile long failingReplies;
     private volatile long readAt;
+    private volatile long readOkAt = System.nanoTime();
+    private volatile boolean failing;
 
     public InboxGauges(InboxRowRepository rows, MeterRegistry meters) {
         this.rows = rows;
@@ -35,19 +51,50 @@ public class InboxGauges {
             Gauge.builder("adapter.inbox.rows", () -> refreshed().counts.get(status))
                     .description("inbox rows per status").tag("status", status.name()).register(meters);
         }
-        Gauge.builder("adapter.inbox.oldest.pending.age", () -> refreshed().oldestPendingSeconds)
+        Gauge.builder("adapter.inbox.oldest.pending.age", () -> refreshed().oldestPendingAge())
                 .description("age of the oldest RECEIVED|PROCESSING|FAILED row").baseUnit("seconds").register(meters);
         Gauge.builder("adapter.inbox.replies.failing", () -> refreshed().failingReplies)
                 .description("owed replies to the legacy system that failed at least once and are not delivered yet")
                 .register(meters);
+        Gauge.builder("adapter.inbox.gauges.staleness", () -> refreshed().staleness())
+                .description("seconds since the inbox gauges were last read from the database").baseUnit("seconds")
+                .register(meters);
+        failures = io.micrometer.core.instrument.Counter.builder("adapter.inbox.gauges.failures")
+                .description("reads of the inbox gauges from the database that failed").register(meters);
     }
 
-    private synchronized InboxGauges refreshed() {
+    /** The oldest unfinished row's age at the last read, plus the time since: it only grows while reads fail. */
+    double oldestPendingAge() {
+        Oldest read = oldest;
+        return read.seconds() > 0 ? read.seconds() + (System.nanoTime() - read.at()) / 1e9 : 0;
+    }
+
+    double staleness() {
+        return (System.nanoTime() - readOkAt) / 1e9;
+    }
+
+    private InboxGauges refreshed() {
         long now = System.nanoTime();
-        if (readAt != 0 && now - readAt < REFRESH_NANOS) {
-            return this;
+        if ((readAt == 0 || now - readAt >= REFRESH_NANOS) && reading.compareAndSet(false, true)) {
+            readAt = now;
+            try {
+                lastRead = reader.submit(this::read);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                reading.set(false); // shutting down
+                return this;
+            }
+            try {
+                lastRead.get(SCRAPE_WAIT_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+                // the last values, aged: the read goes on and its values serve the next scrape
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
-        readAt = now;
+        return this;
+    }
+
+    private void read() {
         try {
             Map<InboxStatus, Long> fresh = new EnumMap<>(InboxStatus.class);
             for (InboxStatus status : InboxStatus.values()) {
@@ -56,12 +103,35 @@ public class InboxGauges {
             for (Object[] row : rows.countByStatus()) {
                 fresh.put(InboxStatus.valueOf((String) row[0]), ((Number) row[1]).longValue());
             }
+            Oldest age = new Oldest(rows.oldestPendingAgeSeconds(), System.nanoTime());
+            long replies = rows.failingReplies();
             counts.putAll(fresh);
-            oldestPendingSeconds = rows.oldestPendingAgeSeconds();
-            failingReplies = rows.failingReplies();
+            failingReplies = replies;
+            oldest = age;
+            readOkAt = System.nanoTime();
+            if (failing) {
+                failing = false;
+                log.info("Inbox gauges read again from the database");
+            }
         } catch (RuntimeException e) {
-            log.debug("Inbox gauges not refreshed: {}", LoggedFailure.describe(e));
+            failures.increment();
+            if (!failing) {
+                failing = true;
+                log.warn("Inbox gauges not read from the database (last values kept, the oldest row's age goes on growing): {}",
+                        LoggedFailure.describe(e));
+            } else {
+                log.debug("Inbox gauges not read: {}", LoggedFailure.describe(e));
+            }
+        } finally {
+            reading.set(false);
         }
-        return this;
+    }
+
+    private record Oldest(double seconds, long at) {
+    }
+
+    @Override
+    public void destroy() {
+        reader.shutdownNow();
     }
 }

@@ -42,7 +42,7 @@ class MonitoringResourcesTest extends IntegrationTest {
         Process check = new ProcessBuilder(promtool(), "check", "rules", rules.toString()).redirectErrorStream(true).start();
         String out = new String(check.getInputStream().readAllBytes());
         assertThat(check.waitFor()).as(out).isZero();
-        assertThat(out).contains("SUCCESS: 14 rules found");
+        assertThat(out).contains("SUCCESS: 15 rules found");
         for (Map<String, Object> group : (Iterable<Map<String, Object>>) ((Map<String, Object>) rule.get("spec")).get("groups")) {
             for (Map<String, Object> alert : (Iterable<Map<String, Object>>) group.get("rules")) {
                 if (alert.get("record") != null) {

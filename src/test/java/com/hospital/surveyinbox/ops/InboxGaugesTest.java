@@ -1,0 +1,73 @@
+package com.hospital.surveyinbox.ops;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.hospital.surveyinbox.inbox.InboxStore;
+import com.hospital.surveyinbox.inbox.ReceivedMessage;
+import com.hospital.surveyinbox.support.EmbeddedServices;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.ServiceClient;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+
+/**
+ * The backlog gauges when the database stops answering their reads: the oldest row's age goes on growing (the
+ * backlog alert reads it exactly when the database is what fails), and the staleness and failure count say so.
+ */
+class InboxGaugesTest extends IntegrationTest {
+
+    @Autowired
+    InboxRowRepository repository;
+
+    @Autowired
+    InboxStore store;
+
+    @Test
+    void whileReadsFailTheOldestAgeKeepsGrowingAndTheGaugesSayHowStaleTheyAre() throws Exception {
+        String subject = uniqueSubject("GAUGE");
+        // stored without its event: stays RECEIVED (the shared context runs no redelivery job)
+        long id = store.accept(new ReceivedMessage(subject, "SEND",
+                ServiceClient.message(subject, "").getBytes(StandardCharsets.UTF_8), null)).inboxId();
+        jdbc.update("UPDATE inbox_message SET created_at = now() - interval '1 hour' WHERE id = ?", id);
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        InboxGauges gauges = new InboxGauges(repository, meters);
+        try (Connection blocker = DriverManager.getConnection(EmbeddedServices.get().jdbcUrl(), EmbeddedServices.DB_USER, "")) {
+            assertThat(gauge(meters, "adapter.inbox.oldest.pending.age")).isGreaterThanOrEqualTo(3600);
+            assertThat(gauge(meters, "adapter.inbox.gauges.staleness")).isLessThan(InboxGauges.REFRESH_NANOS / 1e9);
+
+            // the counts' table locked: the next read waits out the pool's lock timeout and fails
+            blocker.setAutoCommit(false);
+            try (Statement s = blocker.createStatement()) {
+                s.execute("LOCK TABLE inbox_status_total IN ACCESS EXCLUSIVE MODE");
+            }
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> gauge(meters, "adapter.inbox.oldest.pending.age") > 0
+                            && meters.get("adapter.inbox.gauges.failures").counter().count() >= 1);
+            double frozenAt = gauge(meters, "adapter.inbox.oldest.pending.age");
+            // as a scrape does: reading the gauges is what reads the database again (every 5 s at most)
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> gauge(meters, "adapter.inbox.gauges.staleness") > 0
+                            && meters.get("adapter.inbox.gauges.failures").counter().count() >= 2);
+            assertThat(gauge(meters, "adapter.inbox.oldest.pending.age")).isGreaterThan(frozenAt);
+            assertThat(gauge(meters, "adapter.inbox.gauges.staleness")).isGreaterThan(InboxGauges.REFRESH_NANOS / 1e9);
+
+            blocker.rollback();
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> gauge(meters, "adapter.inbox.gauges.staleness") < InboxGauges.REFRESH_NANOS / 1e9);
+        } finally {
+            gauges.destroy();
+            jdbc.update("DELETE FROM inbox_message WHERE id = ?", id);
+        }
+    }
+
+    private static double gauge(SimpleMeterRegistry meters, String name) {
+        return meters.get(name).gauge().value();
+    }
+}
