@@ -22,6 +22,7 @@ public final class FreezableTcpProxy implements AutoCloseable {
     private final Object gate = new Object();
     private volatile boolean frozen;
     private volatile boolean closed;
+    private volatile boolean refusing;
     /** Delay (ms) added to every chunk sent towards the server, drawn in [slowMin, slowMax]; 0 = none. */
     private volatile int slowMin;
     private volatile int slowMax;
@@ -60,6 +61,20 @@ public final class FreezableTcpProxy implements AutoCloseable {
         slowMax = 0;
     }
 
+    /**
+     * A failover or a cut link: every open connection is closed at once (what was in flight is lost, never
+     * delivered later) and new ones are closed as soon as they are accepted, until {@link #restore()}.
+     */
+    public void cutOff() {
+        refusing = true;
+        sockets.forEach(FreezableTcpProxy::closeQuietly);
+    }
+
+    /** New connections reach the server again. */
+    public void restore() {
+        refusing = false;
+    }
+
     /** Traffic flows again, held bytes first. */
     public void thaw() {
         synchronized (gate) {
@@ -72,6 +87,10 @@ public final class FreezableTcpProxy implements AutoCloseable {
         while (!closed) {
             try {
                 Socket client = server.accept();
+                if (refusing) {
+                    closeQuietly(client);
+                    continue;
+                }
                 Socket upstream = new Socket(InetAddress.getLoopbackAddress(), targetPort);
                 sockets.add(client);
                 sockets.add(upstream);

@@ -1,0 +1,119 @@
+package com.hospital.surveyinbox.processing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.hospital.surveyinbox.support.DownstreamSimulator;
+import com.hospital.surveyinbox.support.EmbeddedServices;
+import com.hospital.surveyinbox.support.EmbeddedServicesInitializer;
+import com.hospital.surveyinbox.support.FreezableTcpProxy;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.Rows;
+import com.hospital.surveyinbox.support.ServiceClient;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.TestPropertySource;
+
+/**
+ * The database cut off (a failover, a broken link) for a few seconds just after a downstream call answered: the
+ * statement that records it is tried again where it failed, so the call is recorded once and never made again.
+ * Without the retry the row waited stuck-processing-after as PROCESSING and was registered again (a second
+ * resend to the patient), and a delivered reply stayed SENDING and was delivered a second time.
+ * A TCP proxy between the service and PostgreSQL plays the cut; the test reads the rows around it.
+ */
+@TestPropertySource(properties = {
+        "adapter.kafka.topic=database-cut-tests",
+        "adapter.kafka.group-id=database-cut-tests",
+        "spring.quartz.scheduler-name=database-cut-tests",
+        "adapter.inbox.redeliver-enabled=true",
+        "adapter.inbox.redeliver-cron=0/1 * * * * ?",
+        "adapter.inbox.lost-event-after=PT3S",
+        // long enough for the statement's tries (~4 s of delays plus failed connects), short enough for the test
+        // to see the second registration that a lost record leads to
+        "adapter.inbox.stuck-processing-after=PT20S"})
+@DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
+class DatabaseCutAfterCallTest extends IntegrationTest {
+
+    static final FreezableTcpProxy PROXY;
+    /** The rows as the test reads them: straight to PostgreSQL, not through the cut. */
+    private Rows direct;
+    private final ScheduledExecutorService restorer = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread thread = new Thread(r, "proxy-restore");
+        thread.setDaemon(true);
+        return thread;
+    });
+
+    static {
+        try {
+            PROXY = new FreezableTcpProxy(EmbeddedServices.get().postgresPort());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        System.setProperty(EmbeddedServicesInitializer.POSTGRES_OVERRIDE,
+                "jdbc:postgresql://localhost:" + PROXY.port() + "/" + EmbeddedServices.DB_NAME);
+    }
+
+    @AfterAll
+    static void removeProxy() {
+        System.clearProperty(EmbeddedServicesInitializer.POSTGRES_OVERRIDE);
+        PROXY.restore();
+    }
+
+    @BeforeEach
+    void readDirectly() {
+        direct = new Rows(new JdbcTemplate(new DriverManagerDataSource(EmbeddedServices.get().jdbcUrl(), EmbeddedServices.DB_USER, "")));
+    }
+
+    @Test
+    void aResendAnsweredJustBeforeTheDatabaseIsCutOffIsRecordedOnceAndNotSentAgain() {
+        String subject = uniqueSubject("CUTRESEND");
+        String first = client.accept(ServiceClient.message(subject, "P1", ""));
+        direct.awaitStatus(first, "COMPLETED");
+        cutOffWhen("POST /survey/dispatch-bundles/" + subject + "/resend");
+
+        String resend = client.accept(ServiceClient.message(subject, "P1", ""));
+
+        direct.awaitStatus(resend, "COMPLETED", Duration.ofSeconds(60));
+        assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE", "RESEND");
+        assertThat(direct.attempts(resend)).isEqualTo(1);
+    }
+
+    @Test
+    void aReplyDeliveredJustBeforeTheDatabaseIsCutOffIsRecordedSentAndNotDeliveredAgain() {
+        String subject = uniqueSubject("CUTREPLY");
+        cutOffWhen("POST /legacy/survey-send-results");
+
+        String id = client.accept(ServiceClient.message(subject, "P2", "\"alimtalkYn\":\"N\""));
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> "SENT".equals(direct.row(id).get("reply_status")));
+        assertThat(direct.status(id)).isEqualTo("COMPLETED");
+        assertThat(simulator().replies(subject)).singleElement()
+                .satisfies(r -> assertThat(r.get("reasonCode").asText()).isEqualTo("NOTIFY_SKIPPED"));
+    }
+
+    /**
+     * The first request matching {@code methodAndPath} cuts the database off before it is answered (the answer still
+     * reaches the service), for 3 s: the service's next statement fails at once and its connects fail until then.
+     */
+    private void cutOffWhen(String methodAndPath) {
+        AtomicBoolean done = new AtomicBoolean();
+        simulator().add(new DownstreamSimulator.Fault(key -> {
+            if (key.equals(methodAndPath) && done.compareAndSet(false, true)) {
+                PROXY.cutOff();
+                restorer.schedule(PROXY::restore, 3, TimeUnit.SECONDS);
+            }
+            return false; // answered as usual
+        }, 200, "", 0));
+    }
+}
