@@ -445,6 +445,12 @@ public class AdapterProperties {
         /** Rows redacted (and rows deleted) per statement; the job loops until nothing is due. */
         @Min(1) private final int batchSize;
         /**
+         * Batches (count) each of the run's two statements (redact, delete) takes at most in one run; what is left
+         * is the next run's. Bounds one night's work when keep-* is shortened on a table of many millions of rows
+         * (a mass delete: vacuum of every index over and over, a burst of WAL, a pod that cannot stop until it ends).
+         */
+        @Min(1) private final int maxBatches;
+        /**
          * DEAD rows and COMPLETED SUBMITs leave the table, with their attempts and audit, this long after they
          * finished (unless a reply is still owed); so long is their Idempotency-Key recognised. At least
          * {@code dead} and {@code completed}; unset: 90 days or the longer of those two.
@@ -462,6 +468,7 @@ public class AdapterProperties {
                 @DefaultValue("P90D") Duration dead,
                 @DefaultValue("0 30 3 * * ?") String cron,
                 @DefaultValue("1000") int batchSize,
+                @DefaultValue("500") int maxBatches,
                 Duration keepFinished,
                 Duration keepResendable) {
             this.enabled = enabled;
@@ -469,6 +476,7 @@ public class AdapterProperties {
             this.dead = dead;
             this.cron = cron;
             this.batchSize = batchSize;
+            this.maxBatches = maxBatches;
             // unset: 90 and 400 days, or longer where dead / completed are (an upgrade with longer ones starts)
             Duration longestPayload = dead == null || completed == null ? Duration.ZERO
                     : (dead.compareTo(completed) >= 0 ? dead : completed);
@@ -493,6 +501,7 @@ public class AdapterProperties {
         public Duration getDead() { return dead; }
         public String getCron() { return cron; }
         public int getBatchSize() { return batchSize; }
+        public int getMaxBatches() { return maxBatches; }
         public Duration getKeepFinished() { return keepFinished; }
         public Duration getKeepResendable() { return keepResendable; }
     }

@@ -27,13 +27,14 @@ public class RetentionSweep {
         this.meters = meters;
     }
 
-    /** From {@code adapter.retention.*}: ages in milliseconds and the batch size. */
+    /** From {@code adapter.retention.*}: ages in milliseconds, the batch size and the batches a run may take. */
     public Map<String, Object> params() {
         AdapterProperties.Retention retention = properties.getRetention();
         Map<String, Object> params = new HashMap<>();
         params.put("completedMillis", retention.getCompleted().toMillis());
         params.put("deadMillis", retention.getDead().toMillis());
         params.put("batch", retention.getBatchSize());
+        params.put("maxBatches", retention.getMaxBatches());
         params.put("keepFinishedMillis", retention.getKeepFinished().toMillis());
         params.put("keepResendableMillis", retention.getKeepResendable().toMillis());
         return params;

@@ -12,7 +12,7 @@ class RetentionPropertiesTest {
     private static AdapterProperties.Retention retention(String completed, String dead, String keepFinished,
                                                         String keepResendable) {
         return new AdapterProperties.Retention(true, Duration.parse(completed), Duration.parse(dead), "0 30 3 * * ?",
-                1000, keepFinished == null ? null : Duration.parse(keepFinished),
+                1000, 500, keepFinished == null ? null : Duration.parse(keepFinished),
                 keepResendable == null ? null : Duration.parse(keepResendable));
     }
 

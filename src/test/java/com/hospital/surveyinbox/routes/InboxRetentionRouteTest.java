@@ -2,6 +2,7 @@ package com.hospital.surveyinbox.routes;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.camel.builder.NotifyBuilder;
@@ -39,6 +40,47 @@ class InboxRetentionRouteTest extends RouteKit {
         // a redacted DEAD row cannot be requeued: there is nothing left to process
         assertThat(client.opsPost("/ops/inbox/" + deadOld + "/requeue").status()).isEqualTo(409);
         jdbc.update("UPDATE inbox_message SET status = 'COMPLETED' WHERE id IN (?, ?, ?)", received, processing, failed);
+    }
+
+    /**
+     * A run takes max-batches batches of each statement at most (8 x 2 rows here) and leaves the rest to the next:
+     * keep-* shortened on a big table is a mass delete spread over nights, not one night-long run.
+     */
+    @Test
+    void aRunTakesAtMostMaxBatchesOfEachStatementAndTheNextRunsGoOn() {
+        String p = uniqueSubject("ALONE-CAP");
+        List<Long> redact = new java.util.ArrayList<>();
+        List<Long> delete = new java.util.ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            redact.add(aged(p + "-c" + i, "COMPLETED", 31)); // payload due, the row itself kept
+            delete.add(aged(p + "-d" + i, "DEAD", 400));     // due to leave the table
+        }
+
+        tick();
+
+        // 8 batches of 2 redacted, and the delete statement's sets take 2 each a batch: most of these are left
+        assertThat(unredacted(redact)).isGreaterThanOrEqualTo(40 - 16);
+        assertThat(remaining(delete)).isGreaterThanOrEqualTo(40 - 16);
+        for (int run = 0; run < 6 && (unredacted(redact) > 0 || remaining(delete) > 0); run++) {
+            tick();
+        }
+        assertThat(unredacted(redact)).isZero();
+        assertThat(remaining(delete)).isZero();
+    }
+
+    private void tick() {
+        NotifyBuilder done = new NotifyBuilder(camel).fromRoute("inbox-retention").whenDone(1).create();
+        template.sendBody("direct:retention-tick", null);
+        assertThat(done.matches(30, TimeUnit.SECONDS)).isTrue();
+    }
+
+    private long unredacted(List<Long> ids) {
+        return jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE id = ANY (?) AND payload IS NOT NULL", Long.class,
+                (Object) ids.toArray(Long[]::new));
+    }
+
+    private long remaining(List<Long> ids) {
+        return jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE id = ANY (?)", Long.class, (Object) ids.toArray(Long[]::new));
     }
 
     /**
