@@ -46,6 +46,7 @@ public class ProductionSafetyCheck implements InitializingBean {
             problems.add("adapter.crypto.enabled must be true: the payload holds patient data");
         }
         forwardedHeaders(problems);
+        shutdownCoversARow(problems);
         stuckRows(problems);
         if (!problems.isEmpty()) {
             throw new IllegalStateException("Refusing to start in prod: " + String.join("; ", problems));
@@ -72,6 +73,38 @@ public class ProductionSafetyCheck implements InitializingBean {
         if ((platformForwards || tomcatForwards) && environment.getProperty("server.tomcat.remoteip.internal-proxies") == null) {
             problems.add("server.forward-headers-strategy must be none (the service reads X-Forwarded-For from "
                     + "adapter.security.trusted-proxies itself); Tomcat would trust it from every private address");
+        }
+    }
+
+    /**
+     * Downstream call sites of the shipped routes (send, resend and submit exclude each other, so their sum bounds one
+     * row's calls, its reply included); ManifestConsistencyTest counts them in {@code routes/} and pins this.
+     */
+    public static final int ROW_CALLS = 8;
+
+    /** A row's own statements after its calls: the outcome, the reply's claim and result, the successor's lookup. */
+    static final int ROW_STATEMENTS = 4;
+
+    /**
+     * {@code camel.main.shutdown-timeout} must cover a row whose every wait runs out, computed from the settings this
+     * pod runs with: a slow legacy system answered by raising {@code adapter.http.response-timeout} (an environment
+     * variable) would otherwise cut rows off at every rollout (left PROCESSING, registered again after
+     * stuck-processing-after), and the stuck-row check below would compare with a bound no longer true.
+     */
+    private void shutdownCoversARow(List<String> problems) {
+        long shutdownMillis = environment.getProperty("camel.main.shutdown-timeout", Long.class, 45L) * 1000;
+        AdapterProperties.Http http = properties.getHttp();
+        long perCall = http.getConnectTimeout().multipliedBy(2).plus(http.getResponseTimeout()).toMillis();
+        long statement = environment.getProperty("spring.datasource.hikari.connection-timeout", Long.class, 30_000L)
+                + environment.getProperty("spring.datasource.hikari.data-source-properties.socketTimeout", Long.class, 0L) * 1000;
+        long publish = environment.getProperty("camel.component.kafka.max-block-ms", Long.class, 60_000L)
+                + environment.getProperty("camel.component.kafka.delivery-timeout-ms", Long.class, 120_000L);
+        long worst = ROW_CALLS * perCall + ROW_STATEMENTS * statement + publish;
+        if (worst > shutdownMillis) {
+            problems.add("camel.main.shutdown-timeout (" + shutdownMillis / 1000 + " s) must cover a row whose every wait runs out ("
+                    + (worst + 999) / 1000 + " s: " + ROW_CALLS + " calls x (2 x adapter.http.connect-timeout + response-timeout) + "
+                    + ROW_STATEMENTS + " statements x (pool wait + socket timeout) + the successor's publish); raise it with "
+                    + "the pods' terminationGracePeriodSeconds, or lower the timeouts");
         }
     }
 

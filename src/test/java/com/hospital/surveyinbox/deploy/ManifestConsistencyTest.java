@@ -388,6 +388,9 @@ class ManifestConsistencyTest {
         // a floor against a spelling the count misses: CONTRACT §3's registration makes 6 kinds of call (+ resend)
         assertThat(synchronous).as("downstream calls of a registration found in routes/: %s", calls).isGreaterThanOrEqualTo(6);
         assertThat(all).as("the reply's call too").isGreaterThan(synchronous);
+        // the prod check computes the same bound from the settings a pod runs with, for this many call sites
+        assertThat(all).as("ProductionSafetyCheck.ROW_CALLS, the call sites in routes/: %s", calls)
+                .isEqualTo(com.hospital.surveyinbox.config.ProductionSafetyCheck.ROW_CALLS);
         // and after the calls the row's own statements - the outcome, the reply's claim and its result, the
         // successor's lookup: 4, each up to a pooled connection's wait + the socket timeout - and the successor's
         // publish (blocked up to max-block, then acknowledged within the delivery timeout)

@@ -50,7 +50,9 @@ class HardeningTest extends IntegrationTest {
                 "--adapter.crypto.active-key=k1", "--adapter.crypto.keys.k1=" + PayloadEncryptionTest.K1,
                 "--adapter.crypto.enabled=false",
                 "--adapter.security.trusted-proxies=10.42.0.0/16,0.0.0.0/0", "--server.forward-headers-strategy=native",
-                "--adapter.inbox.stuck-processing-after=PT4M"));
+                "--adapter.inbox.stuck-processing-after=PT4M",
+                // a slow legacy system "fixed" by one environment variable: 8 x (2 + 2 + 30) + 4 x 6 + 20 = 316 s
+                "--adapter.http.response-timeout=PT30S"));
 
         assertThatThrownBy(() -> new SpringApplicationBuilder(SurveyInboxAdapterApplication.class).profiles("prod")
                 .run(args.toArray(String[]::new)))
@@ -61,7 +63,8 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageContaining("adapter.crypto.enabled must be true")
                 .hasMessageContaining("adapter.security.trusted-proxies must not contain 0.0.0.0/0")
                 .hasMessageContaining("server.forward-headers-strategy must be none")
-                .hasMessageContaining("adapter.inbox.stuck-processing-after (PT4M) must be longer than twice camel.main.shutdown-timeout (120 s");
+                .hasMessageContaining("adapter.inbox.stuck-processing-after (PT4M) must be longer than twice camel.main.shutdown-timeout (120 s")
+                .hasMessageContaining("camel.main.shutdown-timeout (120 s) must cover a row whose every wait runs out (316 s");
     }
 
     @Test
