@@ -42,21 +42,52 @@ public class KafkaTopicProvisioner implements InitializingBean {
             log.warn("adapter.kafka.partitions ({}) < adapter.kafka.consumers ({}): some consumers will idle",
                     kafka.getPartitions(), kafka.getConsumers());
         }
+        ensure(kafka.getTopic(), kafka.getPartitions(), kafka.getReplicationFactor()).ifPresent(log::warn);
+    }
+
+    /**
+     * Creates the topic, or checks the one that exists: one the broker created by itself (a first publish while this
+     * check could not reach it) or someone created by hand has the broker's defaults, often one partition and one
+     * replica: one consumer in the whole cluster takes every row, and a restart of that broker stops them all. Such
+     * a topic is not changed here (more partitions move keys; that is an operator's decision) but said, on every
+     * start. Returns what is wrong with it, if anything.
+     */
+    java.util.Optional<String> ensure(String topic, int partitions, short replicationFactor) {
         try (Admin admin = Admin.create(Map.of(
                 AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers,
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000,
                 AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000))) {
-            admin.createTopics(List.of(new NewTopic(kafka.getTopic(), kafka.getPartitions(), kafka.getReplicationFactor())))
-                    .all().get(15, TimeUnit.SECONDS);
-            log.info("Created topic {} with {} partitions", kafka.getTopic(), kafka.getPartitions());
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof TopicExistsException) {
-                log.info("Topic {} exists", kafka.getTopic());
-            } else {
-                log.warn("Could not ensure topic {}: {}", kafka.getTopic(), LoggedFailure.describe(e.getCause()));
+            try {
+                admin.createTopics(List.of(new NewTopic(topic, partitions, replicationFactor))).all().get(15, TimeUnit.SECONDS);
+                log.info("Created topic {} with {} partitions", topic, partitions);
+                return java.util.Optional.empty();
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof TopicExistsException)) {
+                    return java.util.Optional.of("Could not ensure topic " + topic + ": " + LoggedFailure.describe(e.getCause()));
+                }
             }
+            org.apache.kafka.clients.admin.TopicDescription found;
+            try {
+                found = admin.describeTopics(List.of(topic)).allTopicNames().get(15, TimeUnit.SECONDS).get(topic);
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException) {
+                    log.info("Topic {} is being created by another instance", topic); // its metadata not everywhere yet
+                    return java.util.Optional.empty();
+                }
+                throw e;
+            }
+            int foundPartitions = found.partitions().size();
+            int foundReplicas = found.partitions().stream().mapToInt(p -> p.replicas().size()).min().orElse(0);
+            if (foundPartitions < partitions || foundReplicas < replicationFactor) {
+                return java.util.Optional.of("Topic " + topic + " exists with " + foundPartitions + " partitions and "
+                        + foundReplicas + " replicas, fewer than adapter.kafka.partitions (" + partitions
+                        + ") / replication-factor (" + replicationFactor + "): consumers beyond its partitions idle and "
+                        + "one broker's restart can stop processing; raise them with kafka-topics --alter (docs/deploying.md)");
+            }
+            log.info("Topic {} exists with {} partitions and {} replicas", topic, foundPartitions, foundReplicas);
+            return java.util.Optional.empty();
         } catch (Exception e) {
-            log.warn("Could not ensure topic {}: {}", kafka.getTopic(), LoggedFailure.describe(e));
+            return java.util.Optional.of("Could not ensure topic " + topic + ": " + LoggedFailure.describe(e));
         }
     }
 }
