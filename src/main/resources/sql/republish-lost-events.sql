@@ -2,11 +2,8 @@
 -- publish that failed). Stamps published_at and returns the rows whose event the route republishes.
 -- Run by: routes/inbox-redeliver.camel.yaml, step inbox-redeliver-find-lost (camel-sql).
 -- Why this WHERE: the age is on the database clock; a row republished within the same window is
--- skipped, so a backlog is not republished every tick; a bounded batch, least recently published first (a
--- row never published by its creation time), and SKIP LOCKED so two job runs (a slow tick and the next) never take
--- the same rows. Not oldest first: rows held behind an unfinished row of their subject stay RECEIVED and come back
--- every lost-event-after; with more of them than two batches, the oldest ones were taken on every tick and a newer
--- row whose event was really lost waited until the whole backlog drained.
+-- skipped, so a backlog is not republished every tick; a bounded batch, oldest first, and SKIP LOCKED
+-- so two job runs (a slow tick and the next) never take the same rows.
 -- The batch is an array taken once (ARRAY(SELECT ... FOR UPDATE SKIP LOCKED)), never a semi-join: with the
 -- statistics of a table found empty (reltuples 0 over a page) the planner would nest the locking subquery in a
 -- loop over the table and rescan it per row (the count fold took 10.9 s so; JobStatementPlansTest).
@@ -17,7 +14,7 @@ UPDATE inbox_message
                          WHERE status = 'RECEIVED'
                            AND created_at < now() - :#lostEventAfterMillis * INTERVAL '1 millisecond'
                            AND (published_at IS NULL OR published_at < now() - :#lostEventAfterMillis * INTERVAL '1 millisecond')
-                         ORDER BY COALESCE(published_at, created_at), id
+                         ORDER BY created_at
                          LIMIT :#batch
                            FOR UPDATE SKIP LOCKED))
 RETURNING id AS "inboxId",
