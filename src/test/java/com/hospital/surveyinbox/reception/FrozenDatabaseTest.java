@@ -3,15 +3,11 @@ package com.hospital.surveyinbox.reception;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.hospital.surveyinbox.support.EmbeddedServices;
-import com.hospital.surveyinbox.support.EmbeddedServicesInitializer;
 import com.hospital.surveyinbox.support.FreezableTcpProxy;
 import com.hospital.surveyinbox.support.IntegrationTest;
 import com.hospital.surveyinbox.support.LoadSender;
 import com.hospital.surveyinbox.support.ServiceClient;
 import com.hospital.surveyinbox.support.ServiceClient.Reply;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,23 +44,12 @@ import org.springframework.test.context.TestPropertySource;
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
 class FrozenDatabaseTest extends IntegrationTest {
 
-    static final FreezableTcpProxy PROXY;
-
-    static {
-        try {
-            PROXY = new FreezableTcpProxy(EmbeddedServices.get().postgresPort());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        // read by EmbeddedServicesInitializer when this class's context starts; cleared after the class
-        System.setProperty(EmbeddedServicesInitializer.POSTGRES_OVERRIDE,
-                "jdbc:postgresql://localhost:" + PROXY.port() + "/" + EmbeddedServices.DB_NAME);
-    }
+    /** Between this class's context and PostgreSQL; cleared after the class. */
+    static final FreezableTcpProxy PROXY = FreezableTcpProxy.inFrontOfPostgresForTheNextContext();
 
     @AfterAll
     static void removeProxy() {
-        System.clearProperty(EmbeddedServicesInitializer.POSTGRES_OVERRIDE);
-        PROXY.thaw();
+        PROXY.removeFromContexts();
     }
 
     /**

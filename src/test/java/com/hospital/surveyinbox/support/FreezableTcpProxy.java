@@ -37,6 +37,29 @@ public final class FreezableTcpProxy implements AutoCloseable {
         acceptor.start();
     }
 
+    /**
+     * A proxy in front of the embedded PostgreSQL that the next Spring context started in this JVM connects through
+     * (EmbeddedServicesInitializer reads the override); call from a test class's static initializer, and
+     * {@link #removeFromContexts()} after the class.
+     */
+    public static FreezableTcpProxy inFrontOfPostgresForTheNextContext() {
+        try {
+            FreezableTcpProxy proxy = new FreezableTcpProxy(EmbeddedServices.get().postgresPort());
+            System.setProperty(EmbeddedServicesInitializer.POSTGRES_OVERRIDE,
+                    "jdbc:postgresql://localhost:" + proxy.port() + "/" + EmbeddedServices.DB_NAME);
+            return proxy;
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** Later contexts connect directly again; whatever this one holds flows (thawed, connections accepted). */
+    public void removeFromContexts() {
+        System.clearProperty(EmbeddedServicesInitializer.POSTGRES_OVERRIDE);
+        restore();
+        thaw();
+    }
+
     public int port() {
         return server.getLocalPort();
     }
