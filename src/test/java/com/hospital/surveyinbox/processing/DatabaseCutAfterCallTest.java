@@ -5,13 +5,10 @@ import static org.awaitility.Awaitility.await;
 
 import com.hospital.surveyinbox.support.DownstreamSimulator;
 import com.hospital.surveyinbox.support.EmbeddedServices;
-import com.hospital.surveyinbox.support.EmbeddedServicesInitializer;
 import com.hospital.surveyinbox.support.FreezableTcpProxy;
 import com.hospital.surveyinbox.support.IntegrationTest;
 import com.hospital.surveyinbox.support.Rows;
 import com.hospital.surveyinbox.support.ServiceClient;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -45,29 +42,19 @@ import org.springframework.test.context.TestPropertySource;
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
 class DatabaseCutAfterCallTest extends IntegrationTest {
 
-    static final FreezableTcpProxy PROXY;
+    /** Between this class's context and PostgreSQL; cleared after the class. */
+    static final FreezableTcpProxy PROXY = FreezableTcpProxy.inFrontOfPostgresForTheNextContext();
     /** The rows as the test reads them: straight to PostgreSQL, not through the cut. */
     private Rows direct;
-    private final ScheduledExecutorService restorer = Executors.newSingleThreadScheduledExecutor(r -> {
+    private static final ScheduledExecutorService RESTORER = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread thread = new Thread(r, "proxy-restore");
         thread.setDaemon(true);
         return thread;
     });
 
-    static {
-        try {
-            PROXY = new FreezableTcpProxy(EmbeddedServices.get().postgresPort());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        System.setProperty(EmbeddedServicesInitializer.POSTGRES_OVERRIDE,
-                "jdbc:postgresql://localhost:" + PROXY.port() + "/" + EmbeddedServices.DB_NAME);
-    }
-
     @AfterAll
     static void removeProxy() {
-        System.clearProperty(EmbeddedServicesInitializer.POSTGRES_OVERRIDE);
-        PROXY.restore();
+        PROXY.removeFromContexts();
     }
 
     @BeforeEach
@@ -103,17 +90,48 @@ class DatabaseCutAfterCallTest extends IntegrationTest {
     }
 
     /**
+     * After a registration that failed (a business error, caught in inbox-register): Camel kept the exchange marked
+     * "failure handled", so the FAILED outcome's statement that met the cut got no error policy at all, neither
+     * tried again nor logged; the row waited for the stuck reset and was charged a second attempt.
+     */
+    @Test
+    void theOutcomeOfAFailedRegistrationThatMeetsTheCutIsTriedAgainAndChargedOnce() {
+        String subject = uniqueSubject("CUTFAIL");
+        String patno = "PCUT-" + subject;
+        cutOffWhen("GET /legacy/patients/" + patno, 404, "{\"code\":\"PATIENT_NOT_FOUND\",\"message\":\"patient not found\"}");
+
+        String id = client.accept(ServiceClient.message(subject, patno, ""));
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> !"PROCESSING".equals(direct.status(id)) && !"RECEIVED".equals(direct.status(id)));
+        assertThat(direct.status(id)).isEqualTo("FAILED");
+        assertThat(direct.attempts(id)).isEqualTo(1);
+    }
+
+    @AfterAll
+    static void stopRestorer() {
+        RESTORER.shutdownNow();
+    }
+
+    /**
      * The first request matching {@code methodAndPath} cuts the database off before it is answered (the answer still
      * reaches the service), for 3 s: the service's next statement fails at once and its connects fail until then.
      */
     private void cutOffWhen(String methodAndPath) {
+        cutOffWhen(methodAndPath, null, null);
+    }
+
+    /** As above; answered {@code status} with {@code body} (every matching request), or as usual when null. */
+    private void cutOffWhen(String methodAndPath, Integer status, String body) {
         AtomicBoolean done = new AtomicBoolean();
         simulator().add(new DownstreamSimulator.Fault(key -> {
-            if (key.equals(methodAndPath) && done.compareAndSet(false, true)) {
-                PROXY.cutOff();
-                restorer.schedule(PROXY::restore, 3, TimeUnit.SECONDS);
+            if (!key.equals(methodAndPath)) {
+                return false;
             }
-            return false; // answered as usual
-        }, 200, "", 0));
+            if (done.compareAndSet(false, true)) {
+                PROXY.cutOff();
+                RESTORER.schedule(PROXY::restore, 3, TimeUnit.SECONDS);
+            }
+            return status != null;
+        }, status == null ? 200 : status, body == null ? "" : body, 0));
     }
 }
