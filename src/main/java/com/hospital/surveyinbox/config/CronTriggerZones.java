@@ -66,9 +66,15 @@ public class CronTriggerZones {
         if (!(stored instanceof CronTrigger cron) || cron.getTimeZone().getID().equals(wanted.getID())) {
             return false;
         }
-        // camel-quartz's trigger: the stored cron and misfire rule, only the zone changed
+        // camel-quartz's trigger: the stored cron and misfire rule, only the zone changed; starting now, not at the
+        // stored start (days ago: its first fire time would lie in the past, a misfire that fires it at once), and
+        // paused again if it was (rescheduling stores a trigger WAITING)
         CronScheduleBuilder schedule = ((CronScheduleBuilder) cron.getScheduleBuilder()).inTimeZone(wanted);
-        scheduler.rescheduleJob(cron.getKey(), cron.getTriggerBuilder().withSchedule(schedule).build());
+        boolean paused = scheduler.getTriggerState(cron.getKey()) == Trigger.TriggerState.PAUSED;
+        scheduler.rescheduleJob(cron.getKey(), cron.getTriggerBuilder().withSchedule(schedule).startNow().build());
+        if (paused) {
+            scheduler.pauseTrigger(cron.getKey());
+        }
         LOG.warn("Quartz trigger {} (cron {}) was stored in zone {}: rescheduled in {}", cron.getKey(),
                 cron.getCronExpression(), cron.getTimeZone().getID(), wanted.getID());
         return true;

@@ -138,7 +138,10 @@ class RedeliveryTest extends IntegrationTest {
 
             // a pod of an older release (no zone) stores the trigger while the cluster is on this one: in UTC
             org.quartz.CronTrigger stored = (org.quartz.CronTrigger) scheduler.getTrigger(retention.getTriggerKey());
-            scheduler.rescheduleJob(stored.getKey(), stored.getTriggerBuilder().withSchedule(org.quartz.CronScheduleBuilder
+            // (stored days ago: realigned from that start, its first fire time would be in the past and fire at once)
+            scheduler.rescheduleJob(stored.getKey(), stored.getTriggerBuilder()
+                    .startAt(java.util.Date.from(java.time.Instant.now().minus(java.time.Duration.ofDays(3))))
+                    .withSchedule(org.quartz.CronScheduleBuilder
                     .cronSchedule(stored.getCronExpression()).withMisfireHandlingInstructionFireAndProceed()
                     .inTimeZone(java.util.TimeZone.getTimeZone("UTC"))).build());
             assertThat(storedZone(scheduler, retention.getTriggerKey())).isEqualTo("UTC");
@@ -154,6 +157,10 @@ class RedeliveryTest extends IntegrationTest {
             assertThat(aligned.getMisfireInstruction()).isEqualTo(stored.getMisfireInstruction());
             assertThat(aligned.getNextFireTime().toInstant().atZone(adapterProperties.getLegacy().getZone()).toLocalTime())
                     .isEqualTo(java.time.LocalTime.of(3, 30));
+            // started now: from the stored start its first fire time lay in the past, fired at once as a misfire
+            assertThat(aligned.getStartTime()).isAfter(java.util.Date.from(java.time.Instant.now().minus(java.time.Duration.ofMinutes(1))));
+            assertThat(aligned.getNextFireTime()).isInTheFuture();
+            assertThat(scheduler.getTriggerState(aligned.getKey())).isEqualTo(org.quartz.Trigger.TriggerState.NORMAL);
         } finally {
             camel.getRouteController().stopRoute("inbox-retention");
         }
