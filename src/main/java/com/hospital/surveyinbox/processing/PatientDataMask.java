@@ -52,8 +52,8 @@ public final class PatientDataMask {
     static final int LONGEST_NAME_PART = 16;
 
     /**
-     * Parts of one value searched apart ({@link #searchTerms}); a name has a few, a phone number three. Beyond these a
-     * value is searched whole only: a 60 KB name of 1,300 distinct words gave 39,000 terms, each searched through the
+     * Parts of one value searched apart ({@link #searchTerms}): the first ones and the last (often the family name);
+     * a name has a few, a phone number three. The others of a longer value are searched as part of the whole value only: a 60 KB name of 1,300 distinct words gave 39,000 terms, each searched through the
      * text, twice per failed attempt.
      */
     static final int MOST_PARTS = 8;
@@ -166,9 +166,11 @@ public final class PatientDataMask {
             List<String> candidates = new ArrayList<>();
             candidates.add(value);
             String[] parts = PARTS.split(Normalizer.normalize(value, Normalizer.Form.NFKC).strip());
-            for (int i = 0; i < Math.min(parts.length, MOST_PARTS); i++) {
-                candidates.add(parts[i]);
-                candidates.addAll(nameEnds(parts[i]));
+            for (int i = 0; i < parts.length; i++) {
+                if (i < MOST_PARTS - 1 || i == parts.length - 1) { // the first ones and the last (often the family name)
+                    candidates.add(parts[i]);
+                    candidates.addAll(nameEnds(parts[i]));
+                }
             }
             for (String candidate : candidates) {
                 String term = Folded.of(candidate, true).text;

@@ -155,6 +155,9 @@ class PatientDataMaskTest {
         java.util.Set<String> terms = PatientDataMask.searchTerms(List.of(name.toString()), PatientDataMask.LONGEST_TEXT);
         assertThat(terms).hasSizeLessThanOrEqualTo(PatientDataMask.MOST_PARTS * 29).contains("홍길동", "길동");
         assertThat(PatientDataMask.mask("환자 홍길동 님 없음", List.of(name.toString()))).isEqualTo("환자 *** 님 없음");
+        // the last part too (a family name written last)
+        String last = name.substring(name.lastIndexOf(" ") + 1);
+        assertThat(PatientDataMask.mask("환자 " + last + " 없음", List.of(name.toString()))).isEqualTo("환자 *** 없음");
     }
 
     @org.junit.jupiter.api.Test
