@@ -23,10 +23,13 @@ public class ProductionSafetyCheck implements InitializingBean {
 
     private final AdapterProperties properties;
     private final org.springframework.core.env.Environment environment;
+    private final org.springframework.beans.factory.ObjectProvider<javax.sql.DataSource> dataSource;
 
-    public ProductionSafetyCheck(AdapterProperties properties, org.springframework.core.env.Environment environment) {
+    public ProductionSafetyCheck(AdapterProperties properties, org.springframework.core.env.Environment environment,
+                                 org.springframework.beans.factory.ObjectProvider<javax.sql.DataSource> dataSource) {
         this.properties = properties;
         this.environment = environment;
+        this.dataSource = dataSource;
     }
 
     @Override
@@ -95,8 +98,14 @@ public class ProductionSafetyCheck implements InitializingBean {
         long shutdownMillis = environment.getProperty("camel.main.shutdown-timeout", Long.class, 45L) * 1000;
         AdapterProperties.Http http = properties.getHttp();
         long perCall = http.getConnectTimeout().multipliedBy(2).plus(http.getResponseTimeout()).toMillis();
+        long socketSeconds = socketTimeoutSeconds();
+        if (socketSeconds <= 0) {
+            problems.add("the PostgreSQL driver's socketTimeout must be set (seconds, > 0: config/application.yaml, or "
+                    + "?socketTimeout= in SPRING_DATASOURCE_URL): without it a statement to a database that stopped answering "
+                    + "waits forever, holding its worker and its row");
+        }
         long statement = environment.getProperty("spring.datasource.hikari.connection-timeout", Long.class, 30_000L)
-                + environment.getProperty("spring.datasource.hikari.data-source-properties.socketTimeout", Long.class, 0L) * 1000;
+                + socketSeconds * 1000;
         long publish = environment.getProperty("camel.component.kafka.max-block-ms", Long.class, 60_000L)
                 + environment.getProperty("camel.component.kafka.delivery-timeout-ms", Long.class, 120_000L);
         long worst = ROW_CALLS * perCall + ROW_STATEMENTS * statement + publish;
@@ -105,6 +114,32 @@ public class ProductionSafetyCheck implements InitializingBean {
                     + (worst + 999) / 1000 + " s: " + ROW_CALLS + " calls x (2 x adapter.http.connect-timeout + response-timeout) + "
                     + ROW_STATEMENTS + " statements x (pool wait + socket timeout) + the successor's publish); raise it with "
                     + "the pods' terminationGracePeriodSeconds, or lower the timeouts");
+        }
+    }
+
+    /**
+     * The driver's socket timeout as the pool will use it: the JDBC URL's {@code socketTimeout} parameter wins over the
+     * pool's data-source properties (the driver reads the URL last). 0 when unset. Read from the pool itself, not the
+     * environment: a map key set by an environment variable arrives lower-cased, which the driver ignores.
+     */
+    private long socketTimeoutSeconds() {
+        javax.sql.DataSource pool = dataSource.getIfAvailable();
+        com.zaxxer.hikari.HikariDataSource hikari;
+        try {
+            if (pool == null || !pool.isWrapperFor(com.zaxxer.hikari.HikariDataSource.class)) {
+                return 0;
+            }
+            hikari = pool.unwrap(com.zaxxer.hikari.HikariDataSource.class);
+        } catch (java.sql.SQLException e) {
+            return 0;
+        }
+        java.util.regex.Matcher inUrl = java.util.regex.Pattern.compile("[?&]socketTimeout=(\\d+)")
+                .matcher(hikari.getJdbcUrl() == null ? "" : hikari.getJdbcUrl());
+        String value = inUrl.find() ? inUrl.group(1) : hikari.getDataSourceProperties().getProperty("socketTimeout");
+        try {
+            return value == null ? 0 : Long.parseLong(value.strip());
+        } catch (NumberFormatException e) {
+            return 0;
         }
     }
 

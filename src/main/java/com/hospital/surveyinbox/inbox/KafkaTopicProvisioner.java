@@ -82,7 +82,8 @@ public class KafkaTopicProvisioner implements InitializingBean {
                 return java.util.Optional.of("Topic " + topic + " exists with " + foundPartitions + " partitions and "
                         + foundReplicas + " replicas, fewer than adapter.kafka.partitions (" + partitions
                         + ") / replication-factor (" + replicationFactor + "): consumers beyond its partitions idle and "
-                        + "one broker's restart can stop processing; raise them with kafka-topics --alter (docs/deploying.md)");
+                        + "one broker's restart can stop processing; raise partitions with kafka-topics --alter, replicas with "
+                        + "kafka-reassign-partitions (docs/deploying.md)");
             }
             log.info("Topic {} exists with {} partitions and {} replicas", topic, foundPartitions, foundReplicas);
             return java.util.Optional.empty();

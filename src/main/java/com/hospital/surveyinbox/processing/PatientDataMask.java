@@ -154,7 +154,7 @@ public final class PatientDataMask {
     }
 
     /**
-     * Each value folded and compacted, and each of its first {@link #MOST_PARTS} parts; too short ones left out, and
+     * Each value folded and compacted, and of its parts the first {@link #MOST_PARTS} - 1 and the last; too short ones left out, and
      * those longer than the text they are looked for in ({@code longest}): they cannot occur in it.
      */
     static Set<String> searchTerms(Collection<String> values, int longest) {
