@@ -35,7 +35,8 @@ import org.springframework.test.context.TestPropertySource;
         "spring.quartz.scheduler-name=database-cut-tests",
         "adapter.inbox.redeliver-enabled=true",
         "adapter.inbox.redeliver-cron=0/1 * * * * ?",
-        "adapter.inbox.lost-event-after=PT3S",
+        // long: a row released by its predecessor's worker must not be taken for a lost event by the job instead
+        "adapter.inbox.lost-event-after=PT60S",
         // long enough for the statement's tries (~4 s of delays plus failed connects), short enough for the test
         // to see the second registration that a lost record leads to
         "adapter.inbox.stuck-processing-after=PT20S"})
@@ -107,6 +108,24 @@ class DatabaseCutAfterCallTest extends IntegrationTest {
         assertThat(direct.attempts(id)).isEqualTo(1);
     }
 
+    /**
+     * A cut that outlasts the reply's four tries: the reply is logged as not recorded (it stays owed), and the worker
+     * goes on: it releases the subject's next row at once. (A handled failure in the reply stopped the caller's
+     * route as well: the next row waited for lost-event-after.)
+     */
+    @Test
+    void aReplyWhoseRecordOutlastsTheTriesLeavesTheWorkerToReleaseTheNextRow() {
+        String subject = uniqueSubject("CUTLONG");
+        cutOffWhen("POST /legacy/survey-send-results", null, null, 15);
+
+        String first = client.accept(ServiceClient.message(subject, "P3", "\"alimtalkYn\":\"N\""));
+        String next = client.accept(ServiceClient.message(subject, "P3", "\"msgType\":\"SUBMIT\""));
+
+        direct.awaitStatus(next, "COMPLETED", Duration.ofSeconds(45)); // lost-event-after is 60 s here
+        assertThat(direct.status(first)).isEqualTo("COMPLETED");
+        assertThat(direct.row(first).get("reply_status")).isIn("SENDING", "FAILED", "SENT");
+    }
+
     @AfterAll
     static void stopRestorer() {
         RESTORER.shutdownNow();
@@ -120,8 +139,12 @@ class DatabaseCutAfterCallTest extends IntegrationTest {
         cutOffWhen(methodAndPath, null, null);
     }
 
-    /** As above; answered {@code status} with {@code body} (every matching request), or as usual when null. */
     private void cutOffWhen(String methodAndPath, Integer status, String body) {
+        cutOffWhen(methodAndPath, status, body, 3);
+    }
+
+    /** As above, for {@code seconds}; answered {@code status} with {@code body} (every matching request), or as usual when null. */
+    private void cutOffWhen(String methodAndPath, Integer status, String body, int seconds) {
         AtomicBoolean done = new AtomicBoolean();
         simulator().add(new DownstreamSimulator.Fault(key -> {
             if (!key.equals(methodAndPath)) {
@@ -129,7 +152,7 @@ class DatabaseCutAfterCallTest extends IntegrationTest {
             }
             if (done.compareAndSet(false, true)) {
                 PROXY.cutOff();
-                RESTORER.schedule(PROXY::restore, 3, TimeUnit.SECONDS);
+                RESTORER.schedule(PROXY::restore, seconds, TimeUnit.SECONDS);
             }
             return status != null;
         }, status == null ? 200 : status, body == null ? "" : body, 0));
