@@ -85,8 +85,11 @@ public class ProductionSafetyCheck implements InitializingBean {
      */
     public static final int ROW_CALLS = 8;
 
-    /** A row's own statements after its calls: the outcome, the reply's claim and result, the successor's lookup. */
-    static final int ROW_STATEMENTS = 4;
+    /**
+     * A row's own statements: before its calls the claim and the resend check, after them the outcome, the reply's
+     * claim and result, the successor's lookup.
+     */
+    public static final int ROW_STATEMENTS = 6;
 
     /**
      * {@code camel.main.shutdown-timeout} must cover a row whose every wait runs out, computed from the settings this
@@ -108,11 +111,13 @@ public class ProductionSafetyCheck implements InitializingBean {
                 + socketSeconds * 1000;
         long publish = environment.getProperty("camel.component.kafka.max-block-ms", Long.class, 60_000L)
                 + environment.getProperty("camel.component.kafka.delivery-timeout-ms", Long.class, 120_000L);
-        long worst = ROW_CALLS * perCall + ROW_STATEMENTS * statement + publish;
+        long consentWait = http.getResponseTimeout().multipliedBy(2).toMillis(); // ConsentCache's turn
+        long worst = ROW_CALLS * perCall + consentWait + ROW_STATEMENTS * statement + publish;
         if (worst > shutdownMillis) {
             problems.add("camel.main.shutdown-timeout (" + shutdownMillis / 1000 + " s) must cover a row whose every wait runs out ("
                     + (worst + 999) / 1000 + " s: " + ROW_CALLS + " calls x (2 x adapter.http.connect-timeout + response-timeout) + "
-                    + ROW_STATEMENTS + " statements x (pool wait + socket timeout) + the successor's publish); raise it with "
+                    + "the consent turn (2 x response-timeout) + " + ROW_STATEMENTS + " statements x (pool wait + socket timeout) "
+                    + "+ the successor's publish); raise it with "
                     + "the pods' terminationGracePeriodSeconds, or lower the timeouts");
         }
     }

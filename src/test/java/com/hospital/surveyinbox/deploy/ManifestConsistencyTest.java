@@ -391,14 +391,17 @@ class ManifestConsistencyTest {
         // the prod check computes the same bound from the settings a pod runs with, for this many call sites
         assertThat(all).as("ProductionSafetyCheck.ROW_CALLS, the call sites in routes/: %s", calls)
                 .isEqualTo(com.hospital.surveyinbox.config.ProductionSafetyCheck.ROW_CALLS);
-        // and after the calls the row's own statements - the outcome, the reply's claim and its result, the
-        // successor's lookup: 4, each up to a pooled connection's wait + the socket timeout - and the successor's
-        // publish (blocked up to max-block, then acknowledged within the delivery timeout)
+        // and the row's own statements - before the calls its claim and the resend check, after them the outcome, the
+        // reply's claim and its result, the successor's lookup: 6, each up to a pooled connection's wait + the socket
+        // timeout -, the consent turn's wait (twice the response timeout, ConsentCache) and the successor's publish
+        // (blocked up to max-block, then acknowledged within the delivery timeout)
         long statement = ((Number) at(appConfig, "spring", "datasource", "hikari", "connection-timeout")).longValue()
                 + ((Number) at(appConfig, "spring", "datasource", "hikari", "data-source-properties", "socketTimeout")).longValue() * 1000;
         long publish = ((Number) at(appConfig, "camel", "component", "kafka", "max-block-ms")).longValue()
                 + ((Number) at(appConfig, "camel", "component", "kafka", "delivery-timeout-ms")).longValue();
-        long afterCalls = 4 * statement + publish;
+        long consentWait = java.time.Duration.parse((String) at(appConfig, "adapter", "http", "response-timeout")).toMillis() * 2;
+        long afterCalls = com.hospital.surveyinbox.config.ProductionSafetyCheck.ROW_STATEMENTS * statement + consentWait + publish;
+        assertThat(com.hospital.surveyinbox.config.ProductionSafetyCheck.ROW_STATEMENTS).isEqualTo(6);
         assertThat(camel).as("camel.main.shutdown-timeout (ms) >= %d calls x %d ms + %d ms", all, perCall, afterCalls)
                 .isGreaterThanOrEqualTo(all * perCall + afterCalls);
         assertThat(web).as("spring.lifecycle.timeout-per-shutdown-phase (ms) >= %d calls x %d ms", synchronous, perCall)
