@@ -442,7 +442,7 @@ public class AdapterProperties {
         @NotNull private final Duration dead;
         /** Quartz cron of the clustered retention job. */
         @NotBlank private final String cron;
-        /** Rows redacted (and rows deleted) per statement; the job loops until nothing is due. */
+        /** Rows redacted (and rows deleted) per statement; the job loops until nothing is due or max-batches. */
         @Min(1) private final int batchSize;
         /**
          * Batches (count) each of the run's two statements (redact, delete) takes at most in one run; what is left

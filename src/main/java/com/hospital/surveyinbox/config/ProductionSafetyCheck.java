@@ -123,27 +123,19 @@ public class ProductionSafetyCheck implements InitializingBean {
     }
 
     /**
-     * The driver's socket timeout as the pool will use it: the JDBC URL's {@code socketTimeout} parameter wins over the
-     * pool's data-source properties (the driver reads the URL last). 0 when unset. Read from the pool itself, not the
-     * environment: a map key set by an environment variable arrives lower-cased, which the driver ignores.
+     * The driver's socket timeout as the pool will use it: its data-source properties, where MainPoolStatementBound has
+     * already put a {@code socketTimeout} of the JDBC URL and restored the spelling of one set by an environment
+     * variable. 0 when unset.
      */
     private long socketTimeoutSeconds() {
         javax.sql.DataSource pool = dataSource.getIfAvailable();
-        com.zaxxer.hikari.HikariDataSource hikari;
         try {
             if (pool == null || !pool.isWrapperFor(com.zaxxer.hikari.HikariDataSource.class)) {
                 return 0;
             }
-            hikari = pool.unwrap(com.zaxxer.hikari.HikariDataSource.class);
-        } catch (java.sql.SQLException e) {
-            return 0;
-        }
-        java.util.regex.Matcher inUrl = java.util.regex.Pattern.compile("[?&]socketTimeout=(\\d+)")
-                .matcher(hikari.getJdbcUrl() == null ? "" : hikari.getJdbcUrl());
-        String value = inUrl.find() ? inUrl.group(1) : hikari.getDataSourceProperties().getProperty("socketTimeout");
-        try {
+            String value = pool.unwrap(com.zaxxer.hikari.HikariDataSource.class).getDataSourceProperties().getProperty("socketTimeout");
             return value == null ? 0 : Long.parseLong(value.strip());
-        } catch (NumberFormatException e) {
+        } catch (java.sql.SQLException | NumberFormatException e) {
             return 0;
         }
     }

@@ -18,7 +18,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.TestPropertySource;
 
@@ -60,7 +59,7 @@ class DatabaseCutAfterCallTest extends IntegrationTest {
 
     @BeforeEach
     void readDirectly() {
-        direct = new Rows(new JdbcTemplate(new DriverManagerDataSource(EmbeddedServices.get().jdbcUrl(), EmbeddedServices.DB_USER, "")));
+        direct = new Rows(new JdbcTemplate(EmbeddedServices.get().dataSource()));
     }
 
     @Test
