@@ -98,7 +98,7 @@ public class ProductionSafetyCheck implements InitializingBean {
      * stuck-processing-after), and the stuck-row check below would compare with a bound no longer true.
      */
     private void shutdownCoversARow(List<String> problems) {
-        long shutdownMillis = environment.getProperty("camel.main.shutdown-timeout", Long.class, 45L) * 1000;
+        long shutdownMillis = shutdownSeconds() * 1000;
         AdapterProperties.Http http = properties.getHttp();
         long perCall = http.getConnectTimeout().multipliedBy(2).plus(http.getResponseTimeout()).toMillis();
         long socketSeconds = socketTimeoutSeconds();
@@ -144,17 +144,22 @@ public class ProductionSafetyCheck implements InitializingBean {
      * A PROCESSING row untouched for {@code stuck-processing-after} is reset and claimed again, so a shorter value
      * than a live worker may take has a second worker register the row while the first still does, the resend call
      * included, which has no Idempotency-Key. {@code camel.main.shutdown-timeout} is sized for a row whose every
-     * downstream wait runs out (ManifestConsistencyTest); the consent turn's wait and a slow database can add to
-     * that, so twice it is the least allowed (the default, PT15M, is 7.5 times).
+     * wait runs out (checked above); a statement the database did not take is tried again and can add to that, so
+     * twice it is the least allowed (the default, PT15M, is 6.4 times the shipped 140 s).
      */
     private void stuckRows(List<String> problems) {
-        long worstRowSeconds = environment.getProperty("camel.main.shutdown-timeout", Long.class, 45L);
+        long worstRowSeconds = shutdownSeconds();
         java.time.Duration stuck = properties.getInbox().getStuckProcessingAfter();
         if (stuck.compareTo(java.time.Duration.ofSeconds(2 * worstRowSeconds)) <= 0) {
             problems.add("adapter.inbox.stuck-processing-after (" + stuck + ") must be longer than twice camel.main.shutdown-timeout ("
                     + worstRowSeconds + " s, what a live worker may take on a row): a row still being registered "
                     + "would be claimed and registered again");
         }
+    }
+
+    /** Camel's in-flight wait at shutdown (seconds), as Camel reads it (its own default 45). */
+    private long shutdownSeconds() {
+        return environment.getProperty("camel.main.shutdown-timeout", Long.class, 45L);
     }
 
     private static void check(String who, AdapterProperties.Credentials credentials, List<String> problems) {
