@@ -36,7 +36,6 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
         return thread;
     });
     private final java.util.concurrent.atomic.AtomicBoolean reading = new java.util.concurrent.atomic.AtomicBoolean();
-    private volatile java.util.concurrent.Future<?> lastRead = java.util.concurrent.CompletableFuture.completedFuture(null);
     /** The oldest row's age and when it was read (one value, so the two are never of different reads). */
     private volatile Oldest oldest = new Oldest(0, System.nanoTime());
     private volatile long failingReplies;
@@ -77,14 +76,15 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
         long now = System.nanoTime();
         if ((readAt == 0 || now - readAt >= REFRESH_NANOS) && reading.compareAndSet(false, true)) {
             readAt = now;
+            java.util.concurrent.Future<?> read;
             try {
-                lastRead = reader.submit(this::read);
+                read = reader.submit(this::read);
             } catch (java.util.concurrent.RejectedExecutionException e) {
                 reading.set(false); // shutting down
                 return this;
             }
             try {
-                lastRead.get(SCRAPE_WAIT_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+                read.get(SCRAPE_WAIT_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
             } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
                 // the last values, aged: the read goes on and its values serve the next scrape
             } catch (InterruptedException e) {
