@@ -13,6 +13,7 @@ final class ExpectedRoutes {
             "inbox-register",
             "inbox-register-send",
             "inbox-register-resend",
+            "inbox-register-record-for-masking",
             "inbox-consents",
             "inbox-consents-lookup",
             "inbox-reply",

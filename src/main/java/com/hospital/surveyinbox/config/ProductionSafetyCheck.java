@@ -83,7 +83,7 @@ public class ProductionSafetyCheck implements InitializingBean {
      * Downstream call sites of the shipped routes (send, resend and submit exclude each other, so their sum bounds one
      * row's calls, its reply included); ManifestConsistencyTest counts them in {@code routes/} and pins this.
      */
-    public static final int ROW_CALLS = 8;
+    public static final int ROW_CALLS = 9;
 
     /**
      * A row's own statements: before its calls the claim and the resend check, after them the outcome, the reply's
@@ -145,7 +145,7 @@ public class ProductionSafetyCheck implements InitializingBean {
      * than a live worker may take has a second worker register the row while the first still does, the resend call
      * included, which has no Idempotency-Key. {@code camel.main.shutdown-timeout} is sized for a row whose every
      * wait runs out (checked above); a statement the database did not take is tried again and can add to that, so
-     * twice it is the least allowed (the default, PT15M, is 6.4 times the shipped 140 s).
+     * twice it is the least allowed (the default, PT15M, is 6 times the shipped 150 s).
      */
     private void stuckRows(List<String> problems) {
         long worstRowSeconds = shutdownSeconds();

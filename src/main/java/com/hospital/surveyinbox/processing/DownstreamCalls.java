@@ -167,11 +167,24 @@ public class DownstreamCalls {
         return Outcome.systemFailure(downstream);
     }
 
+    /** What is stored and shown instead of a downstream's text that could not be masked (no name to mask it with). */
+    public static final String WITHHELD = "(text withheld: the patient record could not be read to mask it)";
+
     /**
      * A downstream's text with the row's own patient values masked (see {@link PatientDataMask}): those of the
-     * message and, once it was read, of the legacy patient record.
+     * message and, once it was read, of the legacy patient record. Withheld ({@link #WITHHELD}) when neither gives
+     * the patient's name: a downstream may quote the name as the legacy system knows it, and masking by shape finds
+     * numbers, not names. The route reads the record before it comes here (inbox-register-record-for-masking); a
+     * record it read without a name, or the legacy system's refusal to give one ({@code {}}), means no name to quote.
+     *
+     * @param patient the legacy record ({@code ${variable.patient}}), {@code {}} when the legacy system has none,
+     *                null when it was not read
      */
     public String masked(String text, Registration msg, String patient) {
+        boolean nameInMessage = msg != null && msg.patNm() != null && !msg.patNm().isBlank();
+        if (patient == null && !nameInMessage) {
+            return WITHHELD;
+        }
         return PatientDataMask.mask(text, patientValues(msg, patient));
     }
 

@@ -344,6 +344,86 @@ class ProcessingTest extends IntegrationTest {
         }
     }
 
+    /**
+     * A SUBMIT's refusal that quotes the patient by the name the legacy system knows, the message carrying none: the
+     * path never reads the record, so the name stayed in lastError, the attempt history and the operator API. The
+     * record is now read to mask it (CONTRACT §6).
+     */
+    @Test
+    void aSubmitsRefusalQuotingTheLegacyRecordsNameIsMaskedWithTheRecord() {
+        String subject = uniqueSubject("SUBNAME");
+        String patno = "PN" + Math.abs(subject.hashCode());
+        DownstreamSimulator.Fault record = simulator().failWhen("GET /legacy/patients/" + patno, 200,
+                "{\"patno\":\"" + patno + "\",\"patNm\":\"김민수\",\"mobileNo\":\"010-2222-3333\"}");
+        DownstreamSimulator.Fault refusal = simulator().failWhen("POST /survey/dispatch-bundles/" + subject + "/submission", 404,
+                "{\"code\":\"BUNDLE_NOT_FOUND\",\"message\":\"김민수님의 설문 발송이 없습니다\"}");
+        try {
+            String submit = client.accept(send(subject, patno, "\"msgType\":\"SUBMIT\""));
+
+            rows.awaitAttempt(submit, 1, "FAILED");
+            assertThat(rows.row(submit).get("last_error")).isEqualTo("***님의 설문 발송이 없습니다");
+            assertThat(jdbc.queryForObject("SELECT reason FROM inbox_attempt WHERE inbox_id = ?", String.class,
+                    Long.parseLong(submit))).isEqualTo("***님의 설문 발송이 없습니다");
+            assertThat(client.ops("/ops/inbox/" + submit).json().get("lastError").asText()).doesNotContain("김민수");
+        } finally {
+            simulator().remove(refusal);
+            simulator().remove(record);
+        }
+    }
+
+    /** The same for a refused resend: its reason, sent to the legacy system and shown to operators. */
+    @Test
+    void aRefusedResendQuotingTheLegacyRecordsNameIsMaskedWithTheRecord() {
+        String subject = uniqueSubject("RESNAME");
+        String patno = "PR" + Math.abs(subject.hashCode());
+        DownstreamSimulator.Fault record = simulator().failWhen("GET /legacy/patients/" + patno, 200,
+                "{\"patno\":\"" + patno + "\",\"patNm\":\"이서연\",\"mobileNo\":\"010-4444-5555\"}");
+        try {
+            String first = client.accept(send(subject, patno, ""));
+            rows.awaitStatus(first, "COMPLETED");
+            DownstreamSimulator.Fault refusal = simulator().failWhen("POST /survey/dispatch-bundles/" + subject + "/resend", 409,
+                    "{\"code\":\"ALREADY_SUBMITTED\",\"message\":\"이서연 환자가 이미 제출했습니다\"}");
+            try {
+                String resend = client.accept(send(subject, patno, ""));
+
+                rows.awaitStatus(resend, "COMPLETED");
+                assertThat(rows.row(resend).get("reply_reason")).isEqualTo("*** 환자가 이미 제출했습니다");
+            } finally {
+                simulator().remove(refusal);
+            }
+        } finally {
+            simulator().remove(record);
+        }
+    }
+
+    /**
+     * When the record cannot be read either, a refusal's text has no name to be masked with: it is withheld, unless
+     * the message names the patient itself (then masked with that name).
+     */
+    @Test
+    void aRefusalsTextIsWithheldWhenNoNameIsKnownToMaskIt() {
+        String unnamed = uniqueSubject("WITHHELD");
+        String named = uniqueSubject("WITHNAME");
+        String patno = "PW" + Math.abs(unnamed.hashCode());
+        DownstreamSimulator.Fault legacyDown = simulator().failWhen("GET /legacy/patients/" + patno, 503, "{}");
+        String text = "{\"code\":\"BUNDLE_NOT_FOUND\",\"message\":\"박지훈님의 설문 발송이 없습니다\"}";
+        DownstreamSimulator.Fault refusal = simulator().failWhen("POST /survey/dispatch-bundles/" + unnamed + "/", 404, text);
+        DownstreamSimulator.Fault namedRefusal = simulator().failWhen("POST /survey/dispatch-bundles/" + named + "/", 404, text);
+        try {
+            String withheld = client.accept(send(unnamed, patno, "\"msgType\":\"SUBMIT\""));
+            String masked = client.accept(send(named, patno, "\"msgType\":\"SUBMIT\",\"patNm\":\"박지훈\""));
+
+            rows.awaitAttempt(withheld, 1, "FAILED");
+            rows.awaitAttempt(masked, 1, "FAILED");
+            assertThat(rows.row(withheld).get("last_error")).isEqualTo(DownstreamCalls.WITHHELD);
+            assertThat(rows.row(masked).get("last_error")).isEqualTo("***님의 설문 발송이 없습니다");
+        } finally {
+            simulator().remove(refusal);
+            simulator().remove(namedRefusal);
+            simulator().remove(legacyDown);
+        }
+    }
+
     @Test
     void duplicateEventsForOneRowRegisterItOnce() throws Exception {
         String subject = uniqueSubject("DUP");

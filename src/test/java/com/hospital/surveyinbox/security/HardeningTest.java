@@ -51,7 +51,7 @@ class HardeningTest extends IntegrationTest {
                 "--adapter.crypto.enabled=false",
                 "--adapter.security.trusted-proxies=10.42.0.0/16,0.0.0.0/0", "--server.forward-headers-strategy=native",
                 "--adapter.inbox.stuck-processing-after=PT4M",
-                // a slow legacy system "fixed" by one environment variable: 8 x (2 + 2 + 30) + 2 x 30 + 6 x (2 + 0) + 20 = 364 s
+                // a slow legacy system "fixed" by one environment variable: 9 x (2 + 2 + 30) + 2 x 30 + 6 x (2 + 0) + 20 = 398 s
                 "--adapter.http.response-timeout=PT30S",
                 // and no socket timeout: a statement to a database that stopped answering would wait forever
                 "--spring.datasource.hikari.data-source-properties.socketTimeout=0"));
@@ -65,8 +65,8 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageContaining("adapter.crypto.enabled must be true")
                 .hasMessageContaining("adapter.security.trusted-proxies must not contain 0.0.0.0/0")
                 .hasMessageContaining("server.forward-headers-strategy must be none")
-                .hasMessageContaining("adapter.inbox.stuck-processing-after (PT4M) must be longer than twice camel.main.shutdown-timeout (140 s")
-                .hasMessageContaining("camel.main.shutdown-timeout (140 s) must cover a row whose every wait runs out (364 s")
+                .hasMessageContaining("adapter.inbox.stuck-processing-after (PT4M) must be longer than twice camel.main.shutdown-timeout (150 s")
+                .hasMessageContaining("camel.main.shutdown-timeout (150 s) must cover a row whose every wait runs out (398 s")
                 .hasMessageContaining("the PostgreSQL driver's socketTimeout must be set");
     }
 
