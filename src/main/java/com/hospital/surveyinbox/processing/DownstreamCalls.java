@@ -149,7 +149,9 @@ public class DownstreamCalls {
                     // the code is stored, logged and shown to operators as-is: one that names the row's own patient
                     // (NO_PATIENT_P123A456) is named, not quoted, as its message's values are masked
                     String code = code(http.getResponseBody());
-                    String shownCode = code == null || !namesThePatient(code, msg, patient) ? code : "(non-standard code)";
+                    String shownCode = code == null ? null
+                            : !nameKnown(msg, patient) ? (CONTRACT_CODES.contains(code) ? code : NON_STANDARD_CODE)
+                            : namesThePatient(code, msg, patient) ? NON_STANDARD_CODE : code;
                     Outcome refused = Outcome.businessFailure(shownCode, masked(message, msg, patient));
                     log.info("Refused by {} at {}: HTTP {} {}", downstream, at, http.getStatusCode(), refused.failureCode());
                     return refused;
@@ -169,23 +171,41 @@ public class DownstreamCalls {
 
     /** What is stored and shown instead of a downstream's text that could not be masked (no name to mask it with). */
     public static final String WITHHELD = "(text withheld: the patient record could not be read to mask it)";
+    /** What is stored and shown instead of a code that may name the patient. */
+    static final String NON_STANDARD_CODE = "(non-standard code)";
+    /** The codes CONTRACT §3 defines: shown even when no name is known to check a code against. */
+    private static final java.util.Set<String> CONTRACT_CODES =
+            java.util.Set.of("FORM_NOT_REGISTERED", "GROUP_NOT_FOUND", "FORM_NOT_DISTRIBUTED", "ALREADY_SUBMITTED");
 
     /**
      * A downstream's text with the row's own patient values masked (see {@link PatientDataMask}): those of the
-     * message and, once it was read, of the legacy patient record. Withheld ({@link #WITHHELD}) when neither gives
-     * the patient's name: a downstream may quote the name as the legacy system knows it, and masking by shape finds
-     * numbers, not names. The route reads the record before it comes here (inbox-register-record-for-masking); a
-     * record it read without a name, or the legacy system's refusal to give one ({@code {}}), means no name to quote.
+     * message and, once it was read, of the legacy patient record. Withheld ({@link #WITHHELD}) when the name is not
+     * known ({@link #nameKnown}): a downstream may quote the name as the legacy system knows it, and masking by shape
+     * finds numbers, not names. The route reads the record before it comes here (inbox-register-record-for-masking).
      *
-     * @param patient the legacy record ({@code ${variable.patient}}), {@code {}} when the legacy system has none,
-     *                null when it was not read
+     * @param patient the legacy record ({@code ${variable.patient}}), {@code {}} when the legacy system answered 404
+     *                (it has none), null when it was not read
      */
     public String masked(String text, Registration msg, String patient) {
-        boolean nameInMessage = msg != null && msg.patNm() != null && !msg.patNm().isBlank();
-        if (patient == null && !nameInMessage) {
+        if (!nameKnown(msg, patient)) {
             return WITHHELD;
         }
         return PatientDataMask.mask(text, patientValues(msg, patient));
+    }
+
+    /**
+     * Whether the patient's name, if there is one anywhere, is known to mask a text with: the message names the
+     * patient, or the legacy record was read as a JSON object (with its {@code patNm}, or without one: then the
+     * legacy system has no name to give, and neither has any downstream the registration told). A record that was
+     * not read, or that came back as something else (a gateway's HTML page), leaves the name unknown.
+     */
+    boolean nameKnown(Registration msg, String patient) {
+        return msg != null && msg.patNm() != null && !msg.patNm().isBlank() || errorBody(patient) != null;
+    }
+
+    /** The {@code message} of a downstream answer {@code {"code":…,"message":…}} as it came, or null: to decide, never to store. */
+    public String message(String answer) {
+        return businessMessage(answer);
     }
 
     /**

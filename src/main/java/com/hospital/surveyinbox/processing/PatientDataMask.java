@@ -91,13 +91,28 @@ public final class PatientDataMask {
     private PatientDataMask() {
     }
 
+    /**
+     * The first {@link #LONGEST_TEXT} characters without the word the cut fell in: a value cut in two ("…010-1234")
+     * is neither the row's value nor a whole shape any more, and would be kept as it is.
+     */
+    static String cut(String text) {
+        int end = LONGEST_TEXT;
+        int floor = LONGEST_TEXT - 64; // no space in the last 64 characters: those go
+        if (!Character.isWhitespace(text.charAt(end))) {
+            while (end > floor && !Character.isWhitespace(text.charAt(end - 1))) {
+                end--;
+            }
+        }
+        return text.substring(0, end) + "…";
+    }
+
     /** The text with the row's patient values and every shape of personal data masked; null for null. */
     public static String mask(String text, Collection<String> patientValues) {
         if (text == null || text.isEmpty()) {
             return text;
         }
         if (text.length() > LONGEST_TEXT) {
-            text = text.substring(0, LONGEST_TEXT) + "…";
+            text = cut(text);
         }
         // first: a control character inside a value ("010", NUL, "1234…") would hide it from every pattern below
         text = printable(text);

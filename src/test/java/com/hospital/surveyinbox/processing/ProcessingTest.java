@@ -397,30 +397,45 @@ class ProcessingTest extends IntegrationTest {
     }
 
     /**
-     * When the record cannot be read either, a refusal's text has no name to be masked with: it is withheld, unless
-     * the message names the patient itself (then masked with that name).
+     * When the record cannot be read (a 403 for a sealed record, a gateway's HTML page), a refusal's text has no name
+     * to be masked with: it is withheld and its code shown only if the contract defines it, unless the message names
+     * the patient itself (then masked with that name). So is the refusal of the patient lookup itself, but for a 404
+     * (no record: nothing to quote).
      */
     @Test
     void aRefusalsTextIsWithheldWhenNoNameIsKnownToMaskIt() {
         String unnamed = uniqueSubject("WITHHELD");
         String named = uniqueSubject("WITHNAME");
-        String patno = "PW" + Math.abs(unnamed.hashCode());
-        DownstreamSimulator.Fault legacyDown = simulator().failWhen("GET /legacy/patients/" + patno, 503, "{}");
+        String sealedSend = uniqueSubject("WITHSEAL");
+        String pageSubmit = uniqueSubject("WITHPAGE");
+        String sealed = "PW" + Math.abs(unnamed.hashCode());
+        String paged = "PH" + Math.abs(pageSubmit.hashCode());
         String text = "{\"code\":\"BUNDLE_NOT_FOUND\",\"message\":\"박지훈님의 설문 발송이 없습니다\"}";
-        DownstreamSimulator.Fault refusal = simulator().failWhen("POST /survey/dispatch-bundles/" + unnamed + "/", 404, text);
-        DownstreamSimulator.Fault namedRefusal = simulator().failWhen("POST /survey/dispatch-bundles/" + named + "/", 404, text);
+        List<DownstreamSimulator.Fault> faults = List.of(
+                // 4xx answers: the legacy circuit takes them as signs of life, so they cannot open it for other tests
+                simulator().failWhen("GET /legacy/patients/" + sealed, 403,
+                        "{\"code\":\"RECORD_SEALED\",\"message\":\"박지훈 님의 기록은 열람 제한\"}"),
+                simulator().failWhen("GET /legacy/patients/" + paged, 200, "<html><body>maintenance</body></html>"),
+                simulator().failWhen("POST /survey/dispatch-bundles/" + unnamed + "/", 404, text),
+                simulator().failWhen("POST /survey/dispatch-bundles/" + named + "/", 404, text),
+                simulator().failWhen("POST /survey/dispatch-bundles/" + pageSubmit + "/", 404, text));
         try {
-            String withheld = client.accept(send(unnamed, patno, "\"msgType\":\"SUBMIT\""));
-            String masked = client.accept(send(named, patno, "\"msgType\":\"SUBMIT\",\"patNm\":\"박지훈\""));
+            String withheld = client.accept(send(unnamed, sealed, "\"msgType\":\"SUBMIT\""));
+            String masked = client.accept(send(named, sealed, "\"msgType\":\"SUBMIT\",\"patNm\":\"박지훈\""));
+            String lookupRefused = client.accept(send(sealedSend, sealed, ""));
+            String page = client.accept(send(pageSubmit, paged, "\"msgType\":\"SUBMIT\""));
 
-            rows.awaitAttempt(withheld, 1, "FAILED");
-            rows.awaitAttempt(masked, 1, "FAILED");
-            assertThat(rows.row(withheld).get("last_error")).isEqualTo(DownstreamCalls.WITHHELD);
+            for (String id : List.of(withheld, masked, lookupRefused, page)) {
+                rows.awaitAttempt(id, 1, "FAILED");
+            }
+            for (String id : List.of(withheld, lookupRefused, page)) {
+                assertThat(rows.row(id)).as("row %s", id).containsEntry("last_error", DownstreamCalls.WITHHELD)
+                        .containsEntry("last_error_code", "(non-standard code)");
+            }
             assertThat(rows.row(masked).get("last_error")).isEqualTo("***님의 설문 발송이 없습니다");
+            assertThat(rows.row(masked).get("last_error_code")).isEqualTo("BUNDLE_NOT_FOUND");
         } finally {
-            simulator().remove(refusal);
-            simulator().remove(namedRefusal);
-            simulator().remove(legacyDown);
+            faults.forEach(simulator()::remove);
         }
     }
 
