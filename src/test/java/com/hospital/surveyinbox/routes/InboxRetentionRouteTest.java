@@ -22,6 +22,11 @@ class InboxRetentionRouteTest extends RouteKit {
         long received = aged(p + "-r", "RECEIVED", 400);
         long processing = aged(p + "-p", "PROCESSING", 400);
         long failed = aged(p + "-f", "FAILED", 400);
+        // what downstreams wrote about the rows: masked when stored, but a mask cannot know another patient they named
+        jdbc.update("UPDATE inbox_message SET last_error = 'already used by 김영희', last_error_code = 'MOBILE_IN_USE', "
+                + "reply_reason = 'already used by 김영희', reply_reason_code = 'DEAD', reply_status = 'SENT' WHERE id IN (?, ?)",
+                deadOld, deadMid);
+        jdbc.update("UPDATE inbox_attempt SET reason = 'already used by 김영희' WHERE inbox_id IN (?, ?)", deadOld, deadMid);
         NotifyBuilder done = new NotifyBuilder(camel).fromRoute("inbox-retention").whenDone(1).create();
 
         template.sendBody("direct:retention-tick", null); // batch-size 2: three due rows take more than one batch
@@ -37,6 +42,15 @@ class InboxRetentionRouteTest extends RouteKit {
         for (long id : new long[] {completedYoung, deadMid, received, processing, failed}) {
             assertThat(jdbc.queryForObject("SELECT payload FROM inbox_message WHERE id = ?", byte[].class, id)).isNotNull();
         }
+        // the texts leave with the payload, the codes stay; a row not yet due keeps its texts
+        assertThat(jdbc.queryForMap("SELECT last_error, last_error_code, reply_reason, reply_reason_code FROM inbox_message WHERE id = ?", deadOld))
+                .containsEntry("last_error", "(removed with the payload)").containsEntry("last_error_code", "MOBILE_IN_USE")
+                .containsEntry("reply_reason", "(removed with the payload)").containsEntry("reply_reason_code", "DEAD");
+        assertThat(jdbc.queryForObject("SELECT reason FROM inbox_attempt WHERE inbox_id = ?", String.class, deadOld))
+                .isEqualTo("(removed with the payload)");
+        assertThat(client.ops("/ops/inbox/" + deadOld).json().get("lastError").asText()).isEqualTo("(removed with the payload)");
+        assertThat(jdbc.queryForObject("SELECT last_error FROM inbox_message WHERE id = ?", String.class, deadMid)).isEqualTo("already used by 김영희");
+        assertThat(jdbc.queryForObject("SELECT reason FROM inbox_attempt WHERE inbox_id = ?", String.class, deadMid)).isEqualTo("already used by 김영희");
         // a redacted DEAD row cannot be requeued: there is nothing left to process
         assertThat(client.opsPost("/ops/inbox/" + deadOld + "/requeue").status()).isEqualTo(409);
         jdbc.update("UPDATE inbox_message SET status = 'COMPLETED' WHERE id IN (?, ?, ?)", received, processing, failed);
