@@ -135,8 +135,10 @@ public class DownstreamCalls {
      * @param call       the step of the last call ({@code ${exchangeProperty.downstreamCall}}), or null
      * @param msg        the message ({@code ${variable.msg}}), or null when it could not be read
      * @param patient    the legacy patient record ({@code ${variable.patient}}), or null when not read yet
+     * @param patientNone true when the legacy system answered that it has no record ({@code ${variable.patientNone}})
      */
-    public Outcome classify(Exception failure, String downstream, String call, Registration msg, String patient) {
+    public Outcome classify(Exception failure, String downstream, String call, Registration msg, String patient,
+                            Boolean patientNone) {
         String at = call == null ? "unknown" : call;
         if (failure instanceof CircuitOpenException open) {
             log.info("Deferred uncharged: {} circuit is open", open.downstream());
@@ -150,9 +152,9 @@ public class DownstreamCalls {
                     // (NO_PATIENT_P123A456) is named, not quoted, as its message's values are masked
                     String code = code(http.getResponseBody());
                     String shownCode = code == null ? null
-                            : !nameKnown(msg, patient) ? (CONTRACT_CODES.contains(code) ? code : NON_STANDARD_CODE)
+                            : !nameKnown(msg, patient, patientNone) ? (CONTRACT_CODES.contains(code) ? code : NON_STANDARD_CODE)
                             : namesThePatient(code, msg, patient) ? NON_STANDARD_CODE : code;
-                    Outcome refused = Outcome.businessFailure(shownCode, masked(message, msg, patient));
+                    Outcome refused = Outcome.businessFailure(shownCode, masked(message, msg, patient, patientNone));
                     log.info("Refused by {} at {}: HTTP {} {}", downstream, at, http.getStatusCode(), refused.failureCode());
                     return refused;
                 }
@@ -182,25 +184,26 @@ public class DownstreamCalls {
      * message and, once it was read, of the legacy patient record. Withheld ({@link #WITHHELD}) when the name is not
      * known ({@link #nameKnown}): a downstream may quote the name as the legacy system knows it, and masking by shape
      * finds numbers, not names. The route reads the record before it comes here (inbox-register-record-for-masking).
-     *
-     * @param patient the legacy record ({@code ${variable.patient}}), {@code {}} when the legacy system answered 404
-     *                (it has none), null when it was not read
      */
-    public String masked(String text, Registration msg, String patient) {
-        if (!nameKnown(msg, patient)) {
+    String masked(String text, Registration msg, String patient, Boolean patientNone) {
+        if (!nameKnown(msg, patient, patientNone)) {
             return WITHHELD;
         }
         return PatientDataMask.mask(text, patientValues(msg, patient));
     }
 
     /**
-     * Whether the patient's name, if there is one anywhere, is known to mask a text with: the message names the
-     * patient, or the legacy record was read as a JSON object (with its {@code patNm}, or without one: then the
-     * legacy system has no name to give, and neither has any downstream the registration told). A record that was
-     * not read, or that came back as something else (a gateway's HTML page), leaves the name unknown.
+     * Whether the patient's name is known to mask a text with: the message names the patient, or the legacy record
+     * does, or the legacy system answered 404 for it (no record: the name a downstream could quote is the message's,
+     * and it has none). A record not read, answered as something else (a gateway's page, {@code {}}, an error object)
+     * or without a name leaves it unknown: the guest account may carry a name from an earlier message.
      */
-    boolean nameKnown(Registration msg, String patient) {
-        return msg != null && msg.patNm() != null && !msg.patNm().isBlank() || errorBody(patient) != null;
+    boolean nameKnown(Registration msg, String patient, Boolean patientNone) {
+        if (msg != null && msg.patNm() != null && !msg.patNm().isBlank() || Boolean.TRUE.equals(patientNone)) {
+            return true;
+        }
+        JsonNode record = errorBody(patient);
+        return record != null && record.path("patNm").isTextual() && !record.path("patNm").asText().isBlank();
     }
 
     /** The {@code message} of a downstream answer {@code {"code":…,"message":…}} as it came, or null: to decide, never to store. */
@@ -247,9 +250,9 @@ public class DownstreamCalls {
      * A downstream answer's {@code message}, decoded from its JSON and then masked as {@link #masked} does, or null
      * when it has none. Masking the raw JSON missed what JSON escapes ({@code \\u0000}, a name as {@code \\uD64D…}).
      */
-    public String maskedMessage(String answer, Registration msg, String patient) {
+    public String maskedMessage(String answer, Registration msg, String patient, Boolean patientNone) {
         String message = businessMessage(answer);
-        return message == null ? null : masked(message, msg, patient);
+        return message == null ? null : masked(message, msg, patient, patientNone);
     }
 
     private void stopTimer(Exchange exchange, String outcome) {

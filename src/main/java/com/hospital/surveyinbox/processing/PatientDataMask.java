@@ -42,6 +42,8 @@ public final class PatientDataMask {
 
     /** Longest downstream text kept (characters): a reason is a sentence, not a document; bounds the masking's work. */
     static final int LONGEST_TEXT = 2000;
+    /** Characters masked past the cut, so that a value the cut falls in is masked whole (a phone, a name part). */
+    private static final int CUT_MARGIN = 64;
 
     /**
      * Longest unbroken East Asian name part whose prefixes and suffixes are masked too ({@link #nameEnds}). A family
@@ -91,28 +93,17 @@ public final class PatientDataMask {
     private PatientDataMask() {
     }
 
-    /**
-     * The first {@link #LONGEST_TEXT} characters without the word the cut fell in: a value cut in two ("…010-1234")
-     * is neither the row's value nor a whole shape any more, and would be kept as it is.
-     */
-    static String cut(String text) {
-        int end = LONGEST_TEXT;
-        int floor = LONGEST_TEXT - 64; // no space in the last 64 characters: those go
-        if (!Character.isWhitespace(text.charAt(end))) {
-            while (end > floor && !Character.isWhitespace(text.charAt(end - 1))) {
-                end--;
-            }
-        }
-        return text.substring(0, end) + "…";
-    }
-
     /** The text with the row's patient values and every shape of personal data masked; null for null. */
     public static String mask(String text, Collection<String> patientValues) {
         if (text == null || text.isEmpty()) {
             return text;
         }
+        // a longer text is masked a little past the cut and shown up to it: a value the cut falls in ("…010-1234")
+        // would otherwise be neither the row's value nor a whole shape, and be kept as it is
+        int shown = text.length();
         if (text.length() > LONGEST_TEXT) {
-            text = cut(text);
+            text = text.substring(0, Math.min(text.length(), LONGEST_TEXT + CUT_MARGIN));
+            shown = Character.isHighSurrogate(text.charAt(LONGEST_TEXT - 1)) ? LONGEST_TEXT - 1 : LONGEST_TEXT;
         }
         // first: a control character inside a value ("010", NUL, "1234…") would hide it from every pattern below
         text = printable(text);
@@ -134,18 +125,18 @@ public final class PatientDataMask {
                 mark(masked, folded.start[m.start()], folded.end[m.end() - 1]);
             }
         }
-        StringBuilder out = new StringBuilder(text.length());
-        for (int i = 0; i < text.length(); ) {
+        StringBuilder out = new StringBuilder(shown + 1);
+        for (int i = 0; i < shown; ) {
             if (masked[i]) {
                 out.append(MASK);
-                while (i < text.length() && masked[i]) {
+                while (i < shown && masked[i]) {
                     i++;
                 }
             } else {
                 out.append(text.charAt(i++));
             }
         }
-        return out.toString();
+        return shown < text.length() ? out.append('…').toString() : out.toString();
     }
 
     /**

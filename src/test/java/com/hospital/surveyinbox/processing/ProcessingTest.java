@@ -397,7 +397,7 @@ class ProcessingTest extends IntegrationTest {
     }
 
     /**
-     * When the record cannot be read (a 403 for a sealed record, a gateway's HTML page), a refusal's text has no name
+     * When the record cannot be read (a 403 for a sealed record, a gateway's HTML page or JSON object), a refusal's text has no name
      * to be masked with: it is withheld and its code shown only if the contract defines it, unless the message names
      * the patient itself (then masked with that name). So is the refusal of the patient lookup itself, but for a 404
      * (no record: nothing to quote).
@@ -408,14 +408,18 @@ class ProcessingTest extends IntegrationTest {
         String named = uniqueSubject("WITHNAME");
         String sealedSend = uniqueSubject("WITHSEAL");
         String pageSubmit = uniqueSubject("WITHPAGE");
+        String objectSubmit = uniqueSubject("WITHOBJ");
         String sealed = "PW" + Math.abs(unnamed.hashCode());
         String paged = "PH" + Math.abs(pageSubmit.hashCode());
+        String objected = "PO" + Math.abs(objectSubmit.hashCode());
         String text = "{\"code\":\"BUNDLE_NOT_FOUND\",\"message\":\"박지훈님의 설문 발송이 없습니다\"}";
         List<DownstreamSimulator.Fault> faults = List.of(
                 // 4xx answers: the legacy circuit takes them as signs of life, so they cannot open it for other tests
                 simulator().failWhen("GET /legacy/patients/" + sealed, 403,
                         "{\"code\":\"RECORD_SEALED\",\"message\":\"박지훈 님의 기록은 열람 제한\"}"),
                 simulator().failWhen("GET /legacy/patients/" + paged, 200, "<html><body>maintenance</body></html>"),
+                simulator().failWhen("GET /legacy/patients/" + objected, 200, "{\"status\":\"maintenance\"}"),
+                simulator().failWhen("POST /survey/dispatch-bundles/" + objectSubmit + "/", 404, text),
                 simulator().failWhen("POST /survey/dispatch-bundles/" + unnamed + "/", 404, text),
                 simulator().failWhen("POST /survey/dispatch-bundles/" + named + "/", 404, text),
                 simulator().failWhen("POST /survey/dispatch-bundles/" + pageSubmit + "/", 404, text));
@@ -424,11 +428,12 @@ class ProcessingTest extends IntegrationTest {
             String masked = client.accept(send(named, sealed, "\"msgType\":\"SUBMIT\",\"patNm\":\"박지훈\""));
             String lookupRefused = client.accept(send(sealedSend, sealed, ""));
             String page = client.accept(send(pageSubmit, paged, "\"msgType\":\"SUBMIT\""));
+            String object = client.accept(send(objectSubmit, objected, "\"msgType\":\"SUBMIT\""));
 
-            for (String id : List.of(withheld, masked, lookupRefused, page)) {
+            for (String id : List.of(withheld, masked, lookupRefused, page, object)) {
                 rows.awaitAttempt(id, 1, "FAILED");
             }
-            for (String id : List.of(withheld, lookupRefused, page)) {
+            for (String id : List.of(withheld, lookupRefused, page, object)) {
                 assertThat(rows.row(id)).as("row %s", id).containsEntry("last_error", DownstreamCalls.WITHHELD)
                         .containsEntry("last_error_code", "(non-standard code)");
             }
