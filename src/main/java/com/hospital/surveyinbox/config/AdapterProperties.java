@@ -4,11 +4,14 @@ import jakarta.validation.Valid;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
+import org.hibernate.validator.constraints.time.DurationMin;
 import java.time.Duration;
 import java.time.ZoneId;
+import java.time.temporal.ChronoUnit;
 import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.boot.convert.DurationUnit;
 import org.springframework.validation.annotation.Validated;
 
 /**
@@ -16,6 +19,10 @@ import org.springframework.validation.annotation.Validated;
  * typo or a missing secret fails the boot instead of surfacing at the first message. Constructor-bound
  * and immutable: what the service read at start is what it runs with (a change is a restart, as the
  * rollback toggle's procedure says); defaults sit on the constructor parameters.
+ * <p>Durations are ISO-8601 ({@code PT30S}) or a number with a unit ({@code 30s}); a bare number is in the unit
+ * the setting is thought in (seconds, days for retention), never milliseconds: {@code ADAPTER_HTTP_RESPONSE_TIMEOUT=30}
+ * is 30 s. Each has a floor below which it cannot work (a timeout of 0 is no timeout at all to the HTTP client, a
+ * retention of minutes removes every closed payload at the next run): a lower value stops the boot.
  */
 @Validated
 @ConfigurationProperties("adapter")
@@ -85,9 +92,9 @@ public class AdapterProperties {
          * How long a migration's statement may wait for a lock before it fails (the next start retries): a DDL
          * waiting for its lock would queue every insert of the table behind it.
          */
-        @NotNull private final Duration lockTimeout;
+        @NotNull @DurationMin(millis = 100) private final Duration lockTimeout;
 
-        public Migration(@DefaultValue("PT5S") Duration lockTimeout) {
+        public Migration(@DefaultValue("PT5S") @DurationUnit(ChronoUnit.SECONDS) Duration lockTimeout) {
             this.lockTimeout = lockTimeout;
         }
 
@@ -100,11 +107,11 @@ public class AdapterProperties {
         /** The attempt that reaches this count turns the row DEAD. */
         @Min(1) private final int maxAttempts;
         /** A FAILED row is republished once its last attempt is older than this. */
-        @NotNull private final Duration retryDelay;
+        @NotNull @DurationMin(millis = 0) private final Duration retryDelay;
         /** A RECEIVED row older than this is presumed to have lost its event and is republished. */
-        @NotNull private final Duration lostEventAfter;
+        @NotNull @DurationMin(seconds = 1) private final Duration lostEventAfter;
         /** A PROCESSING row untouched for this long is presumed abandoned, reset to RECEIVED and republished. */
-        @NotNull private final Duration stuckProcessingAfter;
+        @NotNull @DurationMin(seconds = 1) private final Duration stuckProcessingAfter;
         /** Quartz cron of the clustered redelivery job (seconds field first). */
         @NotBlank private final String redeliverCron;
         /** Most rows of each stalled kind republished per redelivery tick, oldest first. */
@@ -127,17 +134,17 @@ public class AdapterProperties {
 
         public Inbox(@DefaultValue("true") boolean enabled,
                 @DefaultValue("5") int maxAttempts,
-                @DefaultValue("PT1M") Duration retryDelay,
-                @DefaultValue("PT2M") Duration lostEventAfter,
-                @DefaultValue("PT15M") Duration stuckProcessingAfter,
+                @DefaultValue("PT1M") @DurationUnit(ChronoUnit.SECONDS) Duration retryDelay,
+                @DefaultValue("PT2M") @DurationUnit(ChronoUnit.SECONDS) Duration lostEventAfter,
+                @DefaultValue("PT15M") @DurationUnit(ChronoUnit.SECONDS) Duration stuckProcessingAfter,
                 @DefaultValue("0 * * * * ?") String redeliverCron,
                 @DefaultValue("200") int redeliverBatchSize,
                 @DefaultValue("true") boolean redeliverEnabled,
                 @DefaultValue("7") int redeliverHistoryDays,
-                @DefaultValue("PT30S") Duration redeliverPublishDeadline,
+                @DefaultValue("PT30S") @DurationUnit(ChronoUnit.SECONDS) Duration redeliverPublishDeadline,
                 @DefaultValue("500") int bulkRequeueMax,
                 @DefaultValue("10") int bulkRequeueRatePerSecond,
-                @DefaultValue("PT1H") Duration replyMaxRetryDelay) {
+                @DefaultValue("PT1H") @DurationUnit(ChronoUnit.SECONDS) Duration replyMaxRetryDelay) {
             this.enabled = enabled;
             this.maxAttempts = maxAttempts;
             this.retryDelay = retryDelay;
@@ -253,12 +260,12 @@ public class AdapterProperties {
 
     public static class Http {
         /** Timeout to open a TCP connection to a downstream. */
-        @NotNull private final Duration connectTimeout;
+        @NotNull @DurationMin(millis = 100) private final Duration connectTimeout;
         /** Timeout waiting for a downstream response (the slow consent lookup takes ~1 s). */
-        @NotNull private final Duration responseTimeout;
+        @NotNull @DurationMin(millis = 100) private final Duration responseTimeout;
 
-        public Http(@DefaultValue("PT2S") Duration connectTimeout,
-                @DefaultValue("PT5S") Duration responseTimeout) {
+        public Http(@DefaultValue("PT2S") @DurationUnit(ChronoUnit.SECONDS) Duration connectTimeout,
+                @DefaultValue("PT5S") @DurationUnit(ChronoUnit.SECONDS) Duration responseTimeout) {
             this.connectTimeout = connectTimeout;
             this.responseTimeout = responseTimeout;
         }
@@ -269,11 +276,11 @@ public class AdapterProperties {
 
     public static class Cache {
         /** TTL of a cached consent list (empty lists included; a 404 is never cached). */
-        @NotNull private final Duration consentTtl;
+        @NotNull @DurationMin(seconds = 1) private final Duration consentTtl;
         /** Redis key prefix; the srvyNo is appended. */
         @NotBlank private final String keyPrefix;
 
-        public Cache(@DefaultValue("PT5M") Duration consentTtl,
+        public Cache(@DefaultValue("PT5M") @DurationUnit(ChronoUnit.SECONDS) Duration consentTtl,
                 @DefaultValue("survey-inbox-adapter:consents:") String keyPrefix) {
             this.consentTtl = consentTtl;
             this.keyPrefix = keyPrefix;
@@ -287,7 +294,7 @@ public class AdapterProperties {
         /** Largest accepted request body in bytes; larger bodies get 413, counted on the stream. */
         @Min(1) private final int maxBodyBytes;
         /** Longest a reception waits for its row to be committed; then it answers 503 (a database that stops answering without closing connections must not hold the sender's transaction open). */
-        @NotNull private final Duration storeTimeout;
+        @NotNull @DurationMin(millis = 100) private final Duration storeTimeout;
         /** Per-sender rate limit. */
         @Valid private final RateLimit rateLimit;
         /** Group insert of concurrent receptions. */
@@ -299,7 +306,7 @@ public class AdapterProperties {
         @Min(1) private final int poolSize;
 
         public Reception(@DefaultValue("65536") int maxBodyBytes,
-                @DefaultValue("PT5S") Duration storeTimeout,
+                @DefaultValue("PT5S") @DurationUnit(ChronoUnit.SECONDS) Duration storeTimeout,
                 @DefaultValue RateLimit rateLimit,
                 @DefaultValue GroupInsert groupInsert,
                 @DefaultValue("4") int poolSize) {
@@ -335,6 +342,12 @@ public class AdapterProperties {
 
         public Legacy(String baseUrl, @DefaultValue("Asia/Seoul") ZoneId zone) {
             super(baseUrl);
+            // the retention job's cron runs in this zone, and Quartz reads it with java.util.TimeZone, which takes an
+            // id it does not know (+09:00, UTC+09:00) for GMT: the nightly run would move to the hospital's daytime
+            if (zone != null && !java.util.TimeZone.getTimeZone(zone.getId()).getID().equals(zone.getId())) {
+                throw new IllegalArgumentException("adapter.legacy.zone (" + zone.getId() + ") must be a region such as "
+                        + "Asia/Seoul, or GMT+09:00: the retention job's schedule would read it as GMT");
+            }
             this.zone = zone;
         }
 
@@ -395,11 +408,11 @@ public class AdapterProperties {
         /** Consecutive system errors (count) from one downstream that open its circuit. */
         @Min(1) private final int failureThreshold;
         /** How long an open circuit defers rows before letting trial calls through. */
-        @NotNull private final Duration openDuration;
+        @NotNull @DurationMin(millis = 100) private final Duration openDuration;
 
         public Circuit(@DefaultValue("true") boolean enabled,
                 @DefaultValue("5") int failureThreshold,
-                @DefaultValue("PT30S") Duration openDuration) {
+                @DefaultValue("PT30S") @DurationUnit(ChronoUnit.SECONDS) Duration openDuration) {
             this.enabled = enabled;
             this.failureThreshold = failureThreshold;
             this.openDuration = openDuration;
@@ -437,9 +450,9 @@ public class AdapterProperties {
         /** false keeps every payload (the retention route does not start). */
         private final boolean enabled;
         /** Payloads of COMPLETED rows are removed this long after the row closed. */
-        @NotNull private final Duration completed;
+        @NotNull @DurationMin(days = 1) private final Duration completed;
         /** Payloads of DEAD rows are removed this long after the row died (kept longer for investigation). */
-        @NotNull private final Duration dead;
+        @NotNull @DurationMin(days = 1) private final Duration dead;
         /** Quartz cron of the clustered retention job. */
         @NotBlank private final String cron;
         /** Rows redacted (and rows deleted) per statement; the job loops until nothing is due or max-batches. */
@@ -464,13 +477,13 @@ public class AdapterProperties {
         @NotNull private final Duration keepResendable;
 
         public Retention(@DefaultValue("true") boolean enabled,
-                @DefaultValue("P30D") Duration completed,
-                @DefaultValue("P90D") Duration dead,
+                @DefaultValue("P30D") @DurationUnit(ChronoUnit.DAYS) Duration completed,
+                @DefaultValue("P90D") @DurationUnit(ChronoUnit.DAYS) Duration dead,
                 @DefaultValue("0 30 3 * * ?") String cron,
                 @DefaultValue("1000") int batchSize,
                 @DefaultValue("500") int maxBatches,
-                Duration keepFinished,
-                Duration keepResendable) {
+                @DurationUnit(ChronoUnit.DAYS) Duration keepFinished,
+                @DurationUnit(ChronoUnit.DAYS) Duration keepResendable) {
             this.enabled = enabled;
             this.completed = completed;
             this.dead = dead;

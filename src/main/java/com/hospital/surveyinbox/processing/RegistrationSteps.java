@@ -21,7 +21,9 @@ import org.springframework.stereotype.Component;
 @Component("registrationSteps")
 public class RegistrationSteps {
 
-    static final DateTimeFormatter SEND_DT = DateTimeFormatter.ofPattern("yyyyMMddHHmmss");
+    /** Strict: 20260230093000 is no date (the default resolver took it for 28 February, a day the sender never named). */
+    static final DateTimeFormatter SEND_DT = DateTimeFormatter.ofPattern("uuuuMMddHHmmss")
+            .withResolverStyle(java.time.format.ResolverStyle.STRICT);
 
     private final AdapterProperties properties;
     private final ObjectMapper mapper;

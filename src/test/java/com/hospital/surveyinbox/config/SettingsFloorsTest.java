@@ -1,0 +1,76 @@
+package com.hospital.surveyinbox.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.validation.ValidationAutoConfiguration;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Durations below what they can work with stop the boot, naming the key; a bare number is read in the unit the
+ * setting is thought in (a response timeout of 0 was no timeout at all to the HTTP client; "30" meant 30 ms; a
+ * retention of "90" removed every DEAD row's payload at the next run), and a zone Quartz would read as GMT is refused.
+ */
+class SettingsFloorsTest {
+
+    @Configuration
+    @EnableConfigurationProperties(AdapterProperties.class)
+    static class Bound {
+    }
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(ValidationAutoConfiguration.class))
+            .withUserConfiguration(Bound.class)
+            .withPropertyValues("adapter.legacy.base-url=http://legacy", "adapter.account.base-url=http://account",
+                    "adapter.survey.base-url=http://survey", "adapter.security.legacy.username=legacy",
+                    "adapter.security.legacy.password=legacy-secret-1234", "adapter.security.ops.username=ops",
+                    "adapter.security.ops.password=ops-secret-12345678");
+
+    private void refused(String setting, String key) {
+        runner.withPropertyValues(setting).run(context -> {
+            assertThat(context).as(setting).hasFailed();
+            assertThat(context.getStartupFailure()).as(setting).rootCause().hasMessageContaining(key);
+        });
+    }
+
+    @Test
+    void aDurationBelowItsFloorStopsTheBootNamingTheKey() {
+        refused("adapter.http.response-timeout=0", "http.responseTimeout");
+        refused("adapter.http.connect-timeout=PT0.05S", "http.connectTimeout");
+        refused("adapter.inbox.stuck-processing-after=PT0S", "inbox.stuckProcessingAfter");
+        refused("adapter.inbox.lost-event-after=PT0.5S", "inbox.lostEventAfter");
+        refused("adapter.inbox.retry-delay=-PT1S", "inbox.retryDelay");
+        refused("adapter.retention.dead=PT12H", "retention.dead");
+        refused("adapter.retention.completed=PT1M", "retention.completed");
+        refused("adapter.reception.store-timeout=0", "reception.storeTimeout");
+        refused("adapter.migration.lock-timeout=0", "migration.lockTimeout");
+        refused("adapter.circuit.open-duration=0", "circuit.openDuration");
+        refused("adapter.cache.consent-ttl=0", "cache.consentTtl");
+    }
+
+    @Test
+    void aBareNumberIsInTheSettingsOwnUnit() {
+        runner.withPropertyValues("adapter.http.response-timeout=30", "adapter.inbox.lost-event-after=120",
+                "adapter.retention.dead=90", "adapter.retention.keep-finished=120", "adapter.http.connect-timeout=500ms")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    AdapterProperties properties = context.getBean(AdapterProperties.class);
+                    assertThat(properties.getHttp().getResponseTimeout()).isEqualTo(Duration.ofSeconds(30));
+                    assertThat(properties.getHttp().getConnectTimeout()).isEqualTo(Duration.ofMillis(500));
+                    assertThat(properties.getInbox().getLostEventAfter()).isEqualTo(Duration.ofMinutes(2));
+                    assertThat(properties.getRetention().getDead()).isEqualTo(Duration.ofDays(90));
+                    assertThat(properties.getRetention().getKeepFinished()).isEqualTo(Duration.ofDays(120));
+                });
+    }
+
+    @Test
+    void aZoneQuartzWouldReadAsGmtIsRefused() {
+        refused("adapter.legacy.zone=+09:00", "adapter.legacy.zone (+09:00) must be a region");
+        runner.withPropertyValues("adapter.legacy.zone=GMT+09:00").run(context -> assertThat(context).hasNotFailed());
+        runner.run(context -> assertThat(context.getBean(AdapterProperties.class).getLegacy().getZone().getId()).isEqualTo("Asia/Seoul"));
+    }
+}
