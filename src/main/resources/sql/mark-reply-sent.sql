@@ -8,6 +8,9 @@
 UPDATE inbox_message
    SET reply_status = 'SENT',
        reply_last_error = NULL,
+       -- a reason kept past the payload's removal only because it was still owed goes now (redact-closed-payloads.sql)
+       reply_reason = CASE WHEN redacted_at IS NOT NULL AND reply_reason IS NOT NULL THEN '(removed with the payload)'
+                           ELSE reply_reason END,
        reply_updated_at = now()
  WHERE id = :#id
    AND reply_attempts = :#replyAttempt

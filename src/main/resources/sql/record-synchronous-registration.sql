@@ -5,7 +5,8 @@
 -- registration succeeded.
 -- Why this shape: no payload is kept (nothing is owed on the row, so no patient data stays: redacted_at is
 -- now); no reply is owed: a reply the outcome carried (NOTIFY_SKIPPED, ALREADY_SUBMITTED) went out in the
--- answer, so it is recorded SENT with its reason, for operators and so that nothing ever sends it again;
+-- answer, so it is recorded SENT with its code (its text, as for a redacted row, is not kept: it may name a
+-- patient a mask cannot know), for operators and so that nothing ever sends it again;
 -- published_at is set, so no job ever republishes it. The subject's advisory lock (its key space
 -- InboxStore.SUBJECT_LOCK_SPACE, passed in as lockSpace) orders it with the subject's receptions. A key already on record stores nothing (ON CONFLICT).
 WITH recorded AS (
@@ -15,7 +16,7 @@ WITH recorded AS (
     SELECT CAST(:#srvyDrawupNo AS TEXT), CAST(:#msgType AS TEXT), NULL, CAST(:#idempotencyKey AS TEXT),
            'COMPLETED', 1, now(), now(), now(),
            CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN 'NONE' ELSE 'SENT' END, CAST(:#replyCode AS TEXT),
-           CAST(:#replyReason AS TEXT), CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN NULL ELSE now() END
+           CASE WHEN CAST(:#replyReason AS TEXT) IS NULL THEN NULL ELSE '(removed with the payload)' END, CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN NULL ELSE now() END
       FROM (SELECT pg_advisory_xact_lock(CAST(:#lockSpace AS INTEGER), hashtext(CAST(:#srvyDrawupNo AS TEXT)))) AS subject_lock
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING id

@@ -344,7 +344,7 @@ public class AdapterProperties {
             super(baseUrl);
             // the retention job's cron runs in this zone, and Quartz reads it with java.util.TimeZone, which takes an
             // id it does not know (+09:00, UTC+09:00) for GMT: the nightly run would move to the hospital's daytime
-            if (zone != null && !java.util.TimeZone.getTimeZone(zone.getId()).getID().equals(zone.getId())) {
+            if (zone != null && !java.util.TimeZone.getTimeZone(zone.getId()).toZoneId().getRules().equals(zone.getRules())) {
                 throw new IllegalArgumentException("adapter.legacy.zone (" + zone.getId() + ") must be a region such as "
                         + "Asia/Seoul, or GMT+09:00: the retention job's schedule would read it as GMT");
             }

@@ -135,7 +135,7 @@ public class DownstreamCalls {
      * @param call       the step of the last call ({@code ${exchangeProperty.downstreamCall}}), or null
      * @param msg        the message ({@code ${variable.msg}}), or null when it could not be read
      * @param patient    the legacy patient record ({@code ${variable.patient}}), or null when not read yet
-     * @param patientNone true when the legacy system answered that it has no record ({@code ${variable.patientNone}})
+     * @param patientNone true when the failure is the legacy patient lookup's own 404 ({@code ${variable.patientNone}})
      */
     public Outcome classify(Exception failure, String downstream, String call, Registration msg, String patient,
                             Boolean patientNone) {
@@ -194,9 +194,10 @@ public class DownstreamCalls {
 
     /**
      * Whether the patient's name is known to mask a text with: the message names the patient, or the legacy record
-     * does, or the legacy system answered 404 for it (no record: the name a downstream could quote is the message's,
-     * and it has none). A record not read, answered as something else (a gateway's page, {@code {}}, an error object)
-     * or without a name leaves it unknown: the guest account may carry a name from an earlier message.
+     * does, or the text is the legacy patient lookup's own contract 404 ({@code patientNone}: about a patient it has
+     * no record of, so no name it could quote). A record not read (a 404 of the masking read included: the survey
+     * side may know the name from an earlier SEND), answered as something else (a gateway's page, {@code {}}, an
+     * error object) or without a name leaves it unknown: the guest account may carry a name from an earlier message.
      */
     boolean nameKnown(Registration msg, String patient, Boolean patientNone) {
         if (msg != null && msg.patNm() != null && !msg.patNm().isBlank() || Boolean.TRUE.equals(patientNone)) {

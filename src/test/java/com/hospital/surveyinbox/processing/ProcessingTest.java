@@ -413,6 +413,7 @@ class ProcessingTest extends IntegrationTest {
         String sealedSend = uniqueSubject("WITHSEAL");
         String pageSubmit = uniqueSubject("WITHPAGE");
         String objectSubmit = uniqueSubject("WITHOBJ");
+        String goneSubmit = uniqueSubject("WITHGONE");
         String sealed = "PW" + Math.abs(unnamed.hashCode());
         String paged = "PH" + Math.abs(pageSubmit.hashCode());
         String objected = "PO" + Math.abs(objectSubmit.hashCode());
@@ -424,6 +425,7 @@ class ProcessingTest extends IntegrationTest {
                 simulator().failWhen("GET /legacy/patients/" + paged, 200, "<html><body>maintenance</body></html>"),
                 simulator().failWhen("GET /legacy/patients/" + objected, 200, "{\"status\":\"maintenance\"}"),
                 simulator().failWhen("POST /survey/dispatch-bundles/" + objectSubmit + "/", 404, text),
+                simulator().failWhen("POST /survey/dispatch-bundles/" + goneSubmit + "/", 404, text),
                 simulator().failWhen("POST /survey/dispatch-bundles/" + unnamed + "/", 404, text),
                 simulator().failWhen("POST /survey/dispatch-bundles/" + named + "/", 404, text),
                 simulator().failWhen("POST /survey/dispatch-bundles/" + pageSubmit + "/", 404, text));
@@ -433,11 +435,13 @@ class ProcessingTest extends IntegrationTest {
             String lookupRefused = client.accept(send(sealedSend, sealed, ""));
             String page = client.accept(send(pageSubmit, paged, "\"msgType\":\"SUBMIT\""));
             String object = client.accept(send(objectSubmit, objected, "\"msgType\":\"SUBMIT\""));
+            // a patient the legacy system no longer knows (merged since the SEND): the survey side may still know the name
+            String gone = client.accept(send(goneSubmit, "NOPAT-" + Math.abs(goneSubmit.hashCode()), "\"msgType\":\"SUBMIT\""));
 
-            for (String id : List.of(withheld, masked, lookupRefused, page, object)) {
+            for (String id : List.of(withheld, masked, lookupRefused, page, object, gone)) {
                 rows.awaitAttempt(id, 1, "FAILED");
             }
-            for (String id : List.of(withheld, lookupRefused, page, object)) {
+            for (String id : List.of(withheld, lookupRefused, page, object, gone)) {
                 assertThat(rows.row(id)).as("row %s", id).containsEntry("last_error", DownstreamCalls.WITHHELD)
                         .containsEntry("last_error_code", "(non-standard code)");
             }

@@ -153,8 +153,9 @@ class RollbackToggleTest extends IntegrationTest {
         assertThat(resend.json().has("inboxId")).isFalse();
         assertThat(resend.header("X-Result-Code")).isEqualTo("N"); // already submitted: resend refused
         // on record with the reply its answer carried, delivered in that answer: never sent again by a job
-        assertThat(jdbc.queryForMap("SELECT status, reply_status, reply_reason_code FROM inbox_message WHERE srvy_drawup_no = ? "
+        // (its code, not its text: no payload is kept, and no downstream text either)
+        assertThat(jdbc.queryForMap("SELECT status, reply_status, reply_reason_code, reply_reason FROM inbox_message WHERE srvy_drawup_no = ? "
                 + "ORDER BY id DESC LIMIT 1", subject)).isEqualTo(java.util.Map.of("status", "COMPLETED", "reply_status", "SENT",
-                "reply_reason_code", "ALREADY_SUBMITTED"));
+                "reply_reason_code", "ALREADY_SUBMITTED", "reply_reason", "(removed with the payload)"));
     }
 }

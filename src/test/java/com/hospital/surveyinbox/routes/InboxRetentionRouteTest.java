@@ -27,6 +27,10 @@ class InboxRetentionRouteTest extends RouteKit {
                 + "reply_reason = 'already used by 김영희', reply_reason_code = 'DEAD', reply_status = 'SENT' WHERE id IN (?, ?)",
                 deadOld, deadMid);
         jdbc.update("UPDATE inbox_attempt SET reason = 'already used by 김영희' WHERE inbox_id IN (?, ?)", deadOld, deadMid);
+        // a DEAD reply still owed keeps its reason (it is the reply's body) until it is delivered
+        long owed = aged(p + "-d-owed", "DEAD", 95);
+        jdbc.update("UPDATE inbox_message SET reply_status = 'FAILED', reply_reason_code = 'DEAD', reply_reason = 'already used by 김영희', "
+                + "reply_attempts = 1 WHERE id = ?", owed);
         NotifyBuilder done = new NotifyBuilder(camel).fromRoute("inbox-retention").whenDone(1).create();
 
         template.sendBody("direct:retention-tick", null); // batch-size 2: three due rows take more than one batch
@@ -51,6 +55,12 @@ class InboxRetentionRouteTest extends RouteKit {
         assertThat(client.ops("/ops/inbox/" + deadOld).json().get("lastError").asText()).isEqualTo("(removed with the payload)");
         assertThat(jdbc.queryForObject("SELECT last_error FROM inbox_message WHERE id = ?", String.class, deadMid)).isEqualTo("already used by 김영희");
         assertThat(jdbc.queryForObject("SELECT reason FROM inbox_attempt WHERE inbox_id = ?", String.class, deadMid)).isEqualTo("already used by 김영희");
+        assertThat(jdbc.queryForObject("SELECT reply_reason FROM inbox_message WHERE id = ?", String.class, owed)).isEqualTo("already used by 김영희");
+        jdbc.update("UPDATE inbox_message SET reply_status = 'SENDING' WHERE id = ?", owed);
+        new org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate(jdbc).update(
+                com.hospital.surveyinbox.inbox.SqlFiles.read("mark-reply-sent").replace(":#", ":"), Map.of("id", owed, "replyAttempt", 1));
+        assertThat(jdbc.queryForMap("SELECT reply_status, reply_reason FROM inbox_message WHERE id = ?", owed))
+                .containsEntry("reply_status", "SENT").containsEntry("reply_reason", "(removed with the payload)");
         // a redacted DEAD row cannot be requeued: there is nothing left to process
         assertThat(client.opsPost("/ops/inbox/" + deadOld + "/requeue").status()).isEqualTo(409);
         jdbc.update("UPDATE inbox_message SET status = 'COMPLETED' WHERE id IN (?, ?, ?)", received, processing, failed);
