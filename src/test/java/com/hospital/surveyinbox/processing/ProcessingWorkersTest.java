@@ -119,18 +119,19 @@ class ProcessingWorkersTest extends IntegrationTest {
      * A rollout's stop: Camel waits for the row in flight, but its suspended consumer still hands over the rest of
      * what it polled, and a row a worker started during that wait was cut off at the deadline (PROCESSING for
      * stuck-processing-after, an attempt charged). Stopping, the workers start nothing more: those rows stay as
-     * they were for the redelivery job.
+     * they were, their offsets uncommitted, and the partition's next owner reads them again at once (committed,
+     * they waited for the redelivery job: lost-event-after and a tick).
      */
     @Test
-    void aStoppingInstanceStartsNoMoreRowsAndLeavesThemForTheRedeliveryJob() throws Exception {
+    void aStoppingInstanceStartsNoMoreRowsAndItsPartitionsNextOwnerTakesThem() throws Exception {
         String run = uniqueSubject("WRK-STOP");
         Gate inFlight = new Gate("GATE" + run + "-inflight");
         Gate late = new Gate("GATE" + run + "-late"); // holds a row started during the stop until after it
-        org.springframework.context.ConfigurableApplicationContext stopping = com.hospital.surveyinbox.support.SecondInstance.start(
-                java.util.Map.of("adapter.kafka.topic", "workers-stop-tests", "adapter.kafka.group-id", "workers-stop-tests",
-                        "spring.quartz.scheduler-name", "workers-stop-tests", "adapter.kafka.partitions", "1",
-                        "adapter.kafka.consumers", "1", "adapter.kafka.workers", "1",
-                        "adapter.http.response-timeout", "PT30S", "camel.main.shutdown-timeout", "10"));
+        java.util.Map<String, String> instance = java.util.Map.of("adapter.kafka.topic", "workers-stop-tests",
+                "adapter.kafka.group-id", "workers-stop-tests", "spring.quartz.scheduler-name", "workers-stop-tests",
+                "adapter.kafka.partitions", "1", "adapter.kafka.consumers", "1", "adapter.kafka.workers", "1",
+                "adapter.http.response-timeout", "PT30S", "camel.main.shutdown-timeout", "10");
+        org.springframework.context.ConfigurableApplicationContext stopping = com.hospital.surveyinbox.support.SecondInstance.start(instance);
         java.util.concurrent.CompletableFuture<Void> closed = null;
         String first;
         List<String> rest = new ArrayList<>();
@@ -160,6 +161,15 @@ class ProcessingWorkersTest extends IntegrationTest {
         for (String id : rest) {
             assertThat(rows.status(id)).as(id).isEqualTo("RECEIVED");
             assertThat(rows.attempts(id)).as(id).isZero();
+        }
+        // the next owner of the partition (no redelivery job runs here) takes them from the uncommitted offset
+        org.springframework.context.ConfigurableApplicationContext next = com.hospital.surveyinbox.support.SecondInstance.start(instance);
+        try {
+            for (String id : rest) {
+                rows.awaitStatus(id, "COMPLETED", Duration.ofSeconds(60));
+            }
+        } finally {
+            next.close();
         }
     }
 }
