@@ -52,13 +52,23 @@ public class KafkaTopicProvisioner implements InitializingBean {
      * a topic is not changed here (more partitions move keys; that is an operator's decision) but said, on every
      * start. Returns what is wrong with it, if anything.
      */
+    /**
+     * The topic as created: with three replicas or more, an event is acknowledged (acks=all) only once two of them
+     * have it ({@code min.insync.replicas} 2). The broker's default is 1: a lone leader could acknowledge an event
+     * and die with it (the row is still RECEIVED, but it waits for the redelivery job).
+     */
+    static NewTopic newTopic(String topic, int partitions, short replicationFactor) {
+        NewTopic created = new NewTopic(topic, partitions, replicationFactor);
+        return replicationFactor >= 3 ? created.configs(Map.of("min.insync.replicas", "2")) : created;
+    }
+
     java.util.Optional<String> ensure(String topic, int partitions, short replicationFactor) {
         try (Admin admin = Admin.create(Map.of(
                 AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers,
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000,
                 AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000))) {
             try {
-                admin.createTopics(List.of(new NewTopic(topic, partitions, replicationFactor))).all().get(15, TimeUnit.SECONDS);
+                admin.createTopics(List.of(newTopic(topic, partitions, replicationFactor))).all().get(15, TimeUnit.SECONDS);
                 log.info("Created topic {} with {} partitions", topic, partitions);
                 return java.util.Optional.empty();
             } catch (ExecutionException e) {

@@ -44,4 +44,11 @@ class KafkaTopicProvisionerTest extends IntegrationTest {
             assertThat(provisioner.ensure(fresh, 8, (short) 1)).isEmpty();
         }
     }
+
+    /** Three replicas or more: an acknowledged event is on two of them (one broker here: the request as built). */
+    @Test
+    void aTopicWithThreeReplicasAcknowledgesOnlyWhatTwoHave() {
+        assertThat(KafkaTopicProvisioner.newTopic("t", 8, (short) 3).configs()).containsEntry("min.insync.replicas", "2");
+        assertThat(KafkaTopicProvisioner.newTopic("t", 8, (short) 1).configs()).isNullOrEmpty();
+    }
 }
