@@ -138,7 +138,7 @@ public class AdapterProperties {
                 @DefaultValue("PT2M") @DurationUnit(ChronoUnit.SECONDS) Duration lostEventAfter,
                 @DefaultValue("PT15M") @DurationUnit(ChronoUnit.SECONDS) Duration stuckProcessingAfter,
                 @DefaultValue("0 * * * * ?") String redeliverCron,
-                @DefaultValue("1000") int redeliverBatchSize,
+                @DefaultValue("200") int redeliverBatchSize,
                 @DefaultValue("true") boolean redeliverEnabled,
                 @DefaultValue("7") int redeliverHistoryDays,
                 @DefaultValue("PT30S") @DurationUnit(ChronoUnit.SECONDS) Duration redeliverPublishDeadline,
