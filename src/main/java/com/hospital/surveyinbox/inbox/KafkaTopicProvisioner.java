@@ -46,13 +46,6 @@ public class KafkaTopicProvisioner implements InitializingBean {
     }
 
     /**
-     * Creates the topic, or checks the one that exists: one the broker created by itself (a first publish while this
-     * check could not reach it) or someone created by hand has the broker's defaults, often one partition and one
-     * replica: one consumer in the whole cluster takes every row, and a restart of that broker stops them all. Such
-     * a topic is not changed here (more partitions move keys; that is an operator's decision) but said, on every
-     * start. Returns what is wrong with it, if anything.
-     */
-    /**
      * The topic as created: with three replicas or more, an event is acknowledged (acks=all) only once two of them
      * have it ({@code min.insync.replicas} 2). The broker's default is 1: a lone leader could acknowledge an event
      * and die with it (the row is still RECEIVED, but it waits for the redelivery job).
@@ -62,6 +55,13 @@ public class KafkaTopicProvisioner implements InitializingBean {
         return replicationFactor >= 3 ? created.configs(Map.of("min.insync.replicas", "2")) : created;
     }
 
+    /**
+     * Creates the topic, or checks the one that exists: one the broker created by itself (a first publish while this
+     * check could not reach it) or someone created by hand has the broker's defaults, often one partition and one
+     * replica: one consumer in the whole cluster takes every row, and a restart of that broker stops them all. Such
+     * a topic is not changed here (more partitions move keys; that is an operator's decision) but said, on every
+     * start. Returns what is wrong with it, if anything.
+     */
     java.util.Optional<String> ensure(String topic, int partitions, short replicationFactor) {
         try (Admin admin = Admin.create(Map.of(
                 AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers,

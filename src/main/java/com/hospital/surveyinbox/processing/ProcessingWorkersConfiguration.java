@@ -19,8 +19,8 @@ public class ProcessingWorkersConfiguration {
 
     /**
      * When Camel begins to stop, the workers take no new record ({@link ProcessingWorkers#stopTakingWork}): the
-     * rows in flight finish within camel.main.shutdown-timeout, and the rest are left to the redelivery job
-     * instead of being started and cut off; when it starts again, they do. Context events only: no notification
+     * rows in flight finish within camel.main.shutdown-timeout, and the rest, their offsets uncommitted
+     * (KafkaOffsets), are left to the partition's next owner instead of being started and cut off; when it starts again, they do. Context events only: no notification
      * per exchange.
      */
     @Bean
