@@ -348,6 +348,12 @@ class ProcessingTest extends IntegrationTest {
         }
     }
 
+    /** The legacy system's record of {@code patno}, with this name (the simulator's own is "Patient-" + patno). */
+    private DownstreamSimulator.Fault legacyRecord(String patno, String name) {
+        return simulator().failWhen("GET /legacy/patients/" + patno, 200,
+                "{\"patno\":\"" + patno + "\",\"patNm\":\"" + name + "\",\"mobileNo\":\"010-2222-3333\"}");
+    }
+
     /**
      * A SUBMIT's refusal that quotes the patient by the name the legacy system knows, the message carrying none: the
      * path never reads the record, so the name stayed in lastError, the attempt history and the operator API. The
@@ -357,8 +363,7 @@ class ProcessingTest extends IntegrationTest {
     void aSubmitsRefusalQuotingTheLegacyRecordsNameIsMaskedWithTheRecord() {
         String subject = uniqueSubject("SUBNAME");
         String patno = "PN" + Math.abs(subject.hashCode());
-        DownstreamSimulator.Fault record = simulator().failWhen("GET /legacy/patients/" + patno, 200,
-                "{\"patno\":\"" + patno + "\",\"patNm\":\"김민수\",\"mobileNo\":\"010-2222-3333\"}");
+        DownstreamSimulator.Fault record = legacyRecord(patno, "김민수");
         DownstreamSimulator.Fault refusal = simulator().failWhen("POST /survey/dispatch-bundles/" + subject + "/submission", 404,
                 "{\"code\":\"BUNDLE_NOT_FOUND\",\"message\":\"김민수님의 설문 발송이 없습니다\"}");
         try {
@@ -380,8 +385,7 @@ class ProcessingTest extends IntegrationTest {
     void aRefusedResendQuotingTheLegacyRecordsNameIsMaskedWithTheRecord() {
         String subject = uniqueSubject("RESNAME");
         String patno = "PR" + Math.abs(subject.hashCode());
-        DownstreamSimulator.Fault record = simulator().failWhen("GET /legacy/patients/" + patno, 200,
-                "{\"patno\":\"" + patno + "\",\"patNm\":\"이서연\",\"mobileNo\":\"010-4444-5555\"}");
+        DownstreamSimulator.Fault record = legacyRecord(patno, "이서연");
         try {
             String first = client.accept(send(subject, patno, ""));
             rows.awaitStatus(first, "COMPLETED");
