@@ -145,10 +145,11 @@ public final class PatientDataMask {
      * logged or shown) a space, each half of a broken surrogate pair U+FFFD. Same length, same indices.
      */
     static String printable(String text) {
+        // (and each invisible or reordering character, see invisible())
         char[] chars = text.toCharArray();
         for (int i = 0; i < chars.length; i++) {
             char c = chars[i];
-            if (StorableText.isControl(c)) {
+            if (StorableText.isControl(c) || invisible(c)) {
                 chars[i] = ' ';
             } else if (Character.isHighSurrogate(c) && i + 1 < chars.length && Character.isLowSurrogate(chars[i + 1])) {
                 i++;
@@ -157,6 +158,16 @@ public final class PatientDataMask {
             }
         }
         return new String(chars);
+    }
+
+    /**
+     * C1 controls (U+009B is a terminal's CSI: an operator reading the API in a terminal), bidi controls (U+202E
+     * shows a text reversed), zero-width characters (a name with U+200B inside was no longer the name to the mask,
+     * nor to a search) and line and paragraph separators: none belongs in a stored reason.
+     */
+    static boolean invisible(char c) {
+        return (c >= 0x80 && c <= 0x9F) || c == 0x061C || (c >= 0x200B && c <= 0x200F) || (c >= 0x2028 && c <= 0x202E)
+                || (c >= 0x2060 && c <= 0x2069) || c == 0xFEFF;
     }
 
     /**

@@ -128,6 +128,14 @@ class PatientDataMaskTest {
         assertThat(PatientDataMask.mask("x".repeat(1500) + " kim@example.org", KIM)).doesNotContain("kim@example.org");
     }
 
+    /** Invisible and reordering characters become spaces: in a terminal, in the console, and to the mask itself. */
+    @org.junit.jupiter.api.Test
+    void invisibleAndReorderingCharactersBecomeSpaces() {
+        assertThat(PatientDataMask.mask("a\u202Eb\u009Bc\u200Bd\u2028e\uFEFFf\u2066g", List.of())).isEqualTo("a b c d e f g");
+        // a zero-width space inside the name hid it from the mask
+        assertThat(PatientDataMask.mask("환자 김\u200B민수 없음", List.of("김민수"))).doesNotContain("민수").doesNotContain("김");
+    }
+
     /**
      * A value the cut falls in ("…010-1234") is neither the row's value nor a whole phone shape any more: it is masked
      * whole before the cut, written with dashes, with spaces or inside text without spaces.
