@@ -263,15 +263,30 @@ public class AdapterProperties {
         @NotNull @DurationMin(millis = 100) private final Duration connectTimeout;
         /** Timeout waiting for a downstream response (the slow consent lookup takes ~1 s). */
         @NotNull @DurationMin(millis = 100) private final Duration responseTimeout;
+        /**
+         * Largest downstream answer read (bytes; a larger one fails the call as a system error): every answer is
+         * read into memory, and one of hundreds of megabytes would end the pod (ExitOnOutOfMemoryError).
+         */
+        @Min(1024) private final int maxAnswerBytes;
 
         public Http(@DefaultValue("PT2S") @DurationUnit(ChronoUnit.SECONDS) Duration connectTimeout,
-                @DefaultValue("PT5S") @DurationUnit(ChronoUnit.SECONDS) Duration responseTimeout) {
+                @DefaultValue("PT5S") @DurationUnit(ChronoUnit.SECONDS) Duration responseTimeout,
+                @DefaultValue("1048576") int maxAnswerBytes) {
             this.connectTimeout = connectTimeout;
             this.responseTimeout = responseTimeout;
+            this.maxAnswerBytes = maxAnswerBytes;
         }
 
         public Duration getConnectTimeout() { return connectTimeout; }
         public Duration getResponseTimeout() { return responseTimeout; }
+        public int getMaxAnswerBytes() { return maxAnswerBytes; }
+
+        /**
+         * The longest one call may take in all, its answer read to the end: a pooled connection's lease and the
+         * connect (connect timeout each) and the response timeout. Each of those alone is a per-read timeout, and
+         * an answer dripped a byte at a time within it never timed out. The shutdown model's per-call bound.
+         */
+        public Duration getCallDeadline() { return connectTimeout.multipliedBy(2).plus(responseTimeout); }
     }
 
     public static class Cache {

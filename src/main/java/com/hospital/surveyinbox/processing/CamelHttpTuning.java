@@ -9,7 +9,10 @@ import org.springframework.context.annotation.Configuration;
 /**
  * Gives every downstream HTTP call the timeouts of {@code adapter.http.*}: camel-http only takes them
  * as component-level milliseconds, and a call without a timeout can hold a worker forever. Turns off
- * the client's own retries: a retry is an attempt of the row, counted and visible in its history.
+ * the client's own retries: a retry is an attempt of the row, counted and visible in its history. Bounds what
+ * an answer may be ({@link DownstreamAnswerLimits}), asks for no compressed answers, and keeps no cookies: the
+ * client is one per endpoint and pod, shared by every patient's calls (a session cookie of one downstream went
+ * with every later call, to the others behind the same host too).
  */
 @Configuration
 public class CamelHttpTuning {
@@ -27,7 +30,13 @@ public class CamelHttpTuning {
             component.setConnectionsPerRoute(50);
             // the inbox's attempts are the only retry ledger: Apache HttpClient would otherwise repeat a
             // GET answered 503/429 (after a 1 s pause, holding a worker) or a failed connection, unrecorded
-            component.setHttpClientConfigurer(builder -> builder.disableAutomaticRetries());
+            DownstreamAnswerLimits limits = new DownstreamAnswerLimits(properties.getHttp().getMaxAnswerBytes(),
+                    properties.getHttp().getCallDeadline());
+            // on the client builder itself: the component's own flags are not handed to endpoints made by toD
+            component.setHttpClientConfigurer(builder -> builder.disableAutomaticRetries()
+                    .disableContentCompression()
+                    .disableCookieManagement()
+                    .addExecInterceptorFirst("adapter-answer-limits", limits));
         });
     }
 }

@@ -69,10 +69,16 @@ public class DownstreamCalls {
             throw new CircuitOpenException(downstream); // open, or half-open with its trials taken
         }
         exchange.getMessage().setHeader("Accept", "application/json");
+        // bodies are UTF-8 JSON (RFC 8259), said so, whatever charset an earlier answer named (HostileAnswersTest)
         if (exchange.getMessage().getBody() != null && exchange.getMessage().getHeader(Exchange.CONTENT_TYPE) == null) {
-            exchange.getMessage().setHeader(Exchange.CONTENT_TYPE, "application/json");
+            exchange.getMessage().setHeader(Exchange.CONTENT_TYPE, "application/json; charset=UTF-8");
         }
         exchange.setProperty(STARTED, System.nanoTime());
+    }
+
+    /** A 4xx: the downstream answered and refused (CONTRACT §3: a business error when it says why); not a 3xx or 5xx. */
+    static boolean refusal(HttpOperationFailedException http) {
+        return http.getStatusCode() >= 400 && http.getStatusCode() < 500;
     }
 
     /** The {@code code} of a downstream answer {@code {"code":…,"message":…}}, or null. */
@@ -110,14 +116,14 @@ public class DownstreamCalls {
         HttpOperationFailedException http = exchange.getException(HttpOperationFailedException.class);
         if (http != null) {
             stopTimer(exchange, (http.getStatusCode() / 100) + "xx");
-            if (http.getStatusCode() < 500) {
+            if (refusal(http)) {
                 circuits.recordSuccess(downstream); // it answered: a refusal is no sign of an outage
                 if (businessMessage(http.getResponseBody()) == null) {
                     meters.counter("adapter.downstream.errors", "call", call, "kind", "4xx").increment();
                 }
-            } else {
+            } else { // a 5xx, or a redirect (never followed: a gateway or address that is wrong, not an answer)
                 circuits.recordFailure(downstream);
-                meters.counter("adapter.downstream.errors", "call", call, "kind", "5xx").increment();
+                meters.counter("adapter.downstream.errors", "call", call, "kind", http.getStatusCode() >= 500 ? "5xx" : "3xx").increment();
             }
         } else { // the call itself failed: timeout, refused, reset
             stopTimer(exchange, "error");
@@ -145,7 +151,7 @@ public class DownstreamCalls {
             return Outcome.deferred(open.downstream());
         }
         if (failure instanceof HttpOperationFailedException http) {
-            if (http.getStatusCode() < 500) {
+            if (refusal(http)) {
                 String message = businessMessage(http.getResponseBody());
                 if (message != null) {
                     // the code is stored, logged and shown to operators as-is: one that names the row's own patient

@@ -42,8 +42,15 @@ public final class DownstreamSimulator {
         public static final Latency FAST = new Latency(0, 2, 0, 2, 0, 2);
     }
 
-    /** A forced answer for requests whose "METHOD path" matches. */
-    public record Fault(Predicate<String> matches, int status, String body, long delayMillis) {
+    /**
+     * A forced answer for requests whose "METHOD path" matches: after {@code delayMillis}, with these headers (over
+     * the default {@code Content-Type: application/json}), its body written a byte every {@code dripMillis} (0: at once).
+     */
+    public record Fault(Predicate<String> matches, int status, String body, long delayMillis, Map<String, String> headers,
+                        long dripMillis) {
+        public Fault(Predicate<String> matches, int status, String body, long delayMillis) {
+            this(matches, status, body, delayMillis, Map.of(), 0);
+        }
     }
 
     /** One request as received: its line (method, raw path and query) and its headers. */
@@ -235,7 +242,7 @@ public final class DownstreamSimulator {
                 if (fault.matches().test(key)) {
                     count("fault");
                     sleep(fault.delayMillis());
-                    send(http, fault.status(), fault.body());
+                    send(http, fault.status(), fault.body(), fault.headers(), fault.dripMillis());
                     return;
                 }
             }
@@ -448,13 +455,36 @@ public final class DownstreamSimulator {
         return null;
     }
 
-    private static void send(HttpExchange http, int status, String body) throws IOException {
+    private void send(HttpExchange http, int status, String body) throws IOException {
+        send(http, status, body, Map.of(), 0);
+    }
+
+    private void send(HttpExchange http, int status, String body, Map<String, String> headers, long dripMillis)
+            throws IOException {
         byte[] bytes = body == null ? new byte[0] : body.getBytes(StandardCharsets.UTF_8);
+        if ("gzip".equalsIgnoreCase(headers.get("Content-Encoding"))) { // a fault's compressed answer
+            java.io.ByteArrayOutputStream zipped = new java.io.ByteArrayOutputStream();
+            try (java.util.zip.GZIPOutputStream gzip = new java.util.zip.GZIPOutputStream(zipped)) {
+                gzip.write(bytes);
+            }
+            bytes = zipped.toByteArray();
+        }
         http.getResponseHeaders().set("Content-Type", "application/json");
+        headers.forEach((name, value) -> http.getResponseHeaders().set(name, value));
         http.sendResponseHeaders(status, bytes.length == 0 ? -1 : bytes.length);
         if (bytes.length > 0) {
             try (OutputStream out = http.getResponseBody()) {
-                out.write(bytes);
+                if (dripMillis <= 0) {
+                    out.write(bytes);
+                    return;
+                }
+                for (byte b : bytes) { // a byte at a time, each well within the client's read timeout
+                    out.write(b);
+                    out.flush();
+                    sleep(dripMillis);
+                }
+            } catch (IOException closedByTheClient) {
+                // the client gave up on the answer: what this fault is for
             }
         }
     }

@@ -1,0 +1,125 @@
+package com.hospital.surveyinbox.processing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.hospital.surveyinbox.support.DownstreamSimulator;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.ServiceClient;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A downstream that is broken or hostile, answering what no contract allows: the call fails as a system error (its
+ * circuit hears of it) instead of ending the pod, holding a worker or corrupting the next request. The test context
+ * runs with connect and response timeouts of 1 s, so a call's deadline is 3 s.
+ */
+class HostileAnswersTest extends IntegrationTest {
+
+    private DownstreamSimulator.Fault answer(String methodAndPath, int status, String body, Map<String, String> headers,
+                                             long dripMillis) {
+        return simulator().add(new DownstreamSimulator.Fault(s -> s.equals(methodAndPath), status, body, 0, headers, dripMillis));
+    }
+
+    private String submitFailing(String subject, DownstreamSimulator.Fault fault) {
+        try {
+            String id = client.accept(ServiceClient.message(subject, "P-" + subject, "\"msgType\":\"SUBMIT\""));
+            rows.awaitAttempt(id, 1, "FAILED");
+            return id;
+        } finally {
+            simulator().remove(fault);
+        }
+    }
+
+    /** Every answer is read whole into memory: one of megabytes (or hundreds) fails the call, not the JVM. */
+    @Test
+    void anAnswerLargerThanTheLimitFailsTheCall() {
+        String subject = uniqueSubject("HUGE");
+        String huge = "{\"submitted\":true,\"pad\":\"" + "x".repeat(2 * 1024 * 1024) + "\"}";
+        String id = submitFailing(subject, answer("POST /survey/dispatch-bundles/" + subject + "/submission", 200, huge, Map.of(), 0));
+        assertThat(rows.row(id).get("last_error")).isEqualTo(Outcome.SYSTEM_ERROR);
+    }
+
+    /** An answer dripped a byte at a time never ran out of its per-read timeout: the call's deadline ends it. */
+    @Test
+    void anAnswerDrippedPastTheCallsDeadlineFailsTheCall() {
+        String subject = uniqueSubject("DRIP");
+        long started = System.nanoTime();
+        String id = submitFailing(subject, answer("POST /survey/dispatch-bundles/" + subject + "/submission", 200,
+                "{\"submitted\":true,\"note\":\"" + "x".repeat(60) + "\"}", Map.of(), 150)); // ~12 s of bytes, each within 1 s
+        assertThat(rows.row(id).get("last_error")).isEqualTo(Outcome.SYSTEM_ERROR);
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("ended by the deadline, not the drip").isLessThan(Duration.ofSeconds(11));
+    }
+
+    /** No compressed answer was asked for: one (a few kilobytes can unpack to gigabytes) fails the call unread. */
+    @Test
+    void aCompressedAnswerFailsTheCall() {
+        String subject = uniqueSubject("GZIP");
+        String patno = "PZ" + Math.abs(subject.hashCode());
+        DownstreamSimulator.Fault zipped = answer("GET /legacy/patients/" + patno, 200,
+                "{\"patno\":\"" + patno + "\",\"patNm\":\"Kim\",\"mobileNo\":\"010-1234-5678\"}", Map.of("Content-Encoding", "gzip"), 0);
+        try {
+            String id = client.accept(ServiceClient.message(subject, patno, ""));
+            rows.awaitAttempt(id, 1, "FAILED");
+            assertThat(rows.row(id).get("last_error")).isEqualTo(Outcome.SYSTEM_ERROR);
+        } finally {
+            simulator().remove(zipped);
+        }
+    }
+
+    /** A redirect is never followed (no call goes where a downstream points): a system error, not a business refusal. */
+    @Test
+    void aRedirectIsASystemError() {
+        String subject = uniqueSubject("MOVED");
+        String id = submitFailing(subject, answer("POST /survey/dispatch-bundles/" + subject + "/submission", 302,
+                "{\"code\":\"MOVED\",\"message\":\"see elsewhere\"}", Map.of("Location", "http://169.254.169.254/latest"), 0));
+        assertThat(rows.row(id)).containsEntry("last_error", Outcome.SYSTEM_ERROR);
+        assertThat(simulator().requests()).noneMatch(r -> r.line().contains("latest"));
+    }
+
+    /**
+     * An answer's charset is not the next request's: the guest account answering ISO-8859-1 must not turn the
+     * dispatch bundle's Hangul codes into '?' (created under the right Idempotency-Key, no retry would repair it).
+     * camel-http resets the exchange's charset from each answer's Content-Type and the requests say UTF-8: a guard.
+     */
+    @Test
+    void anAnswersCharsetIsNotTheNextRequests() {
+        String subject = uniqueSubject("CHARSET");
+        DownstreamSimulator.Fault latin = answer("POST /account/guests", 201, "{\"guestId\":\"G-LATIN\"}",
+                Map.of("Content-Type", "application/json;charset=ISO-8859-1"), 0);
+        try {
+            String id = client.accept(ServiceClient.message(subject, "PCS" + Math.abs(subject.hashCode()), "\"groupCd\":\"한글그룹\""));
+            rows.awaitStatus(id, "COMPLETED");
+        } finally {
+            simulator().remove(latin);
+        }
+        assertThat(simulator().bundleRequests(subject)).singleElement()
+                .satisfies(bundle -> assertThat(bundle.path("groupCd").asText()).isEqualTo("한글그룹"));
+    }
+
+    /**
+     * A cookie one answer sets is not sent with later calls: the client is one per downstream and pod, shared by
+     * every patient's calls (a session cookie of one patient's lookup went with the next patient's).
+     */
+    @Test
+    void aCookieOneAnswerSetsIsNotSentWithTheNextCalls() {
+        String first = uniqueSubject("COOKIE");
+        String patno = "PK" + Math.abs(first.hashCode());
+        DownstreamSimulator.Fault cookie = answer("GET /legacy/patients/" + patno, 200,
+                "{\"patno\":\"" + patno + "\",\"patNm\":\"Kim\",\"mobileNo\":\"010-1234-5678\"}",
+                Map.of("Set-Cookie", "SESSION=s3cret; Path=/"), 0);
+        try {
+            rows.awaitStatus(client.accept(ServiceClient.message(first, patno, "")), "COMPLETED");
+        } finally {
+            simulator().remove(cookie);
+        }
+        int before = simulator().requests().size();
+        String next = uniqueSubject("COOKIE");
+        rows.awaitStatus(client.accept(ServiceClient.message(next, "PK2" + Math.abs(next.hashCode()), "")), "COMPLETED");
+
+        List<DownstreamSimulator.Request> after = simulator().requests().subList(before, simulator().requests().size());
+        assertThat(after).as("the next patient's calls").anyMatch(r -> r.line().startsWith("GET /legacy/patients/"))
+                .allSatisfy(r -> assertThat(r.headers().keySet()).as(r.line()).doesNotContain("Cookie"));
+    }
+}
