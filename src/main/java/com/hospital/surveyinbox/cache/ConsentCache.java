@@ -159,6 +159,27 @@ public class ConsentCache {
         }
     }
 
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+
+    /**
+     * The legacy system's answer as it is cached and sent on in the bundle: a JSON array (CONTRACT §3:
+     * {@code 200 [ {…}, … ]}). Anything else — a gateway's page, a truncated body, an object, {@code null} (which the
+     * bean binding reads as no consents at all: questionnaires sent without their consent forms) — was cached for
+     * the TTL and shared by every pod; now it fails this registration as a system error and is not cached.
+     */
+    public String list(String answer) {
+        com.fasterxml.jackson.databind.JsonNode node;
+        try {
+            node = answer == null ? null : JSON.readTree(answer);
+        } catch (java.io.IOException e) {
+            node = null;
+        }
+        if (node == null || !node.isArray()) {
+            throw new com.hospital.surveyinbox.processing.SystemException("legacy", "the consent lookup's answer is not a JSON array", null);
+        }
+        return answer;
+    }
+
     /** TTL of a cached list, in seconds (the unit of Redis SETEX). */
     public long ttlSeconds() {
         return Math.max(1, properties.getCache().getConsentTtl().toSeconds());

@@ -54,6 +54,31 @@ class ConsentCacheTest extends IntegrationTest {
         assertThat(redis.getExpire("survey-inbox-adapter:consents:" + surveys.get(0))).isBetween(1L, 300L);
     }
 
+    /**
+     * A 200 that is not a JSON array (a gateway's page, the text null, an object) is neither cached for every pod nor
+     * sent on: the registration fails as a system error (null was read as no consents: questionnaires sent without
+     * their consent forms for the TTL).
+     */
+    @Test
+    void neverCachesOrSendsOnAnAnswerThatIsNotAList() {
+        Rows rows = new Rows(jdbc);
+        for (String answer : List.of("null", "<html>maintenance</html>", "{\"consents\":[]}")) {
+            String srvyNo = "BADLIST-" + uniqueSubject("X");
+            String subject = uniqueSubject("CBAD");
+            com.hospital.surveyinbox.support.DownstreamSimulator.Fault bad = simulator().add(new com.hospital.surveyinbox.support.DownstreamSimulator.Fault(
+                    s -> s.equals("GET /legacy/surveys/" + srvyNo + "/consents"), 200, answer, 0));
+            try {
+                String id = client.accept(send(subject, srvyNo));
+                rows.awaitAttempt(id, 1, "FAILED");
+                assertThat(rows.row(id).get("last_error")).as(answer).isEqualTo("system error");
+            } finally {
+                simulator().remove(bad);
+            }
+            assertThat(redis.hasKey("survey-inbox-adapter:consents:" + srvyNo)).as(answer).isFalse();
+            assertThat(simulator().bundleRequests(subject)).as(answer).isEmpty();
+        }
+    }
+
     @Test
     void neverCachesASurveyThatIsNotConfigured() {
         String srvyNo = "NOCFG-" + uniqueSubject("X");
