@@ -5,9 +5,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.hc.client5.http.classic.ExecChain;
@@ -44,42 +43,68 @@ final class DownstreamAnswerLimits implements ExecChainHandler {
         this.deadlineNanos = deadline.toNanos();
     }
 
-    /** Ends answers still being read at their call's deadline (a read blocked on a silent socket cannot see it). */
-    private static final ScheduledExecutorService DEADLINES = Executors.newSingleThreadScheduledExecutor(task -> {
-        Thread thread = new Thread(task, "downstream-deadlines");
-        thread.setDaemon(true);
-        return thread;
-    });
+    /**
+     * Ends calls still running at their deadline (a read blocked on a silent socket cannot see it); a cancelled task
+     * leaves the queue at once (it holds its call's scope).
+     */
+    private static final ScheduledThreadPoolExecutor DEADLINES = deadlines();
+
+    private static ScheduledThreadPoolExecutor deadlines() {
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
+            Thread thread = new Thread(task, "downstream-deadlines");
+            thread.setDaemon(true);
+            return thread;
+        });
+        executor.setRemoveOnCancelPolicy(true);
+        return executor;
+    }
 
     @Override
     public ClassicHttpResponse execute(ClassicHttpRequest request, ExecChain.Scope scope, ExecChain chain)
             throws IOException, HttpException {
-        long deadline = System.nanoTime() + deadlineNanos;
-        ClassicHttpResponse response = chain.proceed(request, scope);
+        // the connection is shut at once, never closed gracefully: a graceful close reads the rest of the answer
+        // first (to keep the connection), however long or slow that rest is
+        Runnable discard = scope.execRuntime::discardEndpoint;
+        AtomicBoolean expired = new AtomicBoolean();
+        // from the start: a head sent a byte at a time is within the per-read timeout as well
+        ScheduledFuture<?> end = DEADLINES.schedule(() -> {
+            expired.set(true);
+            discard.run();
+        }, deadlineNanos, TimeUnit.NANOSECONDS);
+        ClassicHttpResponse response;
+        try {
+            response = chain.proceed(request, scope);
+        } catch (IOException | HttpException | RuntimeException e) {
+            end.cancel(false);
+            if (expired.get()) {
+                throw Bounded.late();
+            }
+            throw e;
+        }
+        if (expired.get()) {
+            discard.run();
+            throw Bounded.late();
+        }
         Header encoding = response.getFirstHeader("Content-Encoding");
         if (encoding != null && !encoding.getValue().isBlank() && !"identity".equalsIgnoreCase(encoding.getValue().strip())) {
-            response.close();
+            end.cancel(false);
+            discard.run();
             throw new IOException("downstream answer refused: it has a Content-Encoding, and none was asked for");
         }
         HttpEntity entity = response.getEntity();
         if (entity == null) {
+            end.cancel(false);
             return response;
         }
         if (entity.getContentLength() > maxBytes) {
-            response.close();
+            end.cancel(false);
+            discard.run();
             throw new IOException("downstream answer refused: " + entity.getContentLength() + " bytes, more than " + maxBytes);
         }
-        AtomicBoolean expired = new AtomicBoolean();
-        ScheduledFuture<?> end = DEADLINES.schedule(() -> {
-            expired.set(true);
-            // the connection is shut at once: a read blocked on it fails now (closing the answer would read
-            // the rest of it first, to keep the connection)
-            scope.execRuntime.discardEndpoint();
-        }, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         response.setEntity(new HttpEntityWrapper(entity) {
             @Override
             public InputStream getContent() throws IOException {
-                return new Bounded(super.getContent(), maxBytes, deadline, expired, end);
+                return new Bounded(super.getContent(), maxBytes, expired, end, discard);
             }
 
             @Override
@@ -96,8 +121,11 @@ final class DownstreamAnswerLimits implements ExecChainHandler {
 
             @Override
             public void close() throws IOException {
-                end.cancel(false);
-                super.close();
+                try {
+                    super.close(); // may read the rest: still under the deadline
+                } finally {
+                    end.cancel(false);
+                }
             }
         });
         return response;
@@ -106,25 +134,27 @@ final class DownstreamAnswerLimits implements ExecChainHandler {
     /** The answer's bytes, failing past the size or the deadline. */
     private static final class Bounded extends FilterInputStream {
         private final long maxBytes;
-        private final long deadline;
         private final AtomicBoolean expired;
         private final ScheduledFuture<?> end;
+        private final Runnable discard;
         private long read;
 
-        Bounded(InputStream in, long maxBytes, long deadline, AtomicBoolean expired, ScheduledFuture<?> end) {
+        Bounded(InputStream in, long maxBytes, AtomicBoolean expired, ScheduledFuture<?> end, Runnable discard) {
             super(in);
             this.maxBytes = maxBytes;
-            this.deadline = deadline;
             this.expired = expired;
             this.end = end;
+            this.discard = discard;
         }
 
         private void check(long more) throws IOException {
             read += Math.max(0, more);
             if (read > maxBytes) {
+                end.cancel(false);
+                discard.run(); // the rest is not read, not even by the close
                 throw new IOException("downstream answer refused: more than " + maxBytes + " bytes");
             }
-            if (expired.get() || System.nanoTime() - deadline > 0) {
+            if (expired.get()) {
                 throw late();
             }
             if (more < 0) {
@@ -132,8 +162,8 @@ final class DownstreamAnswerLimits implements ExecChainHandler {
             }
         }
 
-        private static SocketTimeoutException late() {
-            return new SocketTimeoutException("downstream answer not read to its end within the call's deadline");
+        static SocketTimeoutException late() {
+            return new SocketTimeoutException("downstream call not done within its deadline");
         }
 
         @Override
@@ -164,8 +194,11 @@ final class DownstreamAnswerLimits implements ExecChainHandler {
 
         @Override
         public void close() throws IOException {
-            end.cancel(false);
-            super.close();
+            try {
+                super.close(); // may read the rest: still under the deadline
+            } finally {
+                end.cancel(false);
+            }
         }
     }
 }

@@ -162,12 +162,14 @@ public final class PatientDataMask {
 
     /**
      * C1 controls (U+009B is a terminal's CSI: an operator reading the API in a terminal), bidi controls (U+202E
-     * shows a text reversed), zero-width characters (a name with U+200B inside was no longer the name to the mask,
-     * nor to a search) and line and paragraph separators: none belongs in a stored reason.
+     * shows a text reversed), zero-width characters, soft hyphens, Hangul fillers and variation selectors (a name
+     * with one inside was no longer the name to the mask, nor to a search) and line and paragraph separators: none
+     * belongs in a stored reason.
      */
     static boolean invisible(char c) {
-        return (c >= 0x80 && c <= 0x9F) || c == 0x061C || (c >= 0x200B && c <= 0x200F) || (c >= 0x2028 && c <= 0x202E)
-                || (c >= 0x2060 && c <= 0x2069) || c == 0xFEFF;
+        return (c >= 0x80 && c <= 0x9F) || c == 0x00AD || c == 0x061C || c == 0x115F || c == 0x1160
+                || (c >= 0x200B && c <= 0x200F) || (c >= 0x2028 && c <= 0x202E) || (c >= 0x2060 && c <= 0x2069)
+                || c == 0x3164 || (c >= 0xFE00 && c <= 0xFE0F) || c == 0xFEFF || c == 0xFFA0;
     }
 
     /**
@@ -180,6 +182,7 @@ public final class PatientDataMask {
             if (value == null || value.isBlank()) {
                 continue;
             }
+            value = printable(value); // as the text is: a value with a zero-width space in it is still the value
             List<String> candidates = new ArrayList<>();
             candidates.add(value);
             String[] parts = PARTS.split(Normalizer.normalize(value, Normalizer.Form.NFKC).strip());

@@ -41,6 +41,20 @@ class HostileAnswersTest extends IntegrationTest {
         assertThat(rows.row(id).get("last_error")).isEqualTo(Outcome.SYSTEM_ERROR);
     }
 
+    /**
+     * Refused for its declared size, an answer is not read to its end either (a graceful close would read all of it
+     * first, to keep the connection: here megabytes at a byte every 50 ms): the connection is shut at once.
+     */
+    @Test
+    void anAnswerRefusedForItsSizeIsNotReadToItsEnd() {
+        String subject = uniqueSubject("HUGESLOW");
+        long started = System.nanoTime();
+        String huge = "{\"submitted\":true,\"pad\":\"" + "x".repeat(2 * 1024 * 1024) + "\"}";
+        String id = submitFailing(subject, answer("POST /survey/dispatch-bundles/" + subject + "/submission", 200, huge, Map.of(), 50));
+        assertThat(rows.row(id).get("last_error")).isEqualTo(Outcome.SYSTEM_ERROR);
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(15));
+    }
+
     /** An answer dripped a byte at a time never ran out of its per-read timeout: the call's deadline ends it. */
     @Test
     void anAnswerDrippedPastTheCallsDeadlineFailsTheCall() {

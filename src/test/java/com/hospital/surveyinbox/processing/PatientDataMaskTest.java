@@ -134,6 +134,9 @@ class PatientDataMaskTest {
         assertThat(PatientDataMask.mask("a\u202Eb\u009Bc\u200Bd\u2028e\uFEFFf\u2066g", List.of())).isEqualTo("a b c d e f g");
         // a zero-width space inside the name hid it from the mask
         assertThat(PatientDataMask.mask("환자 김\u200B민수 없음", List.of("김민수"))).doesNotContain("민수").doesNotContain("김");
+        assertThat(PatientDataMask.mask("환자 김\u00AD민\u3164수 없음", List.of("김민수"))).doesNotContain("민").doesNotContain("김");
+        // and a value holding one is still the value in a text without it
+        assertThat(PatientDataMask.mask("환자 김민수 없음", List.of("김민수\u200B"))).doesNotContain("민수");
     }
 
     /**
