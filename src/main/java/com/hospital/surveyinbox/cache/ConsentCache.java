@@ -168,16 +168,22 @@ public class ConsentCache {
      * the TTL and shared by every pod; now it fails this registration as a system error and is not cached.
      */
     public String list(String answer) {
-        com.fasterxml.jackson.databind.JsonNode node;
-        try {
-            node = answer == null ? null : JSON.readTree(answer);
-        } catch (java.io.IOException e) {
-            node = null;
-        }
-        if (node == null || !node.isArray()) {
+        if (!isList(answer)) {
             throw new com.hospital.surveyinbox.processing.SystemException("legacy", "the consent lookup's answer is not a JSON array", null);
         }
         return answer;
+    }
+
+    /**
+     * Whether a text is a JSON array: what the cache may answer with. A cached value that is not (written by a pod
+     * of an older release during a rollout) is read as a miss, and the lookup's answer replaces it.
+     */
+    public boolean isList(String text) {
+        try {
+            return text != null && JSON.readTree(text) instanceof com.fasterxml.jackson.databind.node.ArrayNode;
+        } catch (java.io.IOException e) {
+            return false;
+        }
     }
 
     /** TTL of a cached list, in seconds (the unit of Redis SETEX). */

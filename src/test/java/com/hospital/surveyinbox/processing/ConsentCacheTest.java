@@ -79,6 +79,19 @@ class ConsentCacheTest extends IntegrationTest {
         }
     }
 
+    /** A cached value that is not a list (a pod of an older release cached it) is a miss: looked up and replaced. */
+    @Test
+    void aCachedValueThatIsNotAListIsAMiss() {
+        String srvyNo = "STALE-" + uniqueSubject("X");
+        redis.opsForValue().set("survey-inbox-adapter:consents:" + srvyNo, "null", java.time.Duration.ofMinutes(5));
+        String subject = uniqueSubject("CSTALE");
+        new Rows(jdbc).awaitStatus(client.accept(send(subject, srvyNo)), "COMPLETED");
+        assertThat(simulator().consentLookups(srvyNo)).isEqualTo(1);
+        assertThat(simulator().bundleRequests(subject)).singleElement()
+                .satisfies(bundle -> assertThat(bundle.path("consents").isArray()).isTrue());
+        assertThat(redis.opsForValue().get("survey-inbox-adapter:consents:" + srvyNo)).startsWith("[");
+    }
+
     @Test
     void neverCachesASurveyThatIsNotConfigured() {
         String srvyNo = "NOCFG-" + uniqueSubject("X");
