@@ -15,8 +15,10 @@ WITH recorded AS (
                                reply_status, reply_reason_code, reply_reason, reply_updated_at)
     SELECT CAST(:#srvyDrawupNo AS TEXT), CAST(:#msgType AS TEXT), NULL, CAST(:#idempotencyKey AS TEXT),
            'COMPLETED', 1, now(), now(), now(),
-           CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN 'NONE' ELSE 'SENT' END, CAST(:#replyCode AS TEXT),
-           CASE WHEN CAST(:#replyReason AS TEXT) IS NULL THEN NULL ELSE '(removed with the payload)' END, CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN NULL ELSE now() END
+           CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN 'NONE' ELSE 'SENT' END,
+           CAST(:#replyCode AS TEXT),
+           CASE WHEN CAST(:#replyReason AS TEXT) IS NULL THEN NULL ELSE '(removed with the payload)' END,
+           CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN NULL ELSE now() END
       FROM (SELECT pg_advisory_xact_lock(CAST(:#lockSpace AS INTEGER), hashtext(CAST(:#srvyDrawupNo AS TEXT)))) AS subject_lock
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING id

@@ -16,12 +16,13 @@ import org.springframework.validation.annotation.Validated;
 
 /**
  * Every setting of the service under one {@code adapter.*} tree, bound and validated at startup so a
- * typo or a missing secret fails the boot instead of surfacing at the first message. Constructor-bound
+ * bad value or a missing secret fails the boot instead of surfacing at the first message (a misspelt key does
+ * not: Spring ignores keys it does not know, and ADAPTER_ROUTES_DIR, read by the route pattern, is one of them). Constructor-bound
  * and immutable: what the service read at start is what it runs with (a change is a restart, as the
  * rollback toggle's procedure says); defaults sit on the constructor parameters.
  * <p>Durations are ISO-8601 ({@code PT30S}) or a number with a unit ({@code 30s}); a bare number is in the unit
  * the setting is thought in (seconds, days for retention), never milliseconds: {@code ADAPTER_HTTP_RESPONSE_TIMEOUT=30}
- * is 30 s. Each has a floor below which it cannot work (a timeout of 0 is no timeout at all to the HTTP client, a
+ * is 30 s. Each that has a floor below which it cannot work says so (a timeout of 0 is no timeout at all to the HTTP client, a
  * retention of minutes removes every closed payload at the next run): a lower value stops the boot.
  */
 @Validated

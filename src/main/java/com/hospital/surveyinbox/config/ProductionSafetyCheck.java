@@ -100,7 +100,7 @@ public class ProductionSafetyCheck implements InitializingBean {
     private void shutdownCoversARow(List<String> problems) {
         long shutdownMillis = shutdownSeconds() * 1000;
         AdapterProperties.Http http = properties.getHttp();
-        long perCall = http.getConnectTimeout().multipliedBy(2).plus(http.getResponseTimeout()).toMillis();
+        long perCall = http.getCallDeadline().toMillis(); // DownstreamAnswerLimits ends a call there
         long socketSeconds = socketTimeoutSeconds();
         if (socketSeconds <= 0) {
             problems.add("the PostgreSQL driver's socketTimeout must be set (seconds, > 0: config/application.yaml, or "

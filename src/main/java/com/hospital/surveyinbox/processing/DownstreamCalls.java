@@ -23,11 +23,12 @@ import org.springframework.stereotype.Component;
  *   <li>{@link #before}: which downstream the call goes to (by base URL), its circuit (open = the call is
  *       not made: {@link CircuitOpenException}; half-open, only its trials), JSON headers, a timer;</li>
  *   <li>{@link #after}: the call is accounted — an answer the step accepts tells the circuit the downstream is
- *       up; a 5xx, a timeout or a refused connection counts against it (a 4xx does not: the downstream
- *       answered) — the timer stops, and the answer's headers are dropped so nothing of one call is sent on
+ *       up; a 5xx, a 3xx (never followed), a timeout or a refused connection counts against it (a 4xx does
+ *       not: the downstream answered) — the timer stops, and the answer's headers are dropped so nothing of one call is sent on
  *       the next;</li>
  *   <li>{@link #classify}: the exception that ended a registration as an {@link Outcome} — 4xx with
- *       {@code {code,message}} is a business error with that message (the row's patient values masked); 5xx,
+ *       {@code {code,message}} is a business error with that message (the row's patient values masked, or
+ *       withheld when the patient's name is not known: {@link #masked}); 3xx, 5xx,
  *       timeouts, refused connections and anything else a system error, charged; a call the circuit refused
  *       defers the row uncharged.</li>
  * </ul>
@@ -257,9 +258,9 @@ public class DownstreamCalls {
      * A downstream answer's {@code message}, decoded from its JSON and then masked as {@link #masked} does, or null
      * when it has none. Masking the raw JSON missed what JSON escapes ({@code \\u0000}, a name as {@code \\uD64D…}).
      */
-    public String maskedMessage(String answer, Registration msg, String patient, Boolean patientNone) {
+    public String maskedMessage(String answer, Registration msg, String patient) {
         String message = businessMessage(answer);
-        return message == null ? null : masked(message, msg, patient, patientNone);
+        return message == null ? null : masked(message, msg, patient, null);
     }
 
     private void stopTimer(Exchange exchange, String outcome) {

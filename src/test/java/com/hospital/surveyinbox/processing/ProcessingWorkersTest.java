@@ -119,8 +119,8 @@ class ProcessingWorkersTest extends IntegrationTest {
      * A rollout's stop: Camel waits for the row in flight, but its suspended consumer still hands over the rest of
      * what it polled, and a row a worker started during that wait was cut off at the deadline (PROCESSING for
      * stuck-processing-after, an attempt charged). Stopping, the workers start nothing more: those rows stay as
-     * they were, their offsets uncommitted, and the partition's next owner reads them again at once (committed,
-     * they waited for the redelivery job: lost-event-after and a tick).
+     * they were, their offsets uncommitted, and the partition's next owner reads them again once this instance has
+     * left the group (committed, they waited for the redelivery job: lost-event-after and a tick).
      */
     @Test
     void aStoppingInstanceStartsNoMoreRowsAndItsPartitionsNextOwnerTakesThem() throws Exception {
