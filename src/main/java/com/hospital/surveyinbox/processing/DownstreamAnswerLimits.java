@@ -121,14 +121,19 @@ final class DownstreamAnswerLimits implements ExecChainHandler {
 
             @Override
             public void close() throws IOException {
-                try {
-                    super.close(); // may read the rest: still under the deadline
-                } finally {
-                    end.cancel(false);
-                }
+                closeUnderDeadline(super::close, end);
             }
         });
         return response;
+    }
+
+    /** Closes (which may read the rest of the answer, still under the deadline), then ends the deadline. */
+    private static void closeUnderDeadline(java.io.Closeable closing, ScheduledFuture<?> end) throws IOException {
+        try {
+            closing.close();
+        } finally {
+            end.cancel(false);
+        }
     }
 
     /** The answer's bytes, failing past the size or the deadline. */
@@ -194,11 +199,7 @@ final class DownstreamAnswerLimits implements ExecChainHandler {
 
         @Override
         public void close() throws IOException {
-            try {
-                super.close(); // may read the rest: still under the deadline
-            } finally {
-                end.cancel(false);
-            }
+            closeUnderDeadline(super::close, end);
         }
     }
 }
