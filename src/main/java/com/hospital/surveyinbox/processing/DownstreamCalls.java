@@ -158,10 +158,12 @@ public class DownstreamCalls {
                     // the code is stored, logged and shown to operators as-is: one that names the row's own patient
                     // (NO_PATIENT_P123A456) is named, not quoted, as its message's values are masked
                     String code = code(http.getResponseBody());
+                    boolean nameKnown = nameKnown(msg, patient, patientNone);
                     String shownCode = code == null ? null
-                            : !nameKnown(msg, patient, patientNone) ? (CONTRACT_CODES.contains(code) ? code : NON_STANDARD_CODE)
+                            : !nameKnown ? (CONTRACT_CODES.contains(code) ? code : NON_STANDARD_CODE)
                             : namesThePatient(code, msg, patient) ? NON_STANDARD_CODE : code;
-                    Outcome refused = Outcome.businessFailure(shownCode, masked(message, msg, patient, patientNone));
+                    Outcome refused = Outcome.businessFailure(shownCode,
+                            nameKnown ? PatientDataMask.mask(message, patientValues(msg, patient)) : WITHHELD);
                     log.info("Refused by {} at {}: HTTP {} {}", downstream, at, http.getStatusCode(), refused.failureCode());
                     return refused;
                 }
@@ -180,8 +182,7 @@ public class DownstreamCalls {
 
     /** What is stored and shown instead of a downstream's text that could not be masked (no name to mask it with). */
     public static final String WITHHELD = "(text withheld: the patient record could not be read to mask it)";
-    /** What is stored and shown instead of a code that may name the patient. */
-    static final String NON_STANDARD_CODE = "(non-standard code)";
+    private static final String NON_STANDARD_CODE = Outcome.NON_STANDARD_CODE;
     /** The codes CONTRACT §3 defines: shown even when no name is known to check a code against. */
     private static final java.util.Set<String> CONTRACT_CODES =
             java.util.Set.of("FORM_NOT_REGISTERED", "GROUP_NOT_FOUND", "FORM_NOT_DISTRIBUTED", "ALREADY_SUBMITTED");

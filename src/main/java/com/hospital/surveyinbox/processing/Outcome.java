@@ -28,6 +28,9 @@ public record Outcome(boolean success, String failureReason, String failureCode,
         return new Outcome(false, reason, loggableCode(code), null, null, null, false);
     }
 
+    /** What is stored, logged and shown instead of a code that may name the patient. */
+    static final String NON_STANDARD_CODE = "(non-standard code)";
+
     private static final java.util.regex.Pattern CODE = java.util.regex.Pattern.compile("[A-Za-z_][A-Za-z0-9_.-]{0,63}");
     private static final java.util.regex.Pattern NUMBER = java.util.regex.Pattern.compile("\\d{4}");
 
@@ -39,7 +42,7 @@ public record Outcome(boolean success, String failureReason, String failureCode,
         if (code == null || code.isBlank()) {
             return "(no code)";
         }
-        return CODE.matcher(code).matches() && !NUMBER.matcher(code).find() ? code : "(non-standard code)";
+        return CODE.matcher(code).matches() && !NUMBER.matcher(code).find() ? code : NON_STANDARD_CODE;
     }
 
     /** The downstream is plainly down (circuit open): the attempt is not charged. */
