@@ -269,18 +269,31 @@ public class AdapterProperties {
          * read into memory, and one of hundreds of megabytes would end the pod (ExitOnOutOfMemoryError).
          */
         @Min(1024) private final int maxAnswerBytes;
+        /**
+         * Longest line of an answer's head (bytes: its status line, each header, each chunk size line; a longer one
+         * fails the call as a system error): the client reads a head without any bound of its own.
+         */
+        @Min(1024) private final int maxHeaderBytes;
+        /** Most headers an answer may have (count; more fail the call as a system error). */
+        @Min(16) private final int maxHeaders;
 
         public Http(@DefaultValue("PT2S") @DurationUnit(ChronoUnit.SECONDS) Duration connectTimeout,
                 @DefaultValue("PT5S") @DurationUnit(ChronoUnit.SECONDS) Duration responseTimeout,
-                @DefaultValue("1048576") int maxAnswerBytes) {
+                @DefaultValue("1048576") int maxAnswerBytes,
+                @DefaultValue("16384") int maxHeaderBytes,
+                @DefaultValue("100") int maxHeaders) {
             this.connectTimeout = connectTimeout;
             this.responseTimeout = responseTimeout;
             this.maxAnswerBytes = maxAnswerBytes;
+            this.maxHeaderBytes = maxHeaderBytes;
+            this.maxHeaders = maxHeaders;
         }
 
         public Duration getConnectTimeout() { return connectTimeout; }
         public Duration getResponseTimeout() { return responseTimeout; }
         public int getMaxAnswerBytes() { return maxAnswerBytes; }
+        public int getMaxHeaderBytes() { return maxHeaderBytes; }
+        public int getMaxHeaders() { return maxHeaders; }
 
         /**
          * The longest one call may take in all, its answer read to the end: a pooled connection's lease and the

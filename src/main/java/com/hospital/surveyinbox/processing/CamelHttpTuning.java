@@ -12,10 +12,22 @@ import org.springframework.context.annotation.Configuration;
  * the client's own retries: a retry is an attempt of the row, counted and visible in its history. Bounds what
  * an answer may be ({@link DownstreamAnswerLimits}), asks for no compressed answers, and keeps no cookies: the
  * client is one per endpoint and pod, shared by every patient's calls (a session cookie of one downstream went
- * with every later call, to the others behind the same host too).
+ * with every later call, to the others behind the same host too). Bounds an answer's head too: the {@code http} and
+ * {@code https} components are {@link BoundedHeadHttpComponent}s (Camel takes a component of that name from the
+ * registry before making its own).
  */
 @Configuration
 public class CamelHttpTuning {
+
+    @Bean("http")
+    HttpComponent http(AdapterProperties properties) {
+        return new BoundedHeadHttpComponent(properties.getHttp().getMaxHeaderBytes(), properties.getHttp().getMaxHeaders());
+    }
+
+    @Bean("https")
+    HttpComponent https(AdapterProperties properties) {
+        return new BoundedHeadHttpComponent(properties.getHttp().getMaxHeaderBytes(), properties.getHttp().getMaxHeaders());
+    }
 
     @Bean
     ComponentCustomizer httpTimeouts(AdapterProperties properties) {

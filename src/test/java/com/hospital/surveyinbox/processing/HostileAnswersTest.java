@@ -6,9 +6,12 @@ import com.hospital.surveyinbox.support.DownstreamSimulator;
 import com.hospital.surveyinbox.support.IntegrationTest;
 import com.hospital.surveyinbox.support.ServiceClient;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
 
 /**
  * A downstream that is broken or hostile, answering what no contract allows: the call fails as a system error (its
@@ -16,6 +19,18 @@ import org.junit.jupiter.api.Test;
  * runs with connect and response timeouts of 1 s, so a call's deadline is 3 s.
  */
 class HostileAnswersTest extends IntegrationTest {
+
+    @Autowired
+    DownstreamCircuits circuits;
+
+    /**
+     * Each case's system errors are its own: five in a row open the survey's circuit, which would defer the next
+     * case's rows (and those of the next test class sharing this context) for its open duration.
+     */
+    @AfterEach
+    void closeCircuits() {
+        DownstreamCircuits.DOWNSTREAMS.forEach(circuits::recordSuccess);
+    }
 
     private DownstreamSimulator.Fault answer(String methodAndPath, int status, String body, Map<String, String> headers,
                                              long dripMillis) {
@@ -64,6 +79,48 @@ class HostileAnswersTest extends IntegrationTest {
                 "{\"submitted\":true,\"note\":\"" + "x".repeat(60) + "\"}", Map.of(), 150)); // ~12 s of bytes, each within 1 s
         assertThat(rows.row(id).get("last_error")).isEqualTo(Outcome.SYSTEM_ERROR);
         assertThat(Duration.ofNanos(System.nanoTime() - started)).as("ended by the deadline, not the drip").isLessThan(Duration.ofSeconds(11));
+    }
+
+    /**
+     * An answer's head is bounded too (max-header-bytes a line, max-headers in all): the client read a head without
+     * any bound, so one endless header line, or endless headers, filled the heap before the deadline came.
+     */
+    @Test
+    void aHeaderLineLongerThanTheLimitFailsTheCall() {
+        String subject = uniqueSubject("LONGHEAD");
+        String id = submitFailing(subject, answer("POST /survey/dispatch-bundles/" + subject + "/submission", 200,
+                "{\"submitted\":true}", Map.of("X-Padding", "x".repeat(64 * 1024)), 0));
+        assertThat(rows.row(id).get("last_error")).isEqualTo(Outcome.SYSTEM_ERROR);
+    }
+
+    @Test
+    void moreHeadersThanTheLimitFailTheCall() {
+        String subject = uniqueSubject("MANYHEAD");
+        Map<String, String> many = new HashMap<>();
+        for (int i = 0; i < 500; i++) {
+            many.put("X-Header-" + i, "v");
+        }
+        String id = submitFailing(subject, answer("POST /survey/dispatch-bundles/" + subject + "/submission", 200,
+                "{\"submitted\":true}", many, 0));
+        assertThat(rows.row(id).get("last_error")).isEqualTo(Outcome.SYSTEM_ERROR);
+    }
+
+    /** The bounds leave room for real heads: long tokens and cookies, a few dozen headers. */
+    @Test
+    void aLargeHeadWithinTheLimitsIsRead() {
+        String subject = uniqueSubject("BIGHEAD");
+        Map<String, String> large = new HashMap<>();
+        for (int i = 0; i < 60; i++) {
+            large.put("X-Header-" + i, "v".repeat(100));
+        }
+        large.put("X-Padding", "x".repeat(12 * 1024));
+        DownstreamSimulator.Fault fault = answer("POST /survey/dispatch-bundles/" + subject + "/submission", 200,
+                "{\"submitted\":true}", large, 0);
+        try {
+            rows.awaitStatus(client.accept(ServiceClient.message(subject, "P-" + subject, "\"msgType\":\"SUBMIT\"")), "COMPLETED");
+        } finally {
+            simulator().remove(fault);
+        }
     }
 
     /** No compressed answer was asked for: one (a few kilobytes can unpack to gigabytes) fails the call unread. */
