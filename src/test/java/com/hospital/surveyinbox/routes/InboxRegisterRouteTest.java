@@ -49,4 +49,28 @@ class InboxRegisterRouteTest extends RouteKit {
         Outcome system = register(other, ServiceClient.message(other, "P-" + other, ""), Map.of());
         assertThat(system.failureReason()).isEqualTo(Outcome.SYSTEM_ERROR);
     }
+
+    /**
+     * inbox-register-record-for-masking: a refusal before the patient step (here the consent lookup's) whose text
+     * quotes the patient by the legacy record's name, the message carrying none, is masked with the record, which
+     * the route reads once for it; without that read the text would be withheld.
+     */
+    @Test
+    void aRefusalBeforeThePatientStepIsMaskedWithTheRecordReadForIt() {
+        String subject = uniqueSubject("ALONE-MASK");
+        String patno = "PM" + Math.abs(subject.hashCode());
+        String name = "Patient-" + patno; // the simulator's record
+        mock("mock:consent-lookup").whenAnyExchangeReceived(e -> {
+            throw new HttpOperationFailedException("http://legacy", 403, "Forbidden", null, Map.of(),
+                    "{\"code\":\"CONSENTS_SEALED\",\"message\":\"consents of " + name + " are sealed\"}");
+        });
+        int before = simulator().requests().size();
+
+        Outcome refused = register(subject, ServiceClient.message(subject, patno, "\"srvyNo\":\"CONSENT-" + subject + "\""), Map.of());
+
+        assertThat(refused.success()).isFalse();
+        assertThat(refused.failureReason()).isEqualTo("consents of *** are sealed");
+        assertThat(simulator().requests().subList(before, simulator().requests().size()))
+                .filteredOn(r -> r.line().startsWith("GET /legacy/patients/" + patno)).hasSize(1);
+    }
 }
