@@ -27,38 +27,51 @@ public class ConsentCache {
     private final AdapterProperties properties;
     private final MeterRegistry meters;
     private final ConcurrentHashMap<String, Lane> turns = new ConcurrentHashMap<>();
-    /** One srvyNo's lookups in this instance: the turn, how many lookups ended, and the last one's refusal. */
+    /** One srvyNo's lookups in this instance: the turn, how many lookups ended, and the last one's answer or refusal. */
     private static final class Lane {
-        /** Fair: consumers take their turns in the order they came (a refusal goes to those who waited). */
+        /** Fair: consumers take their turns in the order they came (an answer goes to those who waited). */
         final Semaphore semaphore = new Semaphore(1, true);
         /** Written only by the consumer holding the semaphore. */
         volatile long ended;
         volatile Refusal refusal;
+        volatile Answer answer;
+    }
+
+    /** The consent list a lookup answered, handed to the consumers that waited for that lookup. */
+    private record Answer(String list, long endedAs) {
     }
 
     /**
      * A consumer's turn for one {@code srvyNo}, carried by its exchange (a route variable, so the turn and its
      * release do not depend on which thread runs the steps between them): held (this consumer looks it up and
      * must {@link #release} it), not held (its wait ran out: it looks it up without a turn), or the refusal of the
-     * lookup it waited for ({@link #refusal()} not null, nothing held).
+     * lookup it waited for ({@link #refusal()} not null, nothing held), or its answer ({@link #answer()} not null,
+     * nothing held).
      */
     public static final class Turn {
         private final String srvyNo;
         private final Lane lane;
         private final Refusal refusal;
+        private final String answer;
         private final java.util.concurrent.atomic.AtomicBoolean held;
         private volatile boolean lookupEnded;
 
-        private Turn(String srvyNo, Lane lane, Refusal refusal, boolean held) {
+        private Turn(String srvyNo, Lane lane, Refusal refusal, String answer, boolean held) {
             this.srvyNo = srvyNo;
             this.lane = lane;
             this.refusal = refusal;
+            this.answer = answer;
             this.held = new java.util.concurrent.atomic.AtomicBoolean(held);
         }
 
         /** The refusal of the lookup this consumer waited for, or null. */
         public Refusal refusal() {
             return refusal;
+        }
+
+        /** The consent list the lookup this consumer waited for answered (a JSON array), or null. */
+        public String answer() {
+            return answer;
         }
     }
 
@@ -80,7 +93,9 @@ public class ConsentCache {
      * never correctness). When the lookup it waited for was refused by the legacy system, the turn carries that
      * refusal and is not held: without it, every waiter of a survey that is not configured asked again in turn,
      * one lookup after another, and a burst of its messages held every worker for the whole wait. The refusal is
-     * not cached: only consumers that were already waiting when it was answered get it. Takes the message, not
+     * not cached: only consumers that were already waiting when it was answered get it. So with an answer: the
+     * waiters take it from here, not from Redis (while Redis was down, read-only or full, each waiter read a miss and
+     * looked the survey up again in turn, a burst slower than with no cache at all). Takes the message, not
      * the text: Camel's bean binding would turn a {@code srvyNo} of {@code "null"} into null (a
      * NullPointerException here, every attempt a system error) and strip quotes from a quoted one.
      */
@@ -94,14 +109,34 @@ public class ConsentCache {
         long waitMillis = properties.getHttp().getResponseTimeout().multipliedBy(2).toMillis();
         if (!lane.semaphore.tryAcquire(waitMillis, TimeUnit.MILLISECONDS)) {
             turns.remove(srvyNo, lane); // a stuck lookup: let the next one start afresh
-            return new Turn(srvyNo, lane, null, false);
+            return new Turn(srvyNo, lane, null, null, false);
         }
         Refusal refusal = lane.refusal;
         if (refusal != null && refusal.endedAs() > seen) {
             release(srvyNo, lane);
-            return new Turn(srvyNo, lane, refusal, false);
+            return new Turn(srvyNo, lane, refusal, null, false);
         }
-        return new Turn(srvyNo, lane, null, true);
+        Answer answer = lane.answer;
+        if (answer != null && answer.endedAs() > seen) {
+            release(srvyNo, lane);
+            return new Turn(srvyNo, lane, null, answer.list(), false);
+        }
+        return new Turn(srvyNo, lane, null, null, true);
+    }
+
+    /**
+     * The lookup of this turn answered a consent list ({@code inbox-consents-keep-answer}, before it is cached): kept
+     * for the consumers already waiting for it, and the lookup counted as ended now. A turn not held (its wait ran
+     * out) keeps nothing.
+     */
+    public void answered(Turn turn, String list) {
+        if (turn != null && turn.held.get() && !turn.lookupEnded) {
+            Lane lane = turn.lane;
+            lane.refusal = null;
+            lane.answer = new Answer(list, lane.ended + 1);
+            lane.ended++;
+            turn.lookupEnded = true;
+        }
     }
 
     /**
@@ -112,6 +147,7 @@ public class ConsentCache {
     public void refused(Turn turn, HttpOperationFailedException answer, String downstream, String call) {
         if (turn != null && turn.held.get() && !turn.lookupEnded) {
             Lane lane = turn.lane;
+            lane.answer = null;
             lane.refusal = new Refusal(answer, downstream, call, lane.ended + 1);
             lane.ended++;
             turn.lookupEnded = true;
@@ -132,7 +168,8 @@ public class ConsentCache {
         }
         Lane lane = turn.lane;
         if (!turn.lookupEnded) {
-            lane.refusal = null; // answered, or failed otherwise: nothing for the waiters to share
+            lane.refusal = null; // failed otherwise (a 5xx, a timeout): nothing for the waiters to share
+            lane.answer = null;
             lane.ended++;
         }
         release(turn.srvyNo, lane);

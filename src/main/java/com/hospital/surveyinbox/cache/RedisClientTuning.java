@@ -7,7 +7,8 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * With Lettuce's default, commands issued while Redis is unreachable queue up until the command
- * timeout; rejecting them at once lets a Redis outage cost nothing but a cache miss.
+ * timeout; rejecting them at once lets a Redis outage cost nothing but a cache miss (the waiters of a
+ * lookup share its answer in memory).
  * <p>
  * A customizer of Boot's own client options, not a replacement of them: Boot puts
  * {@code spring.data.redis.connect-timeout} (and an SSL bundle's trust) into those options, and new options

@@ -60,4 +60,29 @@ class ConsentCacheTurnTest {
             consumers.shutdownNow();
         }
     }
+
+    @Test
+    void waitersShareAnAnswerAndAConsumerAfterItAsksAgain() throws Exception {
+        ConsentCache cache = new ConsentCache(TestProperties.bind(Map.of("adapter.http.response-timeout", "PT5S")),
+                new SimpleMeterRegistry());
+        ExecutorService consumers = Executors.newFixedThreadPool(2);
+        try {
+            ConsentCache.Turn holder = cache.awaitTurn(msg("CFG-1"));
+            Future<ConsentCache.Turn> waiter = consumers.submit(() -> cache.awaitTurn(msg("CFG-1")));
+            await().atMost(Duration.ofSeconds(10)).until(() -> cache.waiting("CFG-1") == 1);
+
+            cache.answered(holder, "[{\"consentCd\":\"C1\"}]");
+            cache.release(holder);
+
+            ConsentCache.Turn shared = waiter.get(10, TimeUnit.SECONDS);
+            assertThat(shared.answer()).isEqualTo("[{\"consentCd\":\"C1\"}]");
+            assertThat(shared.refusal()).isNull();
+            assertThat(cache.freeTurns("CFG-1")).as("a shared answer holds nothing").isEqualTo(-1);
+            ConsentCache.Turn later = cache.awaitTurn(msg("CFG-1"));
+            assertThat(later.answer()).as("not a cache: a consumer after the lookup reads Redis or asks").isNull();
+            cache.release(later);
+        } finally {
+            consumers.shutdownNow();
+        }
+    }
 }
