@@ -42,6 +42,17 @@ public class MainPoolStatementBound implements BeanPostProcessor {
     }
 
     /**
+     * {@code options} with {@code synchronous_commit=on}: a row answered 200, or an outcome recorded, is flushed
+     * (and with a synchronous standby, replicated) before the commit returns. A role or database set to
+     * {@code off} or {@code local} by a DBA (a common tuning) would otherwise lose acknowledged messages in a crash
+     * or failover without a trace (CONTRACT §1). Session options win over a role's or a database's settings.
+     */
+    public static String durable(String options) {
+        String base = options == null ? "" : options.strip();
+        return base.endsWith("-c synchronous_commit=on") ? base : (base + " -c synchronous_commit=on").strip();
+    }
+
+    /**
      * The driver's own spelling for keys that match one of its properties but for case: an environment variable
      * such as {@code SPRING_DATASOURCE_HIKARI_DATASOURCEPROPERTIES_SOCKETTIMEOUT} binds as {@code sockettimeout},
      * which the PostgreSQL driver (case-sensitive) would silently ignore.
@@ -108,10 +119,7 @@ public class MainPoolStatementBound implements BeanPostProcessor {
                 hikari.setJdbcUrl(liftFromUrl(hikari.getJdbcUrl(), properties));
             }
             int socketSeconds = Integer.parseInt(String.valueOf(properties.getOrDefault("socketTimeout", "0")).strip());
-            String options = withBound(properties.getProperty("options"), socketSeconds);
-            if (!options.isEmpty()) {
-                hikari.addDataSourceProperty("options", options);
-            }
+            hikari.addDataSourceProperty("options", durable(withBound(properties.getProperty("options"), socketSeconds)));
         }
         return bean;
     }

@@ -19,9 +19,13 @@ import org.springframework.transaction.TransactionException;
 public class DatabaseFailures {
 
     /**
-     * True for: no connection from the pool; SQLState class 08 (connection exception); 53300 (too many
-     * connections); 57P01/57P02/57P03 (the server is shutting down or not yet accepting); 57014 (the
-     * statement was cancelled by statement_timeout: the database is too slow to answer now).
+     * True for: no connection from the pool; SQLState class 08 (connection exception); 57P01/57P02/57P03 (the
+     * server is shutting down or not yet accepting); 57014 and 55P03 (statement_timeout, lock_timeout: the
+     * database is too slow to answer now); 25006 (a read-only transaction: the connection reached a standby, or the
+     * primary demoted in a failover); class 53 (too many connections, disk full, out of memory: the server's
+     * resources, not the row); 40001 and 40P01 (serialization failure, deadlock: retrying is their cure). Each
+     * was a 500 "a retry cannot fix" to the sender (who then never sends again: the message lost) and left a
+     * worker's row PROCESSING instead of trying its statement again.
      */
     public static boolean unavailable(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
@@ -31,7 +35,8 @@ public class DatabaseFailures {
             }
             if (t instanceof SQLException sql && sql.getSQLState() != null) {
                 String state = sql.getSQLState();
-                return state.startsWith("08") || state.equals("53300") || state.startsWith("57P") || state.equals("57014");
+                return state.startsWith("08") || state.startsWith("57P") || state.equals("57014") || state.equals("55P03")
+                        || state.equals("25006") || state.startsWith("53") || state.equals("40001") || state.equals("40P01");
             }
         }
         return false;

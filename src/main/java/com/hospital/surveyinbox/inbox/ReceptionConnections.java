@@ -40,8 +40,9 @@ public class ReceptionConnections implements DisposableBean {
         this.statementBound = java.time.Duration.ofMillis(socketSeconds > 1 ? (socketSeconds - 1) * 1000L : 3000L);
         java.util.Properties dataSourceProperties = new java.util.Properties();
         dataSourceProperties.putAll(config.getDataSourceProperties());
-        dataSourceProperties.setProperty("options", com.hospital.surveyinbox.config.MainPoolStatementBound.withBoundMillis(
-                (String) dataSourceProperties.get("options"), statementBound.toMillis()));
+        dataSourceProperties.setProperty("options", com.hospital.surveyinbox.config.MainPoolStatementBound.durable(
+                com.hospital.surveyinbox.config.MainPoolStatementBound.withBoundMillis(
+                        (String) dataSourceProperties.get("options"), statementBound.toMillis())));
         // of its own: copyStateTo shares the main pool's Properties object, and setDataSourceProperties writes into
         // it, so the receptions' bound would have become the main pool's too whenever that one had not started yet
         ownProperties(config, dataSourceProperties);

@@ -50,6 +50,11 @@ public record Outcome(boolean success, String failureReason, String failureCode,
         return new Outcome(false, "waiting: " + downstream + " unavailable (circuit open)", null, null, null, downstream, true);
     }
 
+    /** The database did not answer a statement of the registration before any downstream call: not charged either. */
+    public static Outcome databaseUnavailable() {
+        return new Outcome(false, "waiting: the database did not answer", null, null, null, null, true);
+    }
+
     public static Outcome systemFailure(String downstream) {
         return new Outcome(false, SYSTEM_ERROR, null, null, null, downstream, false);
     }

@@ -318,6 +318,11 @@ class GroupInsertTest extends IntegrationTest {
                 new java.sql.SQLException("connection reset", "08006")))).isTrue();
         assertThat(DatabaseFailures.unavailable(new org.springframework.dao.QueryTimeoutException("x",
                 new java.sql.SQLException("canceling statement due to statement timeout", "57014")))).isTrue();
+        // what a failover, a full disk or contention answers: "not now" as well (each was a 500 "no retry")
+        for (String state : java.util.List.of("25006", "53100", "53200", "40001", "40P01", "55P03")) {
+            assertThat(DatabaseFailures.unavailable(new org.springframework.dao.DataAccessResourceFailureException("x",
+                    new java.sql.SQLException("x", state)))).as(state).isTrue();
+        }
         assertThat(DatabaseFailures.unavailable(new org.springframework.dao.DataAccessResourceFailureException("x",
                 new java.sql.SQLException("index row size exceeds maximum", "54000")))).isFalse();
         assertThat(DatabaseFailures.unavailable(new org.springframework.dao.DataIntegrityViolationException("x",

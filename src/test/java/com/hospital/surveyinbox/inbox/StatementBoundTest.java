@@ -37,7 +37,7 @@ class StatementBoundTest extends IntegrationTest {
         org.springframework.jdbc.core.JdbcTemplate receptionJdbc = new org.springframework.jdbc.core.JdbcTemplate(receptions.dataSource());
         assertThat(receptionJdbc.queryForObject("SHOW statement_timeout", String.class)).isEqualTo("3s");
         assertThat(mainPool.unwrap(com.zaxxer.hikari.HikariDataSource.class).getDataSourceProperties().getProperty("options"))
-                .isEqualTo("-c statement_timeout=3500 -c lock_timeout=3500");
+                .isEqualTo("-c statement_timeout=3500 -c lock_timeout=3500 -c synchronous_commit=on");
 
         String tag = "bound-" + UUID.randomUUID();
         try (Connection holder = DriverManager.getConnection(services().jdbcUrl(), EmbeddedServices.DB_USER, "");

@@ -73,4 +73,24 @@ class InboxRegisterRouteTest extends RouteKit {
         assertThat(simulator().requests().subList(before, simulator().requests().size()))
                 .filteredOn(r -> r.line().startsWith("GET /legacy/patients/" + patno)).hasSize(1);
     }
+
+    /**
+     * The database not answering the resend check (before any call) defers the row uncharged: as a system error it
+     * was charged, so a database outage of some minutes walked rows to DEAD, blaming the downstreams.
+     */
+    @Test
+    void aDatabaseNotAnsweringTheResendCheckDefersTheRowUncharged() {
+        mock("mock:resend-check").whenAnyExchangeReceived(e -> {
+            throw new org.springframework.jdbc.CannotGetJdbcConnectionException("no connection in time",
+                    new java.sql.SQLTransientConnectionException("pool timeout"));
+        });
+        mock("mock:bundle").expectedMessageCount(0);
+        String subject = uniqueSubject("ALONE-DBDOWN");
+
+        Outcome outcome = register(subject, ServiceClient.message(subject, "P-" + subject, ""), Map.of());
+
+        assertThat(outcome.deferred()).as(outcome.toString()).isTrue();
+        assertThat(outcome.failureReason()).isEqualTo("waiting: the database did not answer");
+        assertThat(mock("mock:bundle").getReceivedCounter()).isZero();
+    }
 }

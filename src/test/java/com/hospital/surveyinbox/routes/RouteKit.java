@@ -82,6 +82,8 @@ abstract class RouteKit extends IntegrationTest {
             AdviceWith.adviceWith(camel, "inbox-publish", a -> a.weaveById("to-kafka-inbox-event").replace().to("mock:kafka"));
             AdviceWith.adviceWith(camel, "inbox-register-send", a ->
                     a.weaveById("to-http-survey-bundle").replace().toV("mock:bundle", "bundleRequest", "bundle"));
+            AdviceWith.adviceWith(camel, "inbox-register", a ->
+                    a.weaveById("inbox-register-resend-check").before().to("mock:resend-check"));
             AdviceWith.adviceWith(camel, "inbox-consents-lookup", a ->
                     a.weaveById("to-http-legacy-consents").before().to("mock:consent-lookup"));
             AdviceWith.adviceWith(camel, "inbox-reply", a -> a.weaveById("to-legacy-reply").replace().toV("mock:legacy-reply", "request", "answer"));
