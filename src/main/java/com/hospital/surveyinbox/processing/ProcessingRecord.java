@@ -30,9 +30,10 @@ public class ProcessingRecord {
     public ProcessingRecord(AdapterProperties properties, MeterRegistry meters) {
         this.properties = properties;
         this.meters = meters;
-        // at zero from the start: a pod's first row going DEAD is an increase the DEAD alert sees (a series that
-        // first appears at 1 shows none)
+        // at zero from the start: a pod's first row going DEAD (or stale outcome) is an increase the alert sees (a
+        // series that first appears at 1 shows none; stale outcomes are rare one-offs, so that was nearly all of them)
         meters.counter(OUTCOMES, "outcome", "dead");
+        meters.counter(OUTCOMES, "outcome", "stale");
     }
 
     /** Step {@code inbox-process-params}: every named parameter the outcome statements use. */

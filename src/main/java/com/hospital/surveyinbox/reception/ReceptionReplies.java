@@ -30,6 +30,16 @@ public class ReceptionReplies {
     public ReceptionReplies(ObjectMapper objectMapper, MeterRegistry meters) {
         this.objectMapper = objectMapper;
         this.meters = meters;
+        // at zero from the start, as the DEAD count: the 503 alert reads an increase, and a pod's first 503s would
+        // otherwise appear as a series starting at their count (no increase seen)
+        timer(503, "N");
+    }
+
+    private Timer timer(int status, String resultCode) {
+        return acceptTimers.computeIfAbsent(status + resultCode, k -> Timer.builder("adapter.reception.accept")
+                .description("reception time, request to answer")
+                .tag("status", Integer.toString(status)).tag("resultCode", resultCode)
+                .serviceLevelObjectives(LatencyBuckets.RECEPTION).register(meters));
     }
 
     /**
@@ -47,11 +57,7 @@ public class ReceptionReplies {
         if (inboxId != null) {
             body.put("inboxId", Long.toString(inboxId));
         }
-        acceptTimers.computeIfAbsent(status + resultCode, k -> Timer.builder("adapter.reception.accept")
-                        .description("reception time, request to answer")
-                        .tag("status", Integer.toString(status)).tag("resultCode", resultCode)
-                        .serviceLevelObjectives(LatencyBuckets.RECEPTION).register(meters))
-                .record(elapsedMillis, TimeUnit.MILLISECONDS);
+        timer(status, resultCode).record(elapsedMillis, TimeUnit.MILLISECONDS);
         headers.clear();
         headers.put(Exchange.HTTP_RESPONSE_CODE, status);
         headers.put(Exchange.CONTENT_TYPE, "application/json;charset=UTF-8");

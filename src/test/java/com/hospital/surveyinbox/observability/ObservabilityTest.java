@@ -73,6 +73,11 @@ class ObservabilityTest extends IntegrationTest {
         new com.hospital.surveyinbox.processing.ProcessingRecord(properties, fresh);
         assertThat(fresh.find("adapter.inbox.outcomes").tag("outcome", "dead").counter())
                 .isNotNull().satisfies(c -> assertThat(c.count()).isZero());
+        assertThat(fresh.find("adapter.inbox.outcomes").tag("outcome", "stale").counter())
+                .isNotNull().satisfies(c -> assertThat(c.count()).isZero());
+        new com.hospital.surveyinbox.reception.ReceptionReplies(new com.fasterxml.jackson.databind.ObjectMapper(), fresh);
+        assertThat(fresh.find("adapter.reception.accept").tag("status", "503").timer())
+                .isNotNull().satisfies(t -> assertThat(t.count()).isZero());
     }
 
     /** Without management.otlp.tracing.endpoint (the default) nothing is exported: no collector is needed. */
