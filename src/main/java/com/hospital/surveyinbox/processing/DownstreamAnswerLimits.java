@@ -31,7 +31,8 @@ import org.apache.hc.core5.http.io.entity.HttpEntityWrapper;
  *       timeout) fails it: the timeouts are per read, and an answer dripped a byte at a time within them held its
  *       worker for as long as it dripped, its row reset and registered again by another worker.</li>
  * </ul>
- * Each fails as an I/O error: a system error of the call, counted against its downstream's circuit.
+ * Each fails as an I/O error when the body is read: a system error of the call, counted against its downstream's
+ * circuit. A step that ignores the body ({@code ignoreResponseBody}, the reply) is decided by its status alone.
  */
 final class DownstreamAnswerLimits implements ExecChainHandler {
 
@@ -85,21 +86,23 @@ final class DownstreamAnswerLimits implements ExecChainHandler {
             discard.run();
             throw Bounded.late();
         }
-        Header encoding = response.getFirstHeader("Content-Encoding");
-        if (encoding != null && !encoding.getValue().isBlank() && !"identity".equalsIgnoreCase(encoding.getValue().strip())) {
-            end.cancel(false);
-            discard.run();
-            throw new IOException("downstream answer refused: it has a Content-Encoding, and none was asked for");
-        }
         HttpEntity entity = response.getEntity();
         if (entity == null) {
             end.cancel(false);
             return response;
         }
+        // refused when its body is read, not at its head: a step that ignores the body (the reply: only its status
+        // says whether the legacy system took it) is not failed by a body it never reads
+        Header encoding = response.getFirstHeader("Content-Encoding");
+        if (encoding != null && !encoding.getValue().isBlank() && !"identity".equalsIgnoreCase(encoding.getValue().strip())) {
+            // and camel-http would unpack it as soon as it opens the body (reading it), ignored or not
+            response.removeHeaders("Content-Encoding");
+            response.setEntity(refused(entity, "it has a Content-Encoding, and none was asked for", end, discard));
+            return response;
+        }
         if (entity.getContentLength() > maxBytes) {
-            end.cancel(false);
-            discard.run();
-            throw new IOException("downstream answer refused: " + entity.getContentLength() + " bytes, more than " + maxBytes);
+            response.setEntity(refused(entity, entity.getContentLength() + " bytes, more than " + maxBytes, end, discard));
+            return response;
         }
         response.setEntity(new HttpEntityWrapper(entity) {
             @Override
@@ -125,6 +128,47 @@ final class DownstreamAnswerLimits implements ExecChainHandler {
             }
         });
         return response;
+    }
+
+    /**
+     * An answer refused unread: reading it fails, and it is never read, not even by its close. camel-http opens the
+     * body even when it ignores it, so opening does not fail: the first read does.
+     */
+    private static HttpEntity refused(HttpEntity entity, String why, ScheduledFuture<?> end, Runnable discard) {
+        return new HttpEntityWrapper(entity) {
+            @Override
+            public InputStream getContent() {
+                return new InputStream() {
+                    @Override
+                    public int read() throws IOException {
+                        end.cancel(false);
+                        discard.run();
+                        throw new IOException("downstream answer refused: " + why);
+                    }
+
+                    @Override
+                    public int read(byte[] b, int off, int len) throws IOException {
+                        return read();
+                    }
+                };
+            }
+
+            @Override
+            public void writeTo(java.io.OutputStream out) throws IOException {
+                getContent().read();
+            }
+
+            @Override
+            public boolean isStreaming() {
+                return false;
+            }
+
+            @Override
+            public void close() {
+                end.cancel(false);
+                discard.run();
+            }
+        };
     }
 
     /** Closes (which may read the rest of the answer, still under the deadline), then ends the deadline. */

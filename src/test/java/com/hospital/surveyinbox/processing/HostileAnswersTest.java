@@ -139,6 +139,34 @@ class HostileAnswersTest extends IntegrationTest {
         }
     }
 
+    /**
+     * A reply's answer body is not read: only its status says whether the legacy system took it. A compressed or
+     * oversized body of a 200 failed the reply, which was then sent again at every retry, each one delivered.
+     */
+    @Test
+    void aRepliesStatusAloneDecidesWhateverItsBody() {
+        String zipped = uniqueSubject("REPLYZIP");
+        String huge = uniqueSubject("REPLYBIG");
+        DownstreamSimulator.Fault compressed = answer("POST /legacy/survey-send-results", 200, "{\"resultCode\":\"Y\"}",
+                Map.of("Content-Encoding", "gzip"), 0);
+        try {
+            String id = client.accept(ServiceClient.message(zipped, "P-" + zipped, "\"alimtalkYn\":\"N\""));
+            rows.awaitStatus(id, "COMPLETED");
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> "SENT".equals(rows.row(id).get("reply_status")));
+        } finally {
+            simulator().remove(compressed);
+        }
+        DownstreamSimulator.Fault large = answer("POST /legacy/survey-send-results", 200,
+                "{\"resultCode\":\"Y\",\"pad\":\"" + "x".repeat(2 * 1024 * 1024) + "\"}", Map.of(), 0);
+        try {
+            String id = client.accept(ServiceClient.message(huge, "P-" + huge, "\"alimtalkYn\":\"N\""));
+            rows.awaitStatus(id, "COMPLETED");
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> "SENT".equals(rows.row(id).get("reply_status")));
+        } finally {
+            simulator().remove(large);
+        }
+    }
+
     /** A redirect is never followed (no call goes where a downstream points): a system error, not a business refusal. */
     @Test
     void aRedirectIsASystemError() {
