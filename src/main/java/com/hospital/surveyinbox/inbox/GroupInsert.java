@@ -166,7 +166,18 @@ final class GroupInsert implements AutoCloseable {
             return;
         }
         try {
-            write(group);
+            RuntimeException down = write(group);
+            if (down != null) {
+                // the database cannot take work now: the rows queued behind this group would each be written in turn,
+                // one socket timeout after another, their senders answered long past store-timeout; never written,
+                // they are answered 503 with it now
+                List<Pending> behind = new ArrayList<>();
+                lane.queue.drainTo(behind);
+                for (Pending p : behind) {
+                    p.result().completeExceptionally(down);
+                    LockSupport.unpark(p.waiter());
+                }
+            }
         } catch (Throwable t) { // never leave a reception waiting on a group that failed unexpectedly
             log.error("Inbox group insert failed on a group of {}: {}", group.size(), LoggedFailure.describe(t));
             group.forEach(p -> p.result().completeExceptionally(t));
@@ -179,11 +190,11 @@ final class GroupInsert implements AutoCloseable {
         }
     }
 
-    private void write(List<Pending> group) {
+    /** Writes the group; returns the failure when the database could not take it ("unavailable"), else null. */
+    private RuntimeException write(List<Pending> group) {
         groupRows.record(group.size());
         if (group.size() == 1) {
-            writeOne(group.get(0));
-            return;
+            return writeOne(group.get(0));
         }
         List<Acceptance> results;
         // the group's statements end before its earliest reception's deadline (or are cancelled: nothing stored)
@@ -195,22 +206,32 @@ final class GroupInsert implements AutoCloseable {
         } catch (RuntimeException e) {
             if (DatabaseFailures.unavailable(e)) { // unreachable: row by row would only wait longer
                 group.forEach(p -> p.result().completeExceptionally(e));
-            } else {
-                log.warn("A group of {} inbox rows was refused ({}); storing them one by one", group.size(), LoggedFailure.describe(e));
-                group.forEach(this::writeOne);
+                return e;
             }
-            return;
+            log.warn("A group of {} inbox rows was refused ({}); storing them one by one", group.size(), LoggedFailure.describe(e));
+            RuntimeException down = null;
+            for (Pending p : group) {
+                if (down != null) {
+                    p.result().completeExceptionally(down);
+                } else {
+                    down = writeOne(p);
+                }
+            }
+            return down;
         }
         for (int i = 0; i < group.size(); i++) {
             group.get(i).result().complete(results.get(i));
         }
+        return null;
     }
 
-    private void writeOne(Pending pending) {
+    private RuntimeException writeOne(Pending pending) {
         try {
             pending.result().complete(insertOne.apply(pending.message()));
+            return null;
         } catch (RuntimeException e) {
             pending.result().completeExceptionally(e);
+            return DatabaseFailures.unavailable(e) ? e : null;
         }
     }
 

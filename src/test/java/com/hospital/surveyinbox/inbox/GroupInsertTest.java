@@ -380,4 +380,37 @@ class GroupInsertTest extends IntegrationTest {
     private long rowCountLike(String run) {
         return jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ?", Long.class, run + "-%");
     }
+
+    /**
+     * A database that cannot take work now fails the receptions queued behind the failed write with it: each was
+     * written in turn, one socket timeout after another (with the defaults, a 503 after 8 s or more against a
+     * store-timeout of 5 s, the legacy sender's transaction held open all that time).
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(30)
+    void receptionsQueuedBehindAWriteTheDatabaseCouldNotTakeFailWithIt() throws Exception {
+        String run = uniqueSubject("GRPDOWN");
+        java.util.concurrent.atomic.AtomicInteger writes = new java.util.concurrent.atomic.AtomicInteger();
+        GroupInsert[] holder = new GroupInsert[1];
+        Function<ReceivedMessage, Acceptance> down = m -> {
+            writes.incrementAndGet();
+            // the second reception queues behind this write, then the database does not answer
+            await().atMost(Duration.ofSeconds(10)).until(() -> holder[0].queued() == 1);
+            throw new org.springframework.dao.DataAccessResourceFailureException("I/O error",
+                    new java.sql.SQLException("An I/O error occurred while sending to the backend", "08006"));
+        };
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (GroupInsert group = new GroupInsert(1, 64, store::acceptGroup, down, new SimpleMeterRegistry(), Duration.ofSeconds(20))) {
+            holder[0] = group;
+            Future<Acceptance> first = pool.submit(() -> group.accept(message(run, null)));
+            await().atMost(Duration.ofSeconds(10)).until(() -> writes.get() == 1);
+            Future<Acceptance> queued = pool.submit(() -> group.accept(message(run, null)));
+
+            assertThatThrownBy(() -> first.get(10, TimeUnit.SECONDS)).hasRootCauseMessage("An I/O error occurred while sending to the backend");
+            assertThatThrownBy(() -> queued.get(10, TimeUnit.SECONDS)).hasRootCauseMessage("An I/O error occurred while sending to the backend");
+            assertThat(writes.get()).as("the queued reception was not written in turn").isEqualTo(1);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
 }
