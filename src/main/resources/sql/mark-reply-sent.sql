@@ -4,7 +4,7 @@
 -- sender (reply_attempts as claim-reply.sql returned it). A sender whose obligation an operator's requeue
 -- withdrew, or that a newer sender took over, changes nothing - but a DEAD reply the requeue withdrew while
 -- it was on the wire and that got through is recorded SENT: the legacy system has it, so the row dying again
--- owes no second DEAD reply (fail-row.sql).
+-- owes no second DEAD reply (fail-row.sql); so is a reply an operator abandoned while it was on the wire (abandon-reply.sql).
 UPDATE inbox_message
    SET reply_status = 'SENT',
        reply_last_error = NULL,
@@ -14,4 +14,5 @@ UPDATE inbox_message
        reply_updated_at = now()
  WHERE id = :#id
    AND reply_attempts = :#replyAttempt
-   AND (reply_status = 'SENDING' OR (reply_status = 'NONE' AND reply_reason_code = 'DEAD'))
+   AND (reply_status = 'SENDING'
+        OR (reply_status = 'NONE' AND (reply_reason_code = 'DEAD' OR reply_last_error = 'abandoned by an operator')))

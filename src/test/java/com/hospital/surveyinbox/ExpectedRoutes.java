@@ -25,6 +25,7 @@ final class ExpectedRoutes {
             "inbox-ops-row",
             "inbox-ops-answer",
             "inbox-requeue",
+            "inbox-abandon-reply",
             "inbox-requeue-many",
             "inbox-requeue-publish");
 

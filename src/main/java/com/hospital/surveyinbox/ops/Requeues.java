@@ -200,6 +200,14 @@ public class Requeues {
         return body;
     }
 
+    /** The body of a 409 for a row that owes no reply (none, or delivered): nothing to give up. */
+    public Map<String, Object> noReplyOwed(String replyStatus) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("error", "no reply is owed: only a PENDING, SENDING or FAILED reply can be abandoned");
+        body.put("replyStatus", replyStatus);
+        return body;
+    }
+
     /** The body of a 409 while earlier bulk requeues fill this pod's room. */
     public Map<String, Object> busy(int pending) {
         Map<String, Object> body = new LinkedHashMap<>();

@@ -30,17 +30,18 @@ import org.yaml.snakeyaml.Yaml;
 class OpenApiTest extends IntegrationTest {
 
     /** Statuses described but not provoked here, and the test that provokes each. */
-    static final Map<String, String> ELSEWHERE = Map.of(
-            "POST /legacy/survey-send-info 503", "InboxUnavailableTest, SlowDatabaseReceptionTest",
-            "POST /legacy/survey-send-info 429", "RateLimitTest",
-            "POST /legacy/survey-send-info 500", "InboxUnavailableTest.publishesNoEventWhenTheInsertIsRolledBackAtCommit",
-            "GET /ops/inbox 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers",
-            "GET /ops/inbox/{inboxId} 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers",
-            "GET /ops/inbox/stats 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers",
-            "GET /ops/inbox/history 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers",
-            "POST /ops/inbox/requeue 409", "RedeliveryTest.bulkRequeuesTheDeadRowsAFilterMatchesAfterADryRun",
-            "POST /ops/inbox/requeue 503", "InboxRequeueRouteTest.aBulkRequeueThatLosesTheDatabaseAnswers503",
-            "POST /ops/inbox/{inboxId}/requeue 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers");
+    static final Map<String, String> ELSEWHERE = Map.ofEntries(
+            Map.entry("POST /legacy/survey-send-info 503", "InboxUnavailableTest, SlowDatabaseReceptionTest"),
+            Map.entry("POST /legacy/survey-send-info 429", "RateLimitTest"),
+            Map.entry("POST /legacy/survey-send-info 500", "InboxUnavailableTest.publishesNoEventWhenTheInsertIsRolledBackAtCommit"),
+            Map.entry("GET /ops/inbox 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers"),
+            Map.entry("GET /ops/inbox/{inboxId} 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers"),
+            Map.entry("GET /ops/inbox/stats 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers"),
+            Map.entry("GET /ops/inbox/history 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers"),
+            Map.entry("POST /ops/inbox/requeue 409", "RedeliveryTest.bulkRequeuesTheDeadRowsAFilterMatchesAfterADryRun"),
+            Map.entry("POST /ops/inbox/requeue 503", "InboxRequeueRouteTest.aBulkRequeueThatLosesTheDatabaseAnswers503"),
+            Map.entry("POST /ops/inbox/{inboxId}/requeue 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers"),
+            Map.entry("POST /ops/inbox/{inboxId}/reply/abandon 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers"));
 
     static final String WRONG = ServiceClient.basic("ops", "not-the-password");
 
@@ -122,6 +123,17 @@ class OpenApiTest extends IntegrationTest {
         rows.awaitStatus(stored, "COMPLETED");
         String failed = client.accept(ServiceClient.message(uniqueSubject("OAS"), "").replace("F100", "UNREG-OAS"));
         rows.awaitStatus(failed, "FAILED");
+        // a reply the legacy system refuses: owed (FAILED) until an operator abandons it
+        String owing;
+        com.hospital.surveyinbox.support.DownstreamSimulator.Fault refusing = simulator().failWhen("POST /legacy/survey-send-results", 400,
+                "{\"code\":\"BAD_REQUEST\"}");
+        try {
+            owing = client.accept(ServiceClient.message(uniqueSubject("OAS"), "\"alimtalkYn\":\"N\""));
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                    .until(() -> "FAILED".equals(rows.row(owing).get("reply_status")));
+        } finally {
+            simulator().remove(refusing);
+        }
         byte[] big = new byte[70_000];
         java.util.Arrays.fill(big, (byte) ' ');
         Map<String, Supplier<Reply>> p = new LinkedHashMap<>();
@@ -161,6 +173,13 @@ class OpenApiTest extends IntegrationTest {
                 "x".repeat(com.hospital.surveyinbox.config.OpsBodyLimitFilter.MAX_BODY_BYTES + 1), "application/json", ServiceClient.OPS_AUTH));
         p.put("POST /ops/inbox/{inboxId}/requeue 404", () -> client.opsPost("/ops/inbox/999999999999/requeue"));
         p.put("POST /ops/inbox/{inboxId}/requeue 409", () -> client.opsPost("/ops/inbox/" + stored + "/requeue"));
+        String abandon = "/ops/inbox/" + owing + "/reply/abandon";
+        p.put("POST /ops/inbox/{inboxId}/reply/abandon 401", () -> post(abandon, "", null, WRONG));
+        p.put("POST /ops/inbox/{inboxId}/reply/abandon 413", () -> post(abandon,
+                "x".repeat(com.hospital.surveyinbox.config.OpsBodyLimitFilter.MAX_BODY_BYTES + 1), "application/json", ServiceClient.OPS_AUTH));
+        p.put("POST /ops/inbox/{inboxId}/reply/abandon 200", () -> client.opsPost(abandon));
+        p.put("POST /ops/inbox/{inboxId}/reply/abandon 404", () -> client.opsPost("/ops/inbox/999999999999/reply/abandon"));
+        p.put("POST /ops/inbox/{inboxId}/reply/abandon 409", () -> client.opsPost("/ops/inbox/" + stored + "/reply/abandon"));
         p.put("GET /ops/console 200", () -> client.ops("/ops/console"));
         p.put("GET /ops/console 401", () -> client.get("/ops/console", WRONG));
         p.put("GET /ops/openapi.yaml 200", () -> client.ops("/ops/openapi.yaml"));

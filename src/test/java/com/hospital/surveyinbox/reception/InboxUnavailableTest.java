@@ -42,6 +42,8 @@ class InboxUnavailableTest extends IntegrationTest {
             Reply requeue = client.opsPost("/ops/inbox/" + warmup + "/requeue");
             assertThat(requeue.status()).as(requeue.body()).isEqualTo(503);
             assertThat(requeue.json().get("error").asText()).isEqualTo("inbox temporarily unavailable; please retry");
+            Reply abandon = client.opsPost("/ops/inbox/" + warmup + "/reply/abandon");
+            assertThat(abandon.status()).as(abandon.body()).isEqualTo(503);
             // the pod stays in the Service, answering the contract's 503 JSON; health tells operators why
             assertThat(client.management("/actuator/health/readiness").status()).isEqualTo(200);
             assertThat(client.management("/actuator/health/liveness").status()).isEqualTo(200);

@@ -241,6 +241,46 @@ class InboxRequeueRouteTest extends RouteKit {
                 ServiceClient.OPS_AUTH, Map.of());
     }
 
+    /**
+     * inbox-abandon-reply: a reply the legacy system keeps refusing is given up once, audited; the row then owes
+     * nothing (no retry, the alert clears, retention may take it), keeping what was owed. Nothing owed: 409.
+     */
+    @Test
+    void anOperatorAbandonsAnOwedReplyOnce() {
+        long id = aged(uniqueSubject("RQ-ABANDON"), "COMPLETED", 1);
+        jdbc.update("UPDATE inbox_message SET reply_status = 'FAILED', reply_reason_code = 'NOTIFY_SKIPPED', reply_attempts = 3, "
+                + "reply_failures = 3, reply_last_error = 'legacy answered HTTP 400' WHERE id = ?", id);
+
+        Reply abandoned = client.opsPost("/ops/inbox/" + id + "/reply/abandon");
+
+        assertThat(abandoned.status()).as(abandoned.body()).isEqualTo(200);
+        assertThat(abandoned.json().get("replyStatus").asText()).isEqualTo("NONE");
+        assertThat(jdbc.queryForMap("SELECT reply_status, reply_reason_code, reply_last_error FROM inbox_message WHERE id = ?", id))
+                .containsEntry("reply_status", "NONE").containsEntry("reply_reason_code", "NOTIFY_SKIPPED")
+                .containsEntry("reply_last_error", "abandoned by an operator");
+        assertThat(jdbc.queryForMap("SELECT actor, action, from_status, to_status FROM operator_audit WHERE inbox_id = ?", id))
+                .containsEntry("action", "ABANDON_REPLY").containsEntry("from_status", "FAILED").containsEntry("to_status", "NONE")
+                .containsEntry("actor", "ops");
+        Reply again = client.opsPost("/ops/inbox/" + id + "/reply/abandon");
+        assertThat(again.status()).as(again.body()).isEqualTo(409);
+        assertThat(again.json().get("replyStatus").asText()).isEqualTo("NONE");
+        assertThat(audits(id)).isOne();
+        assertThat(client.opsPost("/ops/inbox/999999999999/reply/abandon").status()).isEqualTo(404);
+    }
+
+    /** A reply abandoned while it was on the wire, that got through, is recorded SENT: the legacy system has it. */
+    @Test
+    void aReplyAbandonedOnTheWireThatGotThroughIsRecordedSent() {
+        long id = aged(uniqueSubject("RQ-WIRE"), "COMPLETED", 1);
+        jdbc.update("UPDATE inbox_message SET reply_status = 'SENDING', reply_reason_code = 'ALREADY_SUBMITTED', reply_attempts = 2 "
+                + "WHERE id = ?", id);
+        assertThat(client.opsPost("/ops/inbox/" + id + "/reply/abandon").status()).isEqualTo(200);
+
+        template.sendBody("sql:classpath:sql/mark-reply-sent.sql?parametersCount=2", Map.of("id", id, "replyAttempt", 2));
+
+        assertThat(jdbc.queryForObject("SELECT reply_status FROM inbox_message WHERE id = ?", String.class, id)).isEqualTo("SENT");
+    }
+
     private long audits(long id) {
         return jdbc.queryForObject("SELECT count(*) FROM operator_audit WHERE inbox_id = ?", Long.class, id);
     }
