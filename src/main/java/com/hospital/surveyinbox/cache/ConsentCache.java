@@ -82,9 +82,28 @@ public class ConsentCache {
     public record Refusal(HttpOperationFailedException answer, String downstream, String call, long endedAs) {
     }
 
+    /** Boot's connection factory: its one shared connection is replaced when it goes silent ({@link #unavailable}). */
+    private final org.springframework.beans.factory.ObjectProvider<org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory> connections;
+    /** Redis commands timed out in the current window, the window's start and the last replacement (nanoTime). */
+    private int timeouts;
+    private long timeoutsSince;
+    private long replacedAt;
+    private boolean replaced;
+    /** Timed-out commands within {@link #SILENT_WINDOW} that mark the shared connection as silent. */
+    static final int SILENT_TIMEOUTS = 3;
+    static final java.time.Duration SILENT_WINDOW = java.time.Duration.ofSeconds(10);
+    static final java.time.Duration SILENT_REPLACE_EVERY = java.time.Duration.ofSeconds(5);
+
     public ConsentCache(AdapterProperties properties, MeterRegistry meters) {
+        this(properties, meters, null);
+    }
+
+    @org.springframework.beans.factory.annotation.Autowired
+    public ConsentCache(AdapterProperties properties, MeterRegistry meters,
+            org.springframework.beans.factory.ObjectProvider<org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory> connections) {
         this.properties = properties;
         this.meters = meters;
+        this.connections = connections;
     }
 
     /**
@@ -236,9 +255,75 @@ public class ConsentCache {
         meters.counter("adapter.consent.cache", "result", "miss").increment();
     }
 
-    /** A Redis failure: a warning and a miss, never a processing failure. */
+    /**
+     * A Redis failure: a warning and a miss, never a processing failure. Commands that time out again and again
+     * ({@link #SILENT_TIMEOUTS} within {@link #SILENT_WINDOW}) replace Boot's shared connection: Lettuce does not
+     * reconnect on a command timeout, and a connection gone silent (a failover or a partition that drops packets:
+     * no close, no reset) stayed "connected" until the kernel gave up, about 15 minutes, every command waiting
+     * its whole timeout while a new connection would have reached the new Redis at once.
+     */
     public void unavailable(Exception failure) {
         meters.counter("adapter.consent.cache", "result", "error").increment();
         log.warn("Consent cache unavailable, going on without it: {}", failure.getClass().getSimpleName());
+        if (timedOut(failure) && silent(System.nanoTime()) && connections != null) {
+            var factory = connections.getIfAvailable();
+            if (factory != null) {
+                log.warn("Consent cache: {} Redis commands timed out within {}; its connection is replaced", SILENT_TIMEOUTS, SILENT_WINDOW);
+                reconnect(factory);
+            }
+        }
+    }
+
+    /**
+     * Drops the shared connection's channel, as a broken socket would: Lettuce's watchdog (auto-reconnect) opens a
+     * new one at once, and commands meanwhile are rejected (a miss), never queued. Spring's resetConnection() did
+     * not do it (the next command still went out on the silent socket), so this reaches Lettuce's endpoint under
+     * its writers (CommandExpiryWriter with Boot's command timeout); SilentRedisTest fails if that changes.
+     */
+    private static void reconnect(org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory factory) {
+        try (var connection = factory.getConnection()) {
+            if (connection.getNativeConnection() instanceof io.lettuce.core.api.async.RedisAsyncCommands<?, ?> commands
+                    && commands.getStatefulConnection() instanceof io.lettuce.core.RedisChannelHandler<?, ?> handler) {
+                io.lettuce.core.RedisChannelWriter writer = handler.getChannelWriter();
+                while (!(writer instanceof io.lettuce.core.protocol.DefaultEndpoint)) {
+                    if (writer instanceof io.lettuce.core.protocol.CommandExpiryWriter expiry) {
+                        writer = expiry.getDelegate();
+                    } else if (writer instanceof io.lettuce.core.CommandListenerWriter listener) {
+                        writer = listener.getDelegate();
+                    } else {
+                        log.warn("Consent cache: the Redis connection cannot be replaced ({})", writer.getClass().getName());
+                        return;
+                    }
+                }
+                ((io.lettuce.core.protocol.DefaultEndpoint) writer).disconnect();
+            }
+        } catch (RuntimeException e) {
+            log.warn("Consent cache: the Redis connection could not be replaced: {}", e.getClass().getSimpleName());
+        }
+    }
+
+    /** Counts a timed-out command; true when the connection should be replaced now. */
+    synchronized boolean silent(long now) {
+        if (timeouts == 0 || now - timeoutsSince > SILENT_WINDOW.toNanos()) {
+            timeouts = 0;
+            timeoutsSince = now;
+        }
+        timeouts++;
+        if (timeouts >= SILENT_TIMEOUTS && (!replaced || now - replacedAt >= SILENT_REPLACE_EVERY.toNanos())) {
+            timeouts = 0;
+            replaced = true;
+            replacedAt = now;
+            return true;
+        }
+        return false;
+    }
+
+    private static boolean timedOut(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof io.lettuce.core.RedisCommandTimeoutException) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -85,4 +85,22 @@ class ConsentCacheTurnTest {
             consumers.shutdownNow();
         }
     }
+
+    /** Three timed-out commands within 10 s replace the connection, at most once every 5 s (again while they go on). */
+    @Test
+    void aConnectionIsReplacedAfterThreeTimeoutsInTheWindowAtMostEveryFiveSeconds() {
+        ConsentCache cache = new ConsentCache(TestProperties.bind(Map.of()), new SimpleMeterRegistry());
+        long s = 1_000_000_000L;
+        long t = 100 * s;
+        assertThat(cache.silent(t)).isFalse();
+        assertThat(cache.silent(t + s)).isFalse();
+        assertThat(cache.silent(t + 2 * s)).as("the third within the window").isTrue();
+        assertThat(cache.silent(t + 3 * s)).isFalse();
+        assertThat(cache.silent(t + 3 * s)).isFalse();
+        assertThat(cache.silent(t + 4 * s)).as("three more, but within 5 s of the replacement").isFalse();
+        assertThat(cache.silent(t + 8 * s)).as("still timing out 5 s after the replacement: replaced again").isTrue();
+        assertThat(cache.silent(t + 30 * s)).as("outside the window: counting starts again").isFalse();
+        assertThat(cache.silent(t + 31 * s)).isFalse();
+        assertThat(cache.silent(t + 32 * s)).isTrue();
+    }
 }

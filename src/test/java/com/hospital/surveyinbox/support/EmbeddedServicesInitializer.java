@@ -17,6 +17,9 @@ public class EmbeddedServicesInitializer implements ApplicationContextInitialize
     /** A JDBC URL that replaces the embedded PostgreSQL's for the context being created (e.g. through a proxy). */
     public static final String POSTGRES_OVERRIDE = "embedded.postgres.url";
 
+    /** A port that replaces the embedded Redis's for the context being created (e.g. a proxy's). */
+    public static final String REDIS_PORT_OVERRIDE = "embedded.redis.port";
+
     @Override
     public void initialize(ConfigurableApplicationContext context) {
         if (context.getParent() != null) {
@@ -38,6 +41,10 @@ public class EmbeddedServicesInitializer implements ApplicationContextInitialize
         String postgres = env.getProperty(POSTGRES_OVERRIDE);
         if (postgres != null) { // a test between the service and the database (a proxy that freezes traffic)
             properties.put("spring.datasource.url", postgres);
+        }
+        String redisPort = env.getProperty(REDIS_PORT_OVERRIDE);
+        if (redisPort != null) { // a test between the service and Redis (a proxy whose connections go silent)
+            properties.put("spring.data.redis.port", Integer.parseInt(redisPort));
         }
         env.getPropertySources().addFirst(new MapPropertySource("embedded-services", properties));
         services.track(context);

@@ -21,6 +21,8 @@ public final class FreezableTcpProxy implements AutoCloseable {
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final Object gate = new Object();
     private volatile boolean frozen;
+    /** Connections whose traffic is dropped, both ways, without closing them. */
+    private final java.util.Set<Socket> blackholed = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
     private volatile boolean refusing;
     /** Delay (ms) added to every chunk sent towards the server, drawn in [slowMin, slowMax]; 0 = none. */
@@ -56,8 +58,14 @@ public final class FreezableTcpProxy implements AutoCloseable {
     /** Later contexts connect directly again; whatever this one holds flows (thawed, connections accepted). */
     public void removeFromContexts() {
         System.clearProperty(EmbeddedServicesInitializer.POSTGRES_OVERRIDE);
+        System.clearProperty(EmbeddedServicesInitializer.REDIS_PORT_OVERRIDE);
         restore();
         thaw();
+    }
+
+    /** Connections accepted so far. */
+    public int accepted() {
+        return sockets.size() / 2;
     }
 
     public int port() {
@@ -98,6 +106,29 @@ public final class FreezableTcpProxy implements AutoCloseable {
         refusing = false;
     }
 
+    /**
+     * The connections open now go silent for good: what they carry is dropped both ways, their sockets stay open
+     * (a failover or a partition that drops packets: the client sees no close, no reset, only silence until the
+     * kernel gives up, ~15 minutes). New connections flow.
+     */
+    public void blackholeOpenConnections() {
+        blackholed.addAll(sockets);
+    }
+
+    /**
+     * A proxy in front of the embedded Redis that the next Spring context started in this JVM connects through;
+     * call from a test class's static initializer, and {@link #removeFromContexts()} after the class.
+     */
+    public static FreezableTcpProxy inFrontOfRedisForTheNextContext() {
+        try {
+            FreezableTcpProxy proxy = new FreezableTcpProxy(EmbeddedServices.get().redisPort());
+            System.setProperty(EmbeddedServicesInitializer.REDIS_PORT_OVERRIDE, Integer.toString(proxy.port()));
+            return proxy;
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     /** Traffic flows again, held bytes first. */
     public void thaw() {
         synchronized (gate) {
@@ -133,6 +164,9 @@ public final class FreezableTcpProxy implements AutoCloseable {
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 int n;
                 while ((n = in.read(buffer)) >= 0) {
+                    if (blackholed.contains(from)) {
+                        continue;
+                    }
                     awaitThaw();
                     if (towardsServer && slowMax > 0) {
                         // simulated server latency: waits for the proxy to close, the latency as its deadline

@@ -1,0 +1,66 @@
+package com.hospital.surveyinbox.processing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.hospital.surveyinbox.support.FreezableTcpProxy;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.TestPropertySource;
+
+/**
+ * Redis reached through a proxy whose connections can go silent: no close, no reset, only silence (a failover or a
+ * partition that drops packets), which the client would otherwise notice only when the kernel gives up.
+ */
+@TestPropertySource(properties = {
+        "adapter.kafka.topic=silent-redis-tests",
+        "adapter.kafka.group-id=silent-redis-tests",
+        "spring.quartz.scheduler-name=silent-redis-tests"})
+@DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
+class SilentRedisTest extends IntegrationTest {
+
+    static final FreezableTcpProxy PROXY = FreezableTcpProxy.inFrontOfRedisForTheNextContext();
+
+    @AfterAll
+    static void removeProxy() {
+        PROXY.removeFromContexts();
+        PROXY.close();
+    }
+
+    @Autowired
+    MeterRegistry meters;
+
+
+
+    private double hits() {
+        var hits = meters.find("adapter.consent.cache").tag("result", "hit").counter();
+        return hits == null ? 0 : hits.count();
+    }
+
+    /**
+     * A connection gone silent is replaced after a few timed-out commands: the cache answers again (the new
+     * connection reaches Redis) instead of every command waiting its timeout for about 15 minutes.
+     */
+    @Test
+    void aRedisConnectionGoneSilentIsReplaced() {
+        String srvyNo = uniqueSubject("SILENT");
+        rows.awaitStatus(client.accept(ConsentCacheTest.send(uniqueSubject("S0"), srvyNo)), "COMPLETED");
+        rows.awaitStatus(client.accept(ConsentCacheTest.send(uniqueSubject("S1"), srvyNo)), "COMPLETED");
+        double hitsBefore = hits();
+        int connections = PROXY.accepted();
+
+        PROXY.blackholeOpenConnections();
+
+        // the survey's messages keep coming; each completes (a timed-out command is a miss), and the hits come back
+        await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            rows.awaitStatus(client.accept(ConsentCacheTest.send(uniqueSubject("S"), srvyNo)), "COMPLETED");
+            return hits() > hitsBefore;
+        });
+        assertThat(PROXY.accepted()).as("a new connection").isGreaterThan(connections);
+    }
+}
