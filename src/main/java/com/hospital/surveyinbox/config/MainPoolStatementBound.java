@@ -33,8 +33,8 @@ public class MainPoolStatementBound implements BeanPostProcessor {
 
     /**
      * {@code options} with {@code statement_timeout} and {@code lock_timeout} of {@code bound} ms appended (0: none).
-     * Equal, not the lock's shorter: a reception's lock wait (another pod's subject lock) must end as the
-     * statement bound's 57014, which the reception answers 503; a 55P03 would read as a refused row (500).
+     * Equal, not the lock's shorter: one bound for a reception's statement, its lock waits (another pod's subject
+     * lock) included; either ending (57014, 55P03) is answered 503.
      */
     public static String withBoundMillis(String options, long bound) {
         String base = options == null ? "" : options.strip();

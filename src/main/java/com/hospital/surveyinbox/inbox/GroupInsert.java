@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * <p>Failure isolation: a group is one transaction, so a row the database refuses (a constraint, a
  * trigger at commit, a value the index cannot hold) would take the others down with it; such a group is
  * retried row by row, and only the refused row's reception fails. Only when the database cannot be
- * reached ({@link DatabaseFailures#unavailable}: SQLState class 08, no connection from the pool, …) does
+ * reached or cannot take work now ({@link DatabaseFailures#unavailable}: SQLState class 08, read-only, no connection
+ * from the pool, …) does
  * the whole group fail at once with that error (every reception answers 503), without a retry per row.
  */
 final class GroupInsert implements AutoCloseable {

@@ -52,7 +52,8 @@ public record Outcome(boolean success, String failureReason, String failureCode,
 
     /** The database did not answer a statement of the registration before any downstream call: not charged either. */
     public static Outcome databaseUnavailable() {
-        return new Outcome(false, "waiting: the database did not answer", null, null, null, null, true);
+        // "database" as the failed downstream: the synchronous path answers "<failedDownstream> unavailable"
+        return new Outcome(false, "waiting: the database did not answer", null, null, null, "database", true);
     }
 
     public static Outcome systemFailure(String downstream) {

@@ -43,8 +43,18 @@ class MonitoringResourcesTest extends IntegrationTest {
         String out = new String(check.getInputStream().readAllBytes());
         assertThat(check.waitFor()).as(out).isZero();
         assertThat(out).contains("SUCCESS: 15 rules found");
+        // every series a rule reads is the prod overlay's namespace's: another environment scraped by the same
+        // Prometheus neither raises nor hides an alert
+        String namespace = ((Map<String, Object>) new Yaml().load(Files.readString(Path.of("k8s/overlays/prod/kustomization.yaml"))))
+                .get("namespace").toString();
+        java.util.regex.Pattern selector = java.util.regex.Pattern.compile("\\b(adapter_\\w+|camel_\\w+)(\\{[^}]*\\})?");
         for (Map<String, Object> group : (Iterable<Map<String, Object>>) ((Map<String, Object>) rule.get("spec")).get("groups")) {
             for (Map<String, Object> alert : (Iterable<Map<String, Object>>) group.get("rules")) {
+                java.util.regex.Matcher m = selector.matcher(String.valueOf(alert.get("expr")));
+                while (m.find()) {
+                    assertThat(m.group(2)).as(alert.get("alert") + " " + alert.get("record") + ": " + m.group())
+                            .isNotNull().contains("namespace=\"" + namespace + "\"");
+                }
                 if (alert.get("record") != null) {
                     continue;
                 }

@@ -61,9 +61,16 @@ class DatabaseAfterFailoverTest extends IntegrationTest {
         } finally {
             asAdministrator("ALTER ROLE " + role + " RESET default_transaction_read_only");
         }
-        // the primary is back: the connections opened read-only are refused once each and replaced
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
-                .until(() -> client.receive(ServiceClient.message(uniqueSubject("WRITABLE"), "")).status() == 200);
+        try {
+            // the primary is back: the connections opened read-only are refused once each and replaced, in the
+            // receptions' pool and in the main one (workers, jobs: a write on each until one succeeds)
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> client.receive(ServiceClient.message(uniqueSubject("WRITABLE"), "")).status() == 200);
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
+                    .until(() -> jdbc.update("UPDATE inbox_message SET updated_at = updated_at WHERE id = -1") == 0);
+        } finally {
+            reopenConnections(); // nothing opened under the role's setting stays for the next tests
+        }
     }
 
     /** Commits wait for the disk whatever the role says: a 200 is never lost to a DBA's synchronous_commit=off. */
