@@ -2,8 +2,11 @@
 -- audited with the operator's name, in one statement (autocommit: one transaction). For a reply the legacy
 -- system keeps refusing (a 4xx for good): it was retried hourly without end, its alert could not be cleared,
 -- retention kept the row and its reason, and the image rollback's "no reply owed" could never hold. A reply
--- being sent right now is withdrawn too: its sender can no longer record a result (mark-reply-*.sql want SENDING).
--- What was owed stays on the row (reply_reason_code, reply_reason); reply_last_error says who gave it up.
+-- being sent right now is withdrawn too: should that send get through, it is recorded SENT (mark-reply-sent.sql:
+-- the legacy system has it); a failed one records nothing. What was owed stays on the row (reply_reason_code,
+-- and reply_reason unless retention removed the payload: then it goes, as on delivery); reply_last_error says
+-- who gave it up. updated_at is now, as for a requeue: the row (and this audit entry) stays keep-finished from
+-- now, not removed by the next night's retention.
 -- Run by: routes/inbox-requeue.camel.yaml, step inbox-abandon-reply-row (camel-sql).
 -- Why this shape: the row is locked first (FOR UPDATE), so the reply status answered, checked and audited are
 -- the same one. No row back: no such row. abandoned false: no reply is owed (answered as fromReplyStatus).
@@ -16,7 +19,10 @@ WITH locked AS (
     UPDATE inbox_message m
        SET reply_status = 'NONE',
            reply_last_error = 'abandoned by an operator',
-           reply_updated_at = now()
+           reply_reason = CASE WHEN m.redacted_at IS NOT NULL AND m.reply_reason IS NOT NULL THEN '(removed with the payload)'
+                               ELSE m.reply_reason END,
+           reply_updated_at = now(),
+           updated_at = now()
       FROM locked
      WHERE m.id = locked.id
        AND locked.reply_status IN ('PENDING', 'SENDING', 'FAILED')

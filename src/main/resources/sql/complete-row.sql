@@ -14,7 +14,9 @@ WITH done AS (
            reply_status = CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN reply_status ELSE 'PENDING' END,
            reply_reason_code = COALESCE(CAST(:#replyCode AS TEXT), reply_reason_code),
            reply_reason = COALESCE(CAST(:#replyReason AS TEXT), reply_reason),
-           reply_updated_at = CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN reply_updated_at ELSE now() END
+           reply_updated_at = CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN reply_updated_at ELSE now() END,
+           -- a new obligation starts without the last one's error (an operator's abandonment among them)
+           reply_last_error = CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN reply_last_error ELSE NULL END
      WHERE id = :#id
        AND status = 'PROCESSING'
        AND claim_token = CAST(:#token AS UUID)

@@ -18,7 +18,10 @@ WITH failed AS (
            reply_reason = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')
                                THEN :#reason ELSE reply_reason END,
            reply_updated_at = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')
-                                   THEN now() ELSE reply_updated_at END
+                                   THEN now() ELSE reply_updated_at END,
+           -- a new obligation starts without the last one's error (an operator's abandonment among them)
+           reply_last_error = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')
+                                   THEN NULL ELSE reply_last_error END
      WHERE id = :#id
        AND status = 'PROCESSING'
        AND claim_token = CAST(:#token AS UUID)

@@ -268,7 +268,6 @@ public class ConsentCache {
         if (timedOut(failure) && silent(System.nanoTime()) && connections != null) {
             var factory = connections.getIfAvailable();
             if (factory != null) {
-                log.warn("Consent cache: {} Redis commands timed out within {}; its connection is replaced", SILENT_TIMEOUTS, SILENT_WINDOW);
                 reconnect(factory);
             }
         }
@@ -296,14 +295,26 @@ public class ConsentCache {
                     }
                 }
                 ((io.lettuce.core.protocol.DefaultEndpoint) writer).disconnect();
+                log.warn("Consent cache: {} Redis commands timed out within {}; its connection is replaced", SILENT_TIMEOUTS, SILENT_WINDOW);
+            } else {
+                // a cluster or master/replica connection: not replaced here (standalone and Sentinel are)
+                log.warn("Consent cache: {} Redis commands timed out within {}; this kind of connection cannot be replaced",
+                        SILENT_TIMEOUTS, SILENT_WINDOW);
             }
         } catch (RuntimeException e) {
             log.warn("Consent cache: the Redis connection could not be replaced: {}", e.getClass().getSimpleName());
         }
     }
 
-    /** Counts a timed-out command; true when the connection should be replaced now. */
+    /**
+     * Counts a timed-out command; true when the connection should be replaced now. Timeouts within
+     * {@link #SILENT_REPLACE_EVERY} of a replacement are not counted: commands that were waiting on the silent
+     * socket expire after it, and would count against the new connection.
+     */
     synchronized boolean silent(long now) {
+        if (replaced && now - replacedAt < SILENT_REPLACE_EVERY.toNanos()) {
+            return false;
+        }
         if (timeouts == 0 || now - timeoutsSince > SILENT_WINDOW.toNanos()) {
             timeouts = 0;
             timeoutsSince = now;

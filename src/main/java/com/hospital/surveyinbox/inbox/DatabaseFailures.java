@@ -43,6 +43,24 @@ public class DatabaseFailures {
     }
 
     /**
+     * True when the database cannot be reached at all (no connection from the pool, SQLState class 08, 57P0x): not
+     * one statement's bad luck (a statement or lock timeout, a deadlock), which the next statement may not share.
+     */
+    public static boolean unreachable(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof CannotGetJdbcConnectionException || t instanceof CannotCreateTransactionException
+                    || t instanceof SQLTransientConnectionException) {
+                return true;
+            }
+            if (t instanceof SQLException sql && sql.getSQLState() != null) {
+                String state = sql.getSQLState();
+                return state.startsWith("08") || state.startsWith("57P");
+            }
+        }
+        return false;
+    }
+
+    /**
      * True when the database refused this row (a {@link DataAccessException} or {@link TransactionException}
      * anywhere in the chain) — a retry would be refused again. Asked after {@link #unavailable}.
      */

@@ -97,6 +97,14 @@ final class GroupInsert implements AutoCloseable {
         lane.queue.add(pending);
         while (!pending.result().isDone()) {
             if (lane.writing.tryLock()) {
+                if (pending.result().isDone()) { // answered meanwhile (a failed write drained the lane): not a writer
+                    lane.writing.unlock();
+                    Pending next = lane.queue.peek();
+                    if (next != null) {
+                        LockSupport.unpark(next.waiter());
+                    }
+                    break;
+                }
                 try {
                     writeWaiting(lane);
                 } finally {
@@ -168,10 +176,11 @@ final class GroupInsert implements AutoCloseable {
         }
         try {
             RuntimeException down = write(group);
-            if (down != null) {
-                // the database cannot take work now: the rows queued behind this group would each be written in turn,
+            if (down != null && DatabaseFailures.unreachable(down)) {
+                // the database cannot be reached: the rows queued behind this group would each be written in turn,
                 // one socket timeout after another, their senders answered long past store-timeout; never written,
-                // they are answered 503 with it now
+                // they are answered 503 with it now (not for one statement's timeout or deadlock: the next group
+                // may well be stored)
                 List<Pending> behind = new ArrayList<>();
                 lane.queue.drainTo(behind);
                 for (Pending p : behind) {

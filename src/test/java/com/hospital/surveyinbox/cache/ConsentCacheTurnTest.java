@@ -22,14 +22,18 @@ import org.junit.jupiter.api.Test;
  */
 class ConsentCacheTurnTest {
 
+    /** A cache whose waiters wait up to 10 s (twice the response timeout). */
+    static ConsentCache cache() {
+        return new ConsentCache(TestProperties.bind(Map.of("adapter.http.response-timeout", "PT5S")), new SimpleMeterRegistry());
+    }
+
     static Registration msg(String srvyNo) {
         return new Registration(1, "S1", "SEND", "P1", srvyNo, "F100", null, null, null, true, null, null);
     }
 
     @Test
     void waitersShareARefusalALaterConsumerAsksAndATurnIsReleasedOnceFromAnyThread() throws Exception {
-        ConsentCache cache = new ConsentCache(TestProperties.bind(Map.of("adapter.http.response-timeout", "PT5S")),
-                new SimpleMeterRegistry());
+        ConsentCache cache = cache();
         ExecutorService consumers = Executors.newFixedThreadPool(3);
         try {
             ConsentCache.Turn holder = cache.awaitTurn(msg("NOCFG-1"));
@@ -63,8 +67,7 @@ class ConsentCacheTurnTest {
 
     @Test
     void waitersShareAnAnswerAndAConsumerAfterItAsksAgain() throws Exception {
-        ConsentCache cache = new ConsentCache(TestProperties.bind(Map.of("adapter.http.response-timeout", "PT5S")),
-                new SimpleMeterRegistry());
+        ConsentCache cache = cache();
         ExecutorService consumers = Executors.newFixedThreadPool(2);
         try {
             ConsentCache.Turn holder = cache.awaitTurn(msg("CFG-1"));
@@ -86,10 +89,13 @@ class ConsentCacheTurnTest {
         }
     }
 
-    /** Three timed-out commands within 10 s replace the connection, at most once every 5 s (again while they go on). */
+    /**
+     * Three timed-out commands within 10 s replace the connection; those within 5 s of a replacement (left on the
+     * silent socket) do not count against the new one.
+     */
     @Test
     void aConnectionIsReplacedAfterThreeTimeoutsInTheWindowAtMostEveryFiveSeconds() {
-        ConsentCache cache = new ConsentCache(TestProperties.bind(Map.of()), new SimpleMeterRegistry());
+        ConsentCache cache = cache();
         long s = 1_000_000_000L;
         long t = 100 * s;
         assertThat(cache.silent(t)).isFalse();
@@ -97,10 +103,13 @@ class ConsentCacheTurnTest {
         assertThat(cache.silent(t + 2 * s)).as("the third within the window").isTrue();
         assertThat(cache.silent(t + 3 * s)).isFalse();
         assertThat(cache.silent(t + 3 * s)).isFalse();
-        assertThat(cache.silent(t + 4 * s)).as("three more, but within 5 s of the replacement").isFalse();
-        assertThat(cache.silent(t + 8 * s)).as("still timing out 5 s after the replacement: replaced again").isTrue();
+        assertThat(cache.silent(t + 4 * s)).as("commands left on the silent socket, not counted").isFalse();
+        assertThat(cache.silent(t + 8 * s)).as("one timeout on the new connection").isFalse();
+        assertThat(cache.silent(t + 9 * s)).isFalse();
+        assertThat(cache.silent(t + 10 * s)).as("three on the new connection").isTrue();
         assertThat(cache.silent(t + 30 * s)).as("outside the window: counting starts again").isFalse();
         assertThat(cache.silent(t + 31 * s)).isFalse();
         assertThat(cache.silent(t + 32 * s)).isTrue();
+        assertThat(cache.silent(t + 40 * s)).as("a lone timeout later").isFalse();
     }
 }

@@ -413,4 +413,33 @@ class GroupInsertTest extends IntegrationTest {
             pool.shutdownNow();
         }
     }
+
+    /** One statement's timeout is not an unreachable database: the receptions queued behind it are still written. */
+    @Test
+    @org.junit.jupiter.api.Timeout(30)
+    void receptionsQueuedBehindAWriteThatTimedOutAreStillWritten() throws Exception {
+        String run = uniqueSubject("GRPSLOW");
+        java.util.concurrent.atomic.AtomicInteger writes = new java.util.concurrent.atomic.AtomicInteger();
+        GroupInsert[] holder = new GroupInsert[1];
+        Function<ReceivedMessage, Acceptance> slowOnce = m -> {
+            if (writes.incrementAndGet() == 1) {
+                await().atMost(Duration.ofSeconds(10)).until(() -> holder[0].queued() == 1);
+                throw new org.springframework.dao.QueryTimeoutException("statement timeout",
+                        new java.sql.SQLException("canceling statement due to statement timeout", "57014"));
+            }
+            return store.acceptOne(m);
+        };
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (GroupInsert group = new GroupInsert(1, 64, store::acceptGroup, slowOnce, new SimpleMeterRegistry(), Duration.ofSeconds(20))) {
+            holder[0] = group;
+            Future<Acceptance> first = pool.submit(() -> group.accept(message(run + "-1", null)));
+            await().atMost(Duration.ofSeconds(10)).until(() -> writes.get() == 1);
+            Future<Acceptance> queued = pool.submit(() -> group.accept(message(run + "-2", null)));
+
+            assertThatThrownBy(() -> first.get(10, TimeUnit.SECONDS)).hasRootCauseMessage("canceling statement due to statement timeout");
+            assertThat(queued.get(10, TimeUnit.SECONDS).fresh()).isTrue();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
 }

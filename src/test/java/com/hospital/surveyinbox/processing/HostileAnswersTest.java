@@ -145,25 +145,20 @@ class HostileAnswersTest extends IntegrationTest {
      */
     @Test
     void aRepliesStatusAloneDecidesWhateverItsBody() {
-        String zipped = uniqueSubject("REPLYZIP");
-        String huge = uniqueSubject("REPLYBIG");
-        DownstreamSimulator.Fault compressed = answer("POST /legacy/survey-send-results", 200, "{\"resultCode\":\"Y\"}",
-                Map.of("Content-Encoding", "gzip"), 0);
+        replySent("REPLYZIP", "{\"resultCode\":\"Y\"}", Map.of("Content-Encoding", "gzip"));
+        replySent("REPLYBIG", "{\"resultCode\":\"Y\",\"pad\":\"" + "x".repeat(2 * 1024 * 1024) + "\"}", Map.of());
+    }
+
+    /** A NOTIFY_SKIPPED reply answered 200 with this body and these headers is recorded SENT. */
+    private void replySent(String kind, String body, Map<String, String> headers) {
+        String subject = uniqueSubject(kind);
+        DownstreamSimulator.Fault answered = answer("POST /legacy/survey-send-results", 200, body, headers, 0);
         try {
-            String id = client.accept(ServiceClient.message(zipped, "P-" + zipped, "\"alimtalkYn\":\"N\""));
+            String id = client.accept(ServiceClient.message(subject, "P-" + subject, "\"alimtalkYn\":\"N\""));
             rows.awaitStatus(id, "COMPLETED");
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> "SENT".equals(rows.row(id).get("reply_status")));
         } finally {
-            simulator().remove(compressed);
-        }
-        DownstreamSimulator.Fault large = answer("POST /legacy/survey-send-results", 200,
-                "{\"resultCode\":\"Y\",\"pad\":\"" + "x".repeat(2 * 1024 * 1024) + "\"}", Map.of(), 0);
-        try {
-            String id = client.accept(ServiceClient.message(huge, "P-" + huge, "\"alimtalkYn\":\"N\""));
-            rows.awaitStatus(id, "COMPLETED");
-            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> "SENT".equals(rows.row(id).get("reply_status")));
-        } finally {
-            simulator().remove(large);
+            simulator().remove(answered);
         }
     }
 

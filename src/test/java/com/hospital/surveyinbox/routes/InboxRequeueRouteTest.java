@@ -268,6 +268,44 @@ class InboxRequeueRouteTest extends RouteKit {
         assertThat(client.opsPost("/ops/inbox/999999999999/reply/abandon").status()).isEqualTo(404);
     }
 
+    /**
+     * Abandoning the reply of a row whose payload retention removed takes the kept reason with it (it was kept only
+     * because it was owed), and the row, with its audit entry, is not removed by the next night's retention.
+     */
+    @Test
+    void anAbandonedReplysRowKeepsItsAuditAndLosesItsKeptReason() {
+        long id = aged(uniqueSubject("RQ-OLDREPLY"), "DEAD", 400);
+        jdbc.update("UPDATE inbox_message SET reply_status = 'FAILED', reply_reason_code = 'DEAD', reply_reason = 'form F9 is not registered', "
+                + "redacted_at = now() - interval '300 days', payload = NULL WHERE id = ?", id);
+
+        assertThat(client.opsPost("/ops/inbox/" + id + "/reply/abandon").status()).isEqualTo(200);
+        template.sendBody("direct:retention-tick", null);
+
+        assertThat(jdbc.queryForObject("SELECT reply_reason FROM inbox_message WHERE id = ?", String.class, id))
+                .isEqualTo("(removed with the payload)");
+        assertThat(audits(id)).as("the abandonment stays on record").isOne();
+    }
+
+    @Autowired
+    com.hospital.surveyinbox.processing.ProcessingRecord processingRecord;
+
+    /** After an abandon and a requeue, the row dying again owes a new reply, without the abandonment's text. */
+    @Test
+    void aNewObligationStartsWithoutTheAbandonedOnesError() {
+        String subject = uniqueSubject("RQ-AGAIN");
+        long id = aged(subject, "PROCESSING", 1);
+        java.util.UUID token = java.util.UUID.randomUUID();
+        jdbc.update("UPDATE inbox_message SET reply_status = 'NONE', reply_reason_code = 'DEAD', reply_last_error = 'abandoned by an operator', "
+                + "attempts = 5, claim_token = ? WHERE id = ?", token, id);
+
+        String status = new com.hospital.surveyinbox.support.RowOutcomes(template, processingRecord).fail(
+                new com.hospital.surveyinbox.inbox.ClaimedRow(id, subject, "SEND", new byte[0], 5, token), "patient not registered");
+
+        assertThat(status).isEqualTo("DEAD");
+        assertThat(jdbc.queryForMap("SELECT reply_status, reply_last_error FROM inbox_message WHERE id = ?", id))
+                .containsEntry("reply_status", "PENDING").containsEntry("reply_last_error", null);
+    }
+
     /** A reply abandoned while it was on the wire, that got through, is recorded SENT: the legacy system has it. */
     @Test
     void aReplyAbandonedOnTheWireThatGotThroughIsRecordedSent() {

@@ -22,13 +22,13 @@ public final class RowOutcomes {
 
     /** True when this claim completed the row; false when the claim was stale (nothing changed). */
     public boolean complete(ClaimedRow row) {
-        return "COMPLETED".equals(producer.requestBody("sql:classpath:sql/complete-row.sql?outputType=SelectOne&parametersCount=7",
+        return "COMPLETED".equals(producer.requestBody("sql:classpath:sql/complete-row.sql?outputType=SelectOne&parametersCount=8",
                 record.params(row, Outcome.completed()), String.class));
     }
 
     /** The status written (FAILED or DEAD), or null when the claim was stale. */
     public String fail(ClaimedRow row, String reason) {
-        return producer.requestBody("sql:classpath:sql/fail-row.sql?outputType=SelectOne&parametersCount=12",
+        return producer.requestBody("sql:classpath:sql/fail-row.sql?outputType=SelectOne&parametersCount=13",
                 record.params(row, Outcome.businessFailure("TEST", reason)), String.class);
     }
 }
