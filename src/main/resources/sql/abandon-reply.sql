@@ -5,8 +5,9 @@
 -- being sent right now is withdrawn too: should that send get through, it is recorded SENT (mark-reply-sent.sql:
 -- the legacy system has it); a failed one records nothing. What was owed stays on the row (reply_reason_code,
 -- and reply_reason unless retention removed the payload: then it goes, as on delivery); reply_last_error says
--- who gave it up. updated_at is now, as for a requeue: the row (and this audit entry) stays keep-finished from
--- now, not removed by the next night's retention.
+-- who gave it up. updated_at stays (the payload's retention counts from the row's close); reply_updated_at is
+-- now, and delete-finished-rows.sql keeps a row whose reply was last acted on within its horizon, so this
+-- audit entry is not removed by the next night's retention.
 -- Run by: routes/inbox-requeue.camel.yaml, step inbox-abandon-reply-row (camel-sql).
 -- Why this shape: the row is locked first (FOR UPDATE), so the reply status answered, checked and audited are
 -- the same one. No row back: no such row. abandoned false: no reply is owed (answered as fromReplyStatus).
@@ -21,8 +22,7 @@ WITH locked AS (
            reply_last_error = 'abandoned by an operator',
            reply_reason = CASE WHEN m.redacted_at IS NOT NULL AND m.reply_reason IS NOT NULL THEN '(removed with the payload)'
                                ELSE m.reply_reason END,
-           reply_updated_at = now(),
-           updated_at = now()
+           reply_updated_at = now()
       FROM locked
      WHERE m.id = locked.id
        AND locked.reply_status IN ('PENDING', 'SENDING', 'FAILED')

@@ -1,5 +1,6 @@
--- Records an attempt that is not charged: a downstream it needs is plainly down (its circuit is open),
--- so the attempt count goes back down and the row waits as FAILED for the next retry. Closes the
+-- Records an attempt that is not charged: a downstream it needs is plainly down (its circuit is open), or the
+-- database did not answer the registration's resend check (Outcome.databaseUnavailable), so the attempt count
+-- goes back down and the row waits as FAILED for the next retry. Closes the
 -- attempt as DEFERRED in the same statement. Autocommit.
 -- Run by: routes/inbox-process.camel.yaml, step inbox-process-record-deferred (camel-sql).
 -- Why this WHERE: fenced by the claim token like complete-row.sql; nothing back = stale outcome.

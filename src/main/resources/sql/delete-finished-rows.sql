@@ -10,8 +10,10 @@
 -- guard only looks at unfinished rows); a row whose reply to the legacy system is not settled (PENDING,
 -- SENDING, FAILED: the redelivery job still sends it); a COMPLETED SEND whose subject has an unfinished row or
 -- a DEAD row an operator can still requeue (not redacted): that row's resend check needs it. An
--- Idempotency-Key is recognised while its row exists.
--- Each set is read through its own partial index (V7), oldest first, so a batch never walks rows that stay;
+-- Idempotency-Key is recognised while its row exists. A row whose reply was last acted on (sent, or given up by
+-- an operator: abandon-reply.sql) within the horizon stays, with the audit of that act.
+-- Each set is read through its own partial index (V7), oldest first, so a batch walks no rows that stay but the
+-- few whose reply was acted on late;
 -- SKIP LOCKED: a requeue or a second run never waits on it. The three deletes are one statement: the foreign
 -- keys are checked at its end.
 WITH old_others AS (
@@ -20,6 +22,7 @@ WITH old_others AS (
      WHERE (m.status = 'DEAD' OR (m.status = 'COMPLETED' AND m.msg_type = 'SUBMIT'))
        AND m.updated_at < now() - :#keepFinishedMillis * INTERVAL '1 millisecond'
        AND m.reply_status IN ('NONE', 'SENT')
+       AND (m.reply_updated_at IS NULL OR m.reply_updated_at < now() - :#keepFinishedMillis * INTERVAL '1 millisecond')
      ORDER BY m.updated_at
      LIMIT :#batch
        FOR UPDATE SKIP LOCKED
@@ -30,6 +33,7 @@ WITH old_others AS (
        AND m.msg_type = 'SEND'
        AND m.updated_at < now() - :#keepResendableMillis * INTERVAL '1 millisecond'
        AND m.reply_status IN ('NONE', 'SENT')
+       AND (m.reply_updated_at IS NULL OR m.reply_updated_at < now() - :#keepResendableMillis * INTERVAL '1 millisecond')
        AND NOT EXISTS (SELECT 1
                          FROM inbox_message u
                         WHERE u.srvy_drawup_no = m.srvy_drawup_no

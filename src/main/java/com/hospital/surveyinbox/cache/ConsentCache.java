@@ -17,7 +17,9 @@ import org.springframework.stereotype.Component;
  * the per-srvyNo turn that makes concurrent misses share one lookup (messages of one survey arrive
  * together; without it the first burst pays the ~1 s lookup once per consumer), the TTL in seconds for
  * the {@code SETEX} step, and the warning and counters. Redis itself is reached by the route through
- * camel-spring-redis over Boot's {@link StringRedisTemplate} ({@code camel.component.spring-redis.redis-template}).
+ * camel-spring-redis over Boot's {@link StringRedisTemplate} ({@code camel.component.spring-redis.redis-template});
+ * after {@link #SILENT_TIMEOUTS} timed-out commands within {@link #SILENT_WINDOW} this drops Boot's shared
+ * Lettuce connection so that it reconnects ({@link #unavailable}).
  */
 @Component("consentCache")
 public class ConsentCache {
@@ -94,11 +96,6 @@ public class ConsentCache {
     static final java.time.Duration SILENT_WINDOW = java.time.Duration.ofSeconds(10);
     static final java.time.Duration SILENT_REPLACE_EVERY = java.time.Duration.ofSeconds(5);
 
-    public ConsentCache(AdapterProperties properties, MeterRegistry meters) {
-        this(properties, meters, null);
-    }
-
-    @org.springframework.beans.factory.annotation.Autowired
     public ConsentCache(AdapterProperties properties, MeterRegistry meters,
             org.springframework.beans.factory.ObjectProvider<org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory> connections) {
         this.properties = properties;
@@ -320,7 +317,7 @@ public class ConsentCache {
             timeoutsSince = now;
         }
         timeouts++;
-        if (timeouts >= SILENT_TIMEOUTS && (!replaced || now - replacedAt >= SILENT_REPLACE_EVERY.toNanos())) {
+        if (timeouts >= SILENT_TIMEOUTS) {
             timeouts = 0;
             replaced = true;
             replacedAt = now;

@@ -17,6 +17,9 @@ import org.springframework.stereotype.Component;
  * dead rows, every later tick's sweeps walked the dead index entries (idle ticks 74-122 ms instead of 4-10), and
  * the count deltas they had locked stayed unfolded. A statement the client gave up on must not go on, let alone
  * commit later. A {@code socketTimeout} of 0 (none) sets no bound.
+ * <p>
+ * It also appends {@code -c synchronous_commit=on} ({@link #durable}), here and in ReceptionConnections: a role or
+ * database set to {@code off}/{@code local} would lose acknowledged messages in a crash (CONTRACT §1).
  */
 @Component
 public class MainPoolStatementBound implements BeanPostProcessor {

@@ -13,7 +13,9 @@ import org.springframework.transaction.TransactionException;
  * sender — from "the database refused this row" — which retrying cannot fix, and which must stay that
  * one reception's problem. Decided on the SQLState of the innermost {@link SQLException}, not on Spring's
  * exception type: Spring files some refusals of a single row (e.g. 54000, an index row too large) under
- * "resource failure".
+ * "resource failure". {@link #unavailable} is asked by the routes' error clauses and choices
+ * ({@code inbox-ops-unavailable}, {@code inbox-process-row-database-busy}, {@code inbox-register-when-database-unavailable},
+ * the reception's); {@link #unreachable} by {@code GroupInsert}, to fail the receptions queued behind a write.
  */
 @Component("databaseFailures")
 public class DatabaseFailures {

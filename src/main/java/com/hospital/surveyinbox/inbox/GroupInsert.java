@@ -200,7 +200,11 @@ final class GroupInsert implements AutoCloseable {
         }
     }
 
-    /** Writes the group; returns the failure when the database could not take it ("unavailable"), else null. */
+    /**
+     * Writes the group; returns the failure when the database could not take it ("unavailable"), else null. Row by
+     * row (a group the database refused), the first such failure fails the rows after it: they would only wait for
+     * the same database in turn.
+     */
     private RuntimeException write(List<Pending> group) {
         groupRows.record(group.size());
         if (group.size() == 1) {

@@ -25,8 +25,9 @@ import org.springframework.stereotype.Component;
 
 /**
  * What the operator requeues of {@code routes/inbox-requeue.camel.yaml} compute: the named parameters of
- * {@code sql/requeue-row.sql} and {@code sql/find-requeue-candidates.sql}, a bulk request read and checked, the
- * ids a bulk requeue takes, and the answers' bodies. The route decides what happens and what is answered.
+ * {@code sql/requeue-row.sql}, {@code sql/abandon-reply.sql} (route {@code inbox-abandon-reply}) and
+ * {@code sql/find-requeue-candidates.sql}, a bulk request read and checked, the ids a bulk requeue takes, and
+ * the answers' bodies ({@code noReplyOwed}: the abandon's 409). The route decides what happens and what is answered.
  */
 @Component("requeues")
 public class Requeues {
@@ -52,7 +53,7 @@ public class Requeues {
         this.bulkRequeueMax = properties.getInbox().getBulkRequeueMax();
     }
 
-    /** Named parameters of {@code sql/requeue-row.sql}: the row and the operator it is audited with. */
+    /** Named parameters of {@code sql/requeue-row.sql} and {@code sql/abandon-reply.sql}: the row and the operator it is audited with. */
     public Map<String, Object> params(long id, String operator) {
         return Map.of("id", id, "actor", Objects.requireNonNull(operator, "an operator's name"));
     }

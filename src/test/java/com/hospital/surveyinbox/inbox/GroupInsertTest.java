@@ -382,13 +382,13 @@ class GroupInsertTest extends IntegrationTest {
     }
 
     /**
-     * A database that cannot take work now fails the receptions queued behind the failed write with it: each was
+     * A database that cannot be reached fails the receptions queued behind the failed write with it: each was
      * written in turn, one socket timeout after another (with the defaults, a 503 after 8 s or more against a
      * store-timeout of 5 s, the legacy sender's transaction held open all that time).
      */
     @Test
     @org.junit.jupiter.api.Timeout(30)
-    void receptionsQueuedBehindAWriteTheDatabaseCouldNotTakeFailWithIt() throws Exception {
+    void receptionsQueuedBehindAWriteThatCouldNotReachTheDatabaseFailWithIt() throws Exception {
         String run = uniqueSubject("GRPDOWN");
         java.util.concurrent.atomic.AtomicInteger writes = new java.util.concurrent.atomic.AtomicInteger();
         GroupInsert[] holder = new GroupInsert[1];

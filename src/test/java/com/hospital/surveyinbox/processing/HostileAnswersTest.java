@@ -144,7 +144,7 @@ class HostileAnswersTest extends IntegrationTest {
      * oversized body of a 200 failed the reply, which was then sent again at every retry, each one delivered.
      */
     @Test
-    void aRepliesStatusAloneDecidesWhateverItsBody() {
+    void aReplysStatusAloneDecidesWhateverItsBody() {
         replySent("REPLYZIP", "{\"resultCode\":\"Y\"}", Map.of("Content-Encoding", "gzip"));
         replySent("REPLYBIG", "{\"resultCode\":\"Y\",\"pad\":\"" + "x".repeat(2 * 1024 * 1024) + "\"}", Map.of());
     }

@@ -35,8 +35,6 @@ class SilentRedisTest extends IntegrationTest {
     @Autowired
     MeterRegistry meters;
 
-
-
     private double hits() {
         var hits = meters.find("adapter.consent.cache").tag("result", "hit").counter();
         return hits == null ? 0 : hits.count();

@@ -243,7 +243,7 @@ class InboxRequeueRouteTest extends RouteKit {
 
     /**
      * inbox-abandon-reply: a reply the legacy system keeps refusing is given up once, audited; the row then owes
-     * nothing (no retry, the alert clears, retention may take it), keeping what was owed. Nothing owed: 409.
+     * nothing (replyStatus NONE, audited once), keeping what was owed. Nothing owed: 409.
      */
     @Test
     void anOperatorAbandonsAnOwedReplyOnce() {
