@@ -30,18 +30,10 @@ public class DatabaseFailures {
      * worker's row PROCESSING instead of trying its statement again.
      */
     public static boolean unavailable(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof CannotGetJdbcConnectionException || t instanceof CannotCreateTransactionException
-                    || t instanceof SQLTransientConnectionException) {
-                return true;
-            }
-            if (t instanceof SQLException sql && sql.getSQLState() != null) {
-                String state = sql.getSQLState();
-                return state.startsWith("08") || state.startsWith("57P") || state.equals("57014") || state.equals("55P03")
-                        || state.equals("25006") || state.startsWith("53") || state.equals("40001") || state.equals("40P01");
-            }
-        }
-        return false;
+        String state = firstState(failure);
+        return state != null && (state.equals(NO_CONNECTION) || state.startsWith("08") || state.startsWith("57P")
+                || state.equals("57014") || state.equals("55P03") || state.equals("25006") || state.startsWith("53")
+                || state.equals("40001") || state.equals("40P01"));
     }
 
     /**
@@ -49,17 +41,28 @@ public class DatabaseFailures {
      * one statement's bad luck (a statement or lock timeout, a deadlock), which the next statement may not share.
      */
     public static boolean unreachable(Throwable failure) {
+        String state = firstState(failure);
+        return state != null && (state.equals(NO_CONNECTION) || state.startsWith("08") || state.startsWith("57P"));
+    }
+
+    /** What {@link #firstState} answers for "no connection from the pool" (never an SQLState: those are five characters). */
+    private static final String NO_CONNECTION = "no connection";
+
+    /**
+     * The failure's first word on the database, walking its causes: {@link #NO_CONNECTION} for a connection the pool
+     * could not give, else the first SQLState found; null when there is neither.
+     */
+    private static String firstState(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof CannotGetJdbcConnectionException || t instanceof CannotCreateTransactionException
                     || t instanceof SQLTransientConnectionException) {
-                return true;
+                return NO_CONNECTION;
             }
             if (t instanceof SQLException sql && sql.getSQLState() != null) {
-                String state = sql.getSQLState();
-                return state.startsWith("08") || state.startsWith("57P");
+                return sql.getSQLState();
             }
         }
-        return false;
+        return null;
     }
 
     /**
