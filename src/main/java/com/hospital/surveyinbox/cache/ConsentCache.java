@@ -35,12 +35,12 @@ public class ConsentCache {
         final Semaphore semaphore = new Semaphore(1, true);
         /** Written only by the consumer holding the semaphore. */
         volatile long ended;
-        volatile Refusal refusal;
-        volatile Answer answer;
+        /** The last lookup's answer or refusal, for the consumers that waited for it; null when it failed otherwise. */
+        volatile Ended last;
     }
 
-    /** The consent list a lookup answered, handed to the consumers that waited for that lookup. */
-    private record Answer(String list, long endedAs) {
+    /** What a lookup came to, for its waiters: its refusal or its consent list (one of them), and which lookup. */
+    private record Ended(Refusal refusal, String list, long endedAs) {
     }
 
     /**
@@ -81,7 +81,7 @@ public class ConsentCache {
      * The legacy system's refusal of a lookup (a 4xx: 404 "survey not configured"), handed to the consumers that
      * waited for that lookup: what it answered, and which downstream and step asked.
      */
-    public record Refusal(HttpOperationFailedException answer, String downstream, String call, long endedAs) {
+    public record Refusal(HttpOperationFailedException answer, String downstream, String call) {
     }
 
     /** Boot's connection factory: its one shared connection is replaced when it goes silent ({@link #unavailable}). */
@@ -96,8 +96,9 @@ public class ConsentCache {
     static final java.time.Duration SILENT_WINDOW = java.time.Duration.ofSeconds(10);
     static final java.time.Duration SILENT_REPLACE_EVERY = java.time.Duration.ofSeconds(5);
 
-    public ConsentCache(AdapterProperties properties, MeterRegistry meters,
+    public ConsentCache(AdapterProperties properties, MeterRegistry meters, com.fasterxml.jackson.databind.ObjectMapper json,
             org.springframework.beans.factory.ObjectProvider<org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory> connections) {
+        this.json = json;
         this.properties = properties;
         this.meters = meters;
         this.connections = connections;
@@ -127,15 +128,10 @@ public class ConsentCache {
             turns.remove(srvyNo, lane); // a stuck lookup: let the next one start afresh
             return new Turn(srvyNo, lane, null, null, false);
         }
-        Refusal refusal = lane.refusal;
-        if (refusal != null && refusal.endedAs() > seen) {
+        Ended last = lane.last;
+        if (last != null && last.endedAs() > seen) {
             release(srvyNo, lane);
-            return new Turn(srvyNo, lane, refusal, null, false);
-        }
-        Answer answer = lane.answer;
-        if (answer != null && answer.endedAs() > seen) {
-            release(srvyNo, lane);
-            return new Turn(srvyNo, lane, null, answer.list(), false);
+            return new Turn(srvyNo, lane, last.refusal(), last.list(), false);
         }
         return new Turn(srvyNo, lane, null, null, true);
     }
@@ -148,8 +144,7 @@ public class ConsentCache {
     public void answered(Turn turn, String list) {
         if (turn != null && turn.held.get() && !turn.lookupEnded) {
             Lane lane = turn.lane;
-            lane.refusal = null;
-            lane.answer = new Answer(list, lane.ended + 1);
+            lane.last = new Ended(null, list, lane.ended + 1);
             lane.ended++;
             turn.lookupEnded = true;
         }
@@ -163,8 +158,7 @@ public class ConsentCache {
     public void refused(Turn turn, HttpOperationFailedException answer, String downstream, String call) {
         if (turn != null && turn.held.get() && !turn.lookupEnded) {
             Lane lane = turn.lane;
-            lane.answer = null;
-            lane.refusal = new Refusal(answer, downstream, call, lane.ended + 1);
+            lane.last = new Ended(new Refusal(answer, downstream, call), null, lane.ended + 1);
             lane.ended++;
             turn.lookupEnded = true;
         }
@@ -184,8 +178,7 @@ public class ConsentCache {
         }
         Lane lane = turn.lane;
         if (!turn.lookupEnded) {
-            lane.refusal = null; // failed otherwise (a 5xx, a timeout): nothing for the waiters to share
-            lane.answer = null;
+            lane.last = null; // failed otherwise (a 5xx, a timeout): nothing for the waiters to share
             lane.ended++;
         }
         release(turn.srvyNo, lane);
@@ -212,7 +205,8 @@ public class ConsentCache {
         }
     }
 
-    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+    /** Boot's ObjectMapper: a cached list is only read as a tree, to tell a JSON array from anything else. */
+    private final com.fasterxml.jackson.databind.ObjectMapper json;
 
     /**
      * The legacy system's answer as it is cached and sent on in the bundle: a JSON array (CONTRACT §3:
@@ -233,7 +227,7 @@ public class ConsentCache {
      */
     public boolean isList(String text) {
         try {
-            return text != null && JSON.readTree(text) instanceof com.fasterxml.jackson.databind.node.ArrayNode;
+            return text != null && json.readTree(text) instanceof com.fasterxml.jackson.databind.node.ArrayNode;
         } catch (java.io.IOException e) {
             return false;
         }

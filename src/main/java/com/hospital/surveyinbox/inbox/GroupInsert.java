@@ -97,16 +97,10 @@ final class GroupInsert implements AutoCloseable {
         lane.queue.add(pending);
         while (!pending.result().isDone()) {
             if (lane.writing.tryLock()) {
-                if (pending.result().isDone()) { // answered meanwhile (a failed write drained the lane): not a writer
-                    lane.writing.unlock();
-                    Pending next = lane.queue.peek();
-                    if (next != null) {
-                        LockSupport.unpark(next.waiter());
-                    }
-                    break;
-                }
                 try {
-                    writeWaiting(lane);
+                    if (!pending.result().isDone()) { // answered meanwhile (a failed write drained the lane): not a writer
+                        writeWaiting(lane);
+                    }
                 } finally {
                     lane.writing.unlock();
                 }

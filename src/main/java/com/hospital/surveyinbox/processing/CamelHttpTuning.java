@@ -21,12 +21,16 @@ public class CamelHttpTuning {
 
     @Bean("http")
     HttpComponent http(AdapterProperties properties) {
-        return new BoundedHeadHttpComponent(properties.getHttp().getMaxHeaderBytes(), properties.getHttp().getMaxHeaders());
+        return boundedHead(properties.getHttp());
     }
 
     @Bean("https")
     HttpComponent https(AdapterProperties properties) {
-        return new BoundedHeadHttpComponent(properties.getHttp().getMaxHeaderBytes(), properties.getHttp().getMaxHeaders());
+        return boundedHead(properties.getHttp());
+    }
+
+    private static HttpComponent boundedHead(AdapterProperties.Http http) {
+        return new BoundedHeadHttpComponent(http.getMaxHeaderBytes(), http.getMaxHeaders());
     }
 
     @Bean

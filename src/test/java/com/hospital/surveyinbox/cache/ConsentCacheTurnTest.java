@@ -24,7 +24,8 @@ class ConsentCacheTurnTest {
 
     /** A cache whose waiters wait up to 10 s (twice the response timeout). */
     static ConsentCache cache() {
-        return new ConsentCache(TestProperties.bind(Map.of("adapter.http.response-timeout", "PT5S")), new SimpleMeterRegistry(), null);
+        return new ConsentCache(TestProperties.bind(Map.of("adapter.http.response-timeout", "PT5S")), new SimpleMeterRegistry(),
+                new com.fasterxml.jackson.databind.ObjectMapper(), null);
     }
 
     static Registration msg(String srvyNo) {
