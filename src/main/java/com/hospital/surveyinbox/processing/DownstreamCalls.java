@@ -171,8 +171,9 @@ public class DownstreamCalls {
             log.warn("System error from {} at {}: HTTP {}", downstream, at, http.getStatusCode());
             return Outcome.systemFailure(downstream); // the call was made: charged, even if it (re-)opened the circuit
         }
-        if (failure instanceof SystemException || failure instanceof IOException) {
-            // an answer the flow could not use (no guestId, unreadable body), or the call itself failed (timeout, refused)
+        if (failure instanceof SystemException || org.apache.camel.util.ObjectHelper.getException(IOException.class, failure) != null) {
+            // an answer the flow could not use (no guestId, unreadable body), or the call itself failed (timeout,
+            // refused), or its answer's body did (refused when read: camel-http's stream cache wraps that I/O error)
             log.warn("System error from {} at {}: {}", downstream, at, LoggedFailure.describe(failure));
             return Outcome.systemFailure(downstream);
         }
