@@ -69,6 +69,51 @@ class MonitoringResourcesTest extends IntegrationTest {
     }
 
     /**
+     * The dashboard shows one namespace at a time ({@code $namespace}, first the prod overlay's): a dev namespace
+     * scraped by the same Prometheus would otherwise be added into prod's rates and maxima. Every panel's query
+     * selects it and parses in promtool (each query checked as a recording rule, the variable substituted).
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void everyDashboardQueryReadsTheChosenNamespaceAndParses() throws Exception {
+        String namespace = ((Map<String, Object>) new Yaml().load(Files.readString(Path.of("k8s/overlays/prod/kustomization.yaml"))))
+                .get("namespace").toString();
+        JsonNode dashboard = new ObjectMapper().readTree(DASHBOARD.toFile());
+        JsonNode variable = null;
+        for (JsonNode v : dashboard.path("templating").path("list")) {
+            if (v.path("name").asText().equals("namespace")) {
+                variable = v;
+            }
+        }
+        assertThat(variable).as("a namespace variable").isNotNull();
+        assertThat(variable.path("current").path("value").asText()).isEqualTo(namespace);
+        assertThat(variable.path("definition").asText()).contains("namespace");
+
+        Pattern selector = Pattern.compile("\\b((?:adapter|camel)_\\w+)(\\{[^}]*\\})?");
+        StringBuilder rules = new StringBuilder("groups:\n  - name: dashboard\n    rules:\n");
+        int queries = 0;
+        for (JsonNode panel : dashboard.path("panels")) {
+            for (JsonNode target : panel.path("targets")) {
+                String expr = target.path("expr").asText();
+                Matcher m = selector.matcher(expr);
+                while (m.find()) {
+                    assertThat(m.group(2)).as(panel.path("title").asText() + ": " + m.group())
+                            .isNotNull().contains("namespace=\"$namespace\"");
+                }
+                rules.append("      - record: dashboard:query").append(++queries).append(":check\n        expr: '")
+                        .append(expr.replace("$namespace", namespace).replace("'", "''")).append("'\n");
+            }
+        }
+        assertThat(queries).isGreaterThan(10);
+        Path file = Files.createTempFile("dashboard", ".yaml");
+        Files.writeString(file, rules);
+        Process check = new ProcessBuilder(promtool(), "check", "rules", file.toString()).redirectErrorStream(true).start();
+        String out = new String(check.getInputStream().readAllBytes());
+        assertThat(check.waitFor()).as(out).isZero();
+        assertThat(out).contains("SUCCESS: " + queries + " rules found");
+    }
+
+    /**
      * {@code k8s/monitoring/tests/prometheusrule-test.yaml} with {@code promtool test rules}: every alert of the
      * PrometheusRule is made to fire and to stay quiet there, and the tests pass against the rules as shipped
      * (the runbook annotations are left out of the copy; the test above checks them).
