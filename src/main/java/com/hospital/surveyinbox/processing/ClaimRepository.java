@@ -35,8 +35,15 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
 
     /** Exchange property that carries the {@link ClaimedRow} through the route. */
     public static final String ROW = "row";
+    /**
+     * Exchange property with the token of this exchange's claim ({@code id/token}), set before the claim's
+     * transaction: a try of the step after a failed one presents the same token, so a claim whose COMMIT went
+     * through while its answer was lost is found again ({@code sql/find-own-claim.sql}) instead of refused.
+     */
+    public static final String TOKEN = "claimToken";
     private static final Logger log = LoggerFactory.getLogger(ClaimRepository.class);
     private static final String CLAIM = SqlFiles.read("claim-row");
+    private static final String OWN_CLAIM = SqlFiles.read("find-own-claim");
     /**
      * Advisory-lock key space of the claims' per-subject lock (its own: receptions never wait for a claim). The
      * claim's guard reads the subject's other rows from its statement's snapshot; two claims of one subject
@@ -78,7 +85,12 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
     public boolean add(Exchange exchange, String key) {
         long inboxId = Long.parseLong(key);
         MDC.put("inboxId", key);
-        Optional<ClaimedRow> row = claim(inboxId);
+        // the same token on every try of this exchange's claim (see TOKEN)
+        String kept = exchange.getProperty(TOKEN, String.class);
+        boolean retry = kept != null && kept.startsWith(key + "/");
+        UUID token = retry ? UUID.fromString(kept.substring(key.length() + 1)) : UUID.randomUUID();
+        exchange.setProperty(TOKEN, key + "/" + token);
+        Optional<ClaimedRow> row = retry ? ownClaim(inboxId, token).or(() -> claim(inboxId, token)) : claim(inboxId, token);
         if (row.isEmpty()) {
             return false;
         }
@@ -98,19 +110,34 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
 
     /** Claims a row (empty when it is taken, finished, or held by the ordering guard). */
     public Optional<ClaimedRow> claim(long inboxId) {
-        UUID token = UUID.randomUUID();
+        return claim(inboxId, UUID.randomUUID());
+    }
+
+    private Optional<ClaimedRow> claim(long inboxId, UUID token) {
         MapSqlParameterSource params = new MapSqlParameterSource("id", inboxId).addValue("token", token)
                 .addValue("retryDelayMillis", retryDelayMillis);
         // two statements, one transaction: the subject's claim lock first, so the claim's snapshot is taken
         // after any other claim of the subject committed (see CLAIM_LOCK_SPACE)
         return transaction.execute(tx -> {
             jdbc.query(LOCK_SUBJECT, params, (rs, n) -> null);
-            return jdbc.query(CLAIM, params, (rs, n) -> new ClaimedRow(
-                    rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getString("msg_type"),
-                    openPayload(rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getBytes("payload"),
-                            rs.getString("payload_key_id")),
-                    rs.getInt("attempts"), token)).stream().findFirst();
+            return jdbc.query(CLAIM, params, (rs, n) -> claimedRow(rs, token)).stream().findFirst();
         });
+    }
+
+    /** The row this token claimed, when a claim whose answer was lost committed after all. */
+    private Optional<ClaimedRow> ownClaim(long inboxId, UUID token) {
+        Optional<ClaimedRow> own = jdbc.query(OWN_CLAIM, new MapSqlParameterSource("id", inboxId).addValue("token", token),
+                (rs, n) -> claimedRow(rs, token)).stream().findFirst();
+        own.ifPresent(row -> log.warn("Inbox {}: the claim's commit went through though its answer was lost; going on with attempt {}",
+                row.inboxId(), row.attempt()));
+        return own;
+    }
+
+    private ClaimedRow claimedRow(java.sql.ResultSet rs, UUID token) throws java.sql.SQLException {
+        return new ClaimedRow(rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getString("msg_type"),
+                openPayload(rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getBytes("payload"),
+                        rs.getString("payload_key_id")),
+                rs.getInt("attempts"), token);
     }
 
     /**

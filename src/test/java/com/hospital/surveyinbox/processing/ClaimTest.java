@@ -279,4 +279,79 @@ class ClaimTest extends IntegrationTest {
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ? AND status = 'PROCESSING'",
                 Long.class, subject)).isOne();
     }
+
+    /**
+     * A connection lost at the claim's COMMIT: the claim is tried again (the step's database redelivery, same
+     * exchange). When the commit went through, the retry finds its own claim by the token kept on the exchange and
+     * goes on with the row (one attempt charged, one attempt opened); when it did not, the retry claims the row.
+     * Without the kept token the first case was refused as "taken", the row left PROCESSING until
+     * stuck-processing-after and an attempt charged for nothing.
+     */
+    @Test
+    void aClaimWhoseCommitAnswerWasLostIsFoundAgainByItsRetry() {
+        for (boolean committed : new boolean[] {true, false}) {
+            CommitAnswerLost lost = new CommitAnswerLost(jdbc.getDataSource(), committed);
+            ClaimRepository overLostAnswers = new ClaimRepository(
+                    new org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate(lost),
+                    new com.hospital.surveyinbox.inbox.PayloadCipher(com.hospital.surveyinbox.support.TestProperties.bind(Map.of())),
+                    new io.micrometer.core.instrument.simple.SimpleMeterRegistry(), java.time.Duration.ofMinutes(1));
+            long id = insert(uniqueSubject("LOST"));
+            Exchange exchange = new DefaultExchange(camel);
+
+            lost.failNextCommit();
+            // what the step's database redelivery (inbox-process-row-database-busy) tries again
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> overLostAnswers.add(exchange, Long.toString(id)))
+                    .as("committed " + committed).matches(com.hospital.surveyinbox.inbox.DatabaseFailures::unavailable);
+            assertThat(rows.status(Long.toString(id))).isEqualTo(committed ? "PROCESSING" : "RECEIVED");
+
+            assertThat(overLostAnswers.add(exchange, Long.toString(id))).as("committed " + committed).isTrue();
+            ClaimedRow row = exchange.getProperty(ClaimRepository.ROW, ClaimedRow.class);
+            assertThat(row.inboxId()).isEqualTo(id);
+            assertThat(row.attempt()).isEqualTo(1);
+            assertThat(new String(row.payload(), StandardCharsets.UTF_8)).contains("LOST");
+            assertThat(rows.attempts(Long.toString(id))).isEqualTo(1);
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_attempt WHERE inbox_id = ?", Long.class, id)).isOne();
+            // the row's outcome is recorded with that token
+            assertThat(outcomes().complete(row)).isTrue();
+
+            // another exchange (another event of the row) never adopts it
+            assertThat(claimThroughTheRepository(id)).isEmpty();
+        }
+    }
+
+    /** A DataSource whose next commit loses its answer: committed (or rolled back) on the server, then a lost connection. */
+    static final class CommitAnswerLost extends org.springframework.jdbc.datasource.DelegatingDataSource {
+        private final boolean commitGoesThrough;
+        private final java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+
+        CommitAnswerLost(javax.sql.DataSource target, boolean commitGoesThrough) {
+            super(target);
+            this.commitGoesThrough = commitGoesThrough;
+        }
+
+        void failNextCommit() {
+            armed.set(true);
+        }
+
+        @Override
+        public java.sql.Connection getConnection() throws java.sql.SQLException {
+            java.sql.Connection real = super.getConnection();
+            return (java.sql.Connection) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+                    new Class<?>[] {java.sql.Connection.class}, (proxy, method, args) -> {
+                        if (method.getName().equals("commit") && armed.compareAndSet(true, false)) {
+                            if (commitGoesThrough) {
+                                real.commit();
+                            } else {
+                                real.rollback();
+                            }
+                            throw new java.sql.SQLException("An I/O error occurred while sending to the backend.", "08006");
+                        }
+                        try {
+                            return method.invoke(real, args);
+                        } catch (java.lang.reflect.InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    });
+        }
+    }
 }
