@@ -59,7 +59,12 @@ public class DownstreamCircuits {
 
     @org.springframework.beans.factory.annotation.Autowired
     public DownstreamCircuits(AdapterProperties properties, MeterRegistry meters) {
-        this(properties, meters, Clock.systemUTC());
+        // monotonic: a step back of the pod's wall clock must not hold a circuit open for the length of the step
+        this(properties, meters, new com.hospital.surveyinbox.config.MonotonicClock());
+    }
+
+    Clock clock() {
+        return clock;
     }
 
     DownstreamCircuits(AdapterProperties properties, MeterRegistry meters, Clock clock) {

@@ -31,13 +31,17 @@ public class RedeliverySweep {
     private final Scheduler scheduler;
     private final java.time.Clock clock;
 
-    /** The tick's budgets read the time from a {@code java.time.Clock} bean if there is one (tests), else the system's. */
+    /**
+     * The tick's budgets read the time from a {@code java.time.Clock} bean if there is one (tests), else a
+     * {@link com.hospital.surveyinbox.config.MonotonicClock}: a step of the pod's wall clock neither ends a tick's
+     * publishing at once nor lets its replies run for the length of a step back.
+     */
     public RedeliverySweep(AdapterProperties properties, MeterRegistry meters, @Lazy Scheduler scheduler,
                            org.springframework.beans.factory.ObjectProvider<java.time.Clock> clock) {
         this.properties = properties;
         this.meters = meters;
         this.scheduler = scheduler;
-        this.clock = clock.getIfUnique(java.time.Clock::systemUTC);
+        this.clock = clock.getIfUnique(com.hospital.surveyinbox.config.MonotonicClock::new);
         // registered at zero: the series exist for the dashboard and alerts (k8s/monitoring) before the
         // first tick, and on an instance that opted out of the job
         for (String kind : new String[] {"stuck", "lost-event", "retry", "reply"}) {
@@ -102,6 +106,10 @@ public class RedeliverySweep {
      */
     public PublishBudget budget() {
         return new PublishBudget(clock, properties.getInbox().getRedeliverPublishDeadline());
+    }
+
+    java.time.Clock clock() {
+        return clock;
     }
 
     /** The tick's budget for owed replies, taken just before them: half the publish deadline from now. */

@@ -73,4 +73,28 @@ class DownstreamCircuitsTest {
     private static double openings(SimpleMeterRegistry meters, String downstream) {
         return meters.get("adapter.circuit.opened").tag("downstream", downstream).counter().count();
     }
+
+    /**
+     * The service's circuits are timed on the monotonic clock: a step back of the pod's wall clock (NTP correcting
+     * minutes at once) held an open circuit open for the length of the step, every row needing that downstream
+     * deferred and no trial call let through while it answered again.
+     */
+    @Test
+    void theServicesCircuitsAreTimedOnTheMonotonicClock() {
+        DownstreamCircuits service = new DownstreamCircuits(TestProperties.bind(Map.of()), new SimpleMeterRegistry());
+        assertThat(service.clock()).isInstanceOf(com.hospital.surveyinbox.config.MonotonicClock.class);
+
+        java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong(-5_000_000_000L);
+        com.hospital.surveyinbox.config.MonotonicClock clock =
+                new com.hospital.surveyinbox.config.MonotonicClock(Instant.parse("2026-10-25T00:59:00Z"), nanos::get);
+        DownstreamCircuits circuits = new DownstreamCircuits(TestProperties.bind(Map.of(
+                "adapter.circuit.failure-threshold", "1", "adapter.circuit.open-duration", "PT30S")), new SimpleMeterRegistry(), clock);
+        circuits.recordFailure("legacy");
+        assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.OPEN);
+        nanos.addAndGet(Duration.ofSeconds(29).toNanos());
+        assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.OPEN);
+        nanos.addAndGet(Duration.ofSeconds(2).toNanos());
+        assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.HALF_OPEN);
+        assertThat(clock.instant()).isEqualTo(Instant.parse("2026-10-25T00:59:31Z"));
+    }
 }
