@@ -28,7 +28,7 @@ public class JobRegistrationLock extends LifecycleStrategySupport {
     static final long KEY = 0x1B0C_0000_0002L;
 
     /** Longest wait for the lock before a start goes ahead without it. */
-    static final long TIMEOUT_MILLIS = 60_000;
+    public static final long TIMEOUT_MILLIS = 60_000;
 
     private final DataSource dataSource;
     private Connection held;

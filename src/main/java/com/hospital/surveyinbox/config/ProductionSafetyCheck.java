@@ -50,6 +50,7 @@ public class ProductionSafetyCheck implements InitializingBean {
         }
         forwardedHeaders(problems);
         shutdownCoversARow(problems);
+        webShutdownCoversASynchronousRegistration(problems);
         stuckRows(problems);
         if (!problems.isEmpty()) {
             throw new IllegalStateException("Refusing to start in prod: " + String.join("; ", problems));
@@ -92,6 +93,48 @@ public class ProductionSafetyCheck implements InitializingBean {
     public static final int ROW_STATEMENTS = 6;
 
     /**
+     * Downstream call sites of a synchronous registration (rollback toggle: inbox-register + inbox-consents);
+     * ManifestConsistencyTest counts them in {@code routes/} and pins this.
+     */
+    public static final int SYNCHRONOUS_CALLS = 8;
+
+    /**
+     * A synchronous registration's statements on the main pool: the reception path's two checks (nothing
+     * unfinished of the subject, an unknown Idempotency-Key), the resend check and the record of the registration.
+     */
+    public static final int SYNCHRONOUS_STATEMENTS = 4;
+
+    /**
+     * {@code spring.lifecycle.timeout-per-shutdown-phase} must cover a synchronous registration whose every wait runs
+     * out (the request thread holds it): Tomcat stopped sooner, the sender got a 502 for a message that was then
+     * registered, and sent it again.
+     */
+    private void webShutdownCoversASynchronousRegistration(List<String> problems) {
+        long phase = org.springframework.boot.convert.DurationStyle.detectAndParse(
+                environment.getProperty("spring.lifecycle.timeout-per-shutdown-phase", "30s")).toMillis();
+        long worst = synchronousRegistrationMillis();
+        if (worst > phase) {
+            problems.add("spring.lifecycle.timeout-per-shutdown-phase (" + phase / 1000 + " s) must cover a synchronous "
+                    + "registration whose every wait runs out (" + (worst + 999) / 1000 + " s: " + SYNCHRONOUS_CALLS
+                    + " calls x (2 x adapter.http.connect-timeout + response-timeout) + the consent turn (2 x response-timeout) + "
+                    + SYNCHRONOUS_STATEMENTS + " statements x (pool wait + socket timeout)); raise it with the pods' "
+                    + "terminationGracePeriodSeconds and the ingress's proxy-read-timeout, or lower the timeouts");
+        }
+    }
+
+    /** The longest a synchronous registration can take with this pod's settings (see SYNCHRONOUS_CALLS). */
+    private long synchronousRegistrationMillis() {
+        AdapterProperties.Http http = properties.getHttp();
+        return SYNCHRONOUS_CALLS * http.getCallDeadline().toMillis() + http.getResponseTimeout().multipliedBy(2).toMillis()
+                + SYNCHRONOUS_STATEMENTS * statementMillis();
+    }
+
+    private long statementMillis() {
+        return environment.getProperty("spring.datasource.hikari.connection-timeout", Long.class, 30_000L)
+                + socketTimeoutSeconds() * 1000;
+    }
+
+    /**
      * {@code camel.main.shutdown-timeout} must cover a row whose every wait runs out, computed from the settings this
      * pod runs with: a slow legacy system answered by raising {@code adapter.http.response-timeout} (an environment
      * variable) would otherwise cut rows off at every rollout (left PROCESSING, registered again after
@@ -107,8 +150,7 @@ public class ProductionSafetyCheck implements InitializingBean {
                     + "?socketTimeout= in SPRING_DATASOURCE_URL): without it a statement to a database that stopped answering "
                     + "waits forever, holding its worker and its row");
         }
-        long statement = environment.getProperty("spring.datasource.hikari.connection-timeout", Long.class, 30_000L)
-                + socketSeconds * 1000;
+        long statement = statementMillis();
         long publish = environment.getProperty("camel.component.kafka.max-block-ms", Long.class, 60_000L)
                 + environment.getProperty("camel.component.kafka.delivery-timeout-ms", Long.class, 120_000L);
         long consentWait = http.getResponseTimeout().multipliedBy(2).toMillis(); // ConsentCache's turn

@@ -66,6 +66,21 @@ class ManifestConsistencyTest {
         return docs;
     }
 
+    /** A parsed YAML tree as flat property names (a.b.c), for Boot's Binder. */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> flatten(String prefix, Map<String, Object> tree) {
+        Map<String, Object> flat = new LinkedHashMap<>();
+        tree.forEach((key, value) -> {
+            String name = prefix.isEmpty() ? key : prefix + "." + key;
+            if (value instanceof Map<?, ?> inner) {
+                flat.putAll(flatten(name, (Map<String, Object>) inner));
+            } else {
+                flat.put(name, value);
+            }
+        });
+        return flat;
+    }
+
     @SuppressWarnings("unchecked")
     static <T> T at(Object node, String... path) {
         Object current = node;
@@ -294,6 +309,17 @@ class ManifestConsistencyTest {
         int budget = ((Number) startup.get("periodSeconds")).intValue() * ((Number) startup.get("failureThreshold")).intValue()
                 + ((Number) startup.getOrDefault("initialDelaySeconds", 0)).intValue();
         assertThat((double) budget).as("startup probe budget, s").isGreaterThanOrEqualTo(waits + 90);
+        // a rollout is reported failed when a new pod is not ready within progressDeadlineSeconds: the startup budget
+        // and the job registration lock's minute must fit in it
+        int progress = ((Number) at(deployment(), "spec", "progressDeadlineSeconds")).intValue();
+        assertThat(progress * 1000L).as("progressDeadlineSeconds >= startup budget + JobRegistrationLock's wait")
+                .isGreaterThanOrEqualTo(budget * 1000L + com.hospital.surveyinbox.config.JobRegistrationLock.TIMEOUT_MILLIS);
+        // a pod started while another migrates waits for Flyway's lock as long as the migration does (the probe
+        // bounds it): Flyway's default (50 tries, 1 s apart) made it fail and crash-loop. Bound as Boot binds it:
+        org.springframework.boot.autoconfigure.flyway.FlywayProperties flyway = new org.springframework.boot.context.properties.bind.Binder(
+                new org.springframework.boot.context.properties.source.MapConfigurationPropertySource(flatten("", appConfig)))
+                .bind("spring.flyway", org.springframework.boot.autoconfigure.flyway.FlywayProperties.class).get();
+        assertThat(flyway.getLockRetryCount()).isEqualTo(-1);
 
         assertThat((Object) at(container(), "lifecycle", "preStop", "sleep")).isNotNull();
         // the blind-monitoring alert names the namespace prod deploys to: renamed in one place only, it would fire forever
@@ -404,8 +430,21 @@ class ManifestConsistencyTest {
         assertThat(com.hospital.surveyinbox.config.ProductionSafetyCheck.ROW_STATEMENTS).isEqualTo(6);
         assertThat(camel).as("camel.main.shutdown-timeout (ms) >= %d calls x %d ms + %d ms", all, perCall, afterCalls)
                 .isGreaterThanOrEqualTo(all * perCall + afterCalls);
-        assertThat(web).as("spring.lifecycle.timeout-per-shutdown-phase (ms) >= %d calls x %d ms", synchronous, perCall)
-                .isGreaterThanOrEqualTo(synchronous * perCall);
+        // the web server's graceful stop and the ingress's wait for an answer cover a synchronous registration (rollback
+        // toggle, on the request thread) whose every wait runs out: its calls, the consent turn, its 4 statements
+        // (the reception path's two checks, the resend check, the record); shorter, the sender got a 502/504 for a
+        // message registered anyway, and sent it again
+        assertThat(synchronous).as("ProductionSafetyCheck.SYNCHRONOUS_CALLS, the call sites of inbox-register and inbox-consents")
+                .isEqualTo(com.hospital.surveyinbox.config.ProductionSafetyCheck.SYNCHRONOUS_CALLS);
+        long synchronousWorst = synchronous * perCall + consentWait
+                + com.hospital.surveyinbox.config.ProductionSafetyCheck.SYNCHRONOUS_STATEMENTS * statement;
+        assertThat(synchronousWorst).as("the figure config/application.yaml and the ingress state").isEqualTo(106_000);
+        assertThat(web).as("spring.lifecycle.timeout-per-shutdown-phase (ms) >= a synchronous registration, %d ms", synchronousWorst)
+                .isGreaterThanOrEqualTo(synchronousWorst);
+        Map<String, Object> ingress = yaml(ROOT.resolve("k8s/overlays/prod/ingress.yaml")).get(0);
+        long readTimeout = Long.parseLong(at(ingress, "metadata", "annotations", "nginx.ingress.kubernetes.io/proxy-read-timeout"));
+        assertThat(readTimeout * 1000).as("the ingress's proxy-read-timeout >= a synchronous registration, %d ms", synchronousWorst)
+                .isGreaterThanOrEqualTo(synchronousWorst);
         for (String base : List.of("k8s/base", "k8s/overlays/dev", "k8s/overlays/prod")) {
             Map<String, Object> k = yaml(ROOT.resolve(base).resolve("kustomization.yaml")).get(0);
             assertThat(k).as(base).doesNotContainKeys("bases", "patchesStrategicMerge");

@@ -67,6 +67,7 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageContaining("server.forward-headers-strategy must be none")
                 .hasMessageContaining("adapter.inbox.stuck-processing-after (PT4M) must be longer than twice camel.main.shutdown-timeout (150 s")
                 .hasMessageContaining("camel.main.shutdown-timeout (150 s) must cover a row whose every wait runs out (398 s")
+                .hasMessageContaining("spring.lifecycle.timeout-per-shutdown-phase (110 s) must cover a synchronous registration whose every wait runs out")
                 .hasMessageContaining("the PostgreSQL driver's socketTimeout must be set");
     }
 
