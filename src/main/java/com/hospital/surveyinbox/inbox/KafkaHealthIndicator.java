@@ -15,28 +15,38 @@ import org.springframework.stereotype.Component;
 /**
  * Kafka in {@code /actuator/health} details. Deliberately not in the readiness group: reception does not
  * need Kafka (a row stored while the broker is away is republished by the redelivery job), so a broker
- * outage must not take the reception endpoint out of the load balancer.
+ * outage must not take the reception endpoint out of the load balancer. DOWN also while the event topic has not
+ * been checked since the start ({@link KafkaTopicProvisioner}: the broker was away then).
  */
 @Component("kafka")
 public class KafkaHealthIndicator extends AbstractHealthIndicator implements DisposableBean {
 
     private final Admin admin;
     private final String topic;
+    private final KafkaTopicProvisioner provisioner;
 
-    public KafkaHealthIndicator(@Value("${camel.component.kafka.brokers}") String brokers, AdapterProperties properties) {
+    public KafkaHealthIndicator(@Value("${camel.component.kafka.brokers}") String brokers, AdapterProperties properties,
+                                KafkaTopicProvisioner provisioner) {
         super("Kafka health check failed");
         this.admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers,
                 AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 2_000,
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 3_000));
         this.topic = properties.getKafka().getTopic();
+        this.provisioner = provisioner;
     }
 
     @Override
     protected void doHealthCheck(Health.Builder builder) throws Exception {
         var cluster = admin.describeCluster(new DescribeClusterOptions().timeoutMs(2_000));
         int nodes = cluster.nodes().get(3, TimeUnit.SECONDS).size();
-        builder.up().withDetail("clusterId", cluster.clusterId().get(3, TimeUnit.SECONDS))
-                .withDetail("brokers", nodes).withDetail("topic", topic);
+        builder.withDetail("clusterId", cluster.clusterId().get(3, TimeUnit.SECONDS)).withDetail("brokers", nodes);
+        if (provisioner.ensured()) {
+            builder.up().withDetail("topic", topic);
+        } else {
+            // the broker answers now, but the topic was not checked since: it may be missing, or the broker's default
+            builder.down().withDetail("topic", topic + ": not checked yet (asked again every "
+                    + KafkaTopicProvisioner.RETRY.toSeconds() + " s)");
+        }
     }
 
     @Override

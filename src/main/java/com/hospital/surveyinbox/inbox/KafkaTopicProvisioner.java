@@ -2,37 +2,57 @@ package com.hospital.surveyinbox.inbox;
 
 import com.hospital.surveyinbox.config.LoggedFailure;
 import com.hospital.surveyinbox.config.AdapterProperties;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.InitializingBean;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
 
 /**
  * Creates the event topic with enough partitions for the configured consumer concurrency when it does
  * not exist yet; a broker's auto-created topic would have one partition and serialize all processing.
- * An existing topic is left as it is. Failure to reach the broker is logged, not fatal: reception does
- * not need Kafka (the redelivery job republishes later).
+ * Failure to reach the broker is not fatal (reception does not need Kafka: the redelivery job republishes
+ * later), but it is not the end either: the check is tried again every {@link #RETRY} until it is done, so a
+ * broker that was away at the start (restarted with the rollout, an egress rule fixed later) gets its topic
+ * without a restart of the pods, and {@link #ensured()} (the {@code kafka} health) says until when it was not.
  */
 @Component
-public class KafkaTopicProvisioner implements InitializingBean {
+public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
 
     private static final Logger log = LoggerFactory.getLogger(KafkaTopicProvisioner.class);
+    /** Pause between checks while the broker could not be asked. */
+    static final Duration RETRY = Duration.ofSeconds(15);
 
     private final AdapterProperties properties;
     private final String brokers;
+    private final Duration retry;
+    private volatile boolean ensured;
+    private ScheduledExecutorService retries;
 
+    @Autowired
     public KafkaTopicProvisioner(AdapterProperties properties, @Value("${camel.component.kafka.brokers}") String brokers) {
+        this(properties, brokers, RETRY);
+    }
+
+    KafkaTopicProvisioner(AdapterProperties properties, String brokers, Duration retry) {
         this.properties = properties;
         this.brokers = brokers;
+        this.retry = retry;
     }
 
     @Override
@@ -42,7 +62,44 @@ public class KafkaTopicProvisioner implements InitializingBean {
             log.warn("adapter.kafka.partitions ({}) < adapter.kafka.consumers ({}): some consumers will idle",
                     kafka.getPartitions(), kafka.getConsumers());
         }
-        ensure(kafka.getTopic(), kafka.getPartitions(), kafka.getReplicationFactor()).ifPresent(log::warn);
+        if (!check()) {
+            retries = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "kafka-topic-check");
+                t.setDaemon(true);
+                return t;
+            });
+            retries.scheduleWithFixedDelay(() -> {
+                if (check()) {
+                    log.info("Topic {} checked after all: events flow", kafka.getTopic());
+                    retries.shutdown();
+                }
+            }, retry.toMillis(), retry.toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** One check of the configured topic; true once it is done (the topic is there, whatever it had to say). */
+    private boolean check() {
+        AdapterProperties.Kafka kafka = properties.getKafka();
+        Check result = ensure(kafka.getTopic(), kafka.getPartitions(), kafka.getReplicationFactor());
+        result.problem().ifPresent(problem -> log.warn(result.done() ? "{}" : "{}; tried again every " + retry.toSeconds() + " s", problem));
+        ensured = result.done();
+        return result.done();
+    }
+
+    /** Whether the topic has been checked (created, found, or grown) since this instance started. */
+    public boolean ensured() {
+        return ensured;
+    }
+
+    @Override
+    public void destroy() {
+        if (retries != null) {
+            retries.shutdownNow();
+        }
+    }
+
+    /** A check's result: done (the topic is there), and what to say about it, if anything. */
+    record Check(boolean done, Optional<String> problem) {
     }
 
     /**
@@ -56,13 +113,14 @@ public class KafkaTopicProvisioner implements InitializingBean {
     }
 
     /**
-     * Creates the topic, or checks the one that exists: one the broker created by itself (a first publish while this
-     * check could not reach it) or someone created by hand has the broker's defaults, often one partition and one
-     * replica: one consumer in the whole cluster takes every row, and a restart of that broker stops them all. Such
-     * a topic is not changed here (more partitions move keys; that is an operator's decision) but said, on every
-     * start. Returns what is wrong with it, if anything.
+     * Creates the topic, or checks the one that exists: one the broker created by itself (a publish or a consumer's
+     * subscription while this check could not reach it) or someone created by hand has the broker's defaults, often
+     * one partition and one replica. Fewer partitions than configured are added here (one consumer in the whole
+     * cluster would take every row): keys then move to other partitions, which this service allows, since a
+     * subject's order is kept by the claim's ordering guard in the database, never by a partition. Fewer replicas
+     * are said, on every start (moving replicas is the Kafka operator's).
      */
-    java.util.Optional<String> ensure(String topic, int partitions, short replicationFactor) {
+    Check ensure(String topic, int partitions, short replicationFactor) {
         try (Admin admin = Admin.create(Map.of(
                 AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers,
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000,
@@ -70,10 +128,10 @@ public class KafkaTopicProvisioner implements InitializingBean {
             try {
                 admin.createTopics(List.of(newTopic(topic, partitions, replicationFactor))).all().get(15, TimeUnit.SECONDS);
                 log.info("Created topic {} with {} partitions", topic, partitions);
-                return java.util.Optional.empty();
+                return new Check(true, Optional.empty());
             } catch (ExecutionException e) {
                 if (!(e.getCause() instanceof TopicExistsException)) {
-                    return java.util.Optional.of("Could not ensure topic " + topic + ": " + LoggedFailure.describe(e.getCause()));
+                    return new Check(false, Optional.of("Could not ensure topic " + topic + ": " + LoggedFailure.describe(e.getCause())));
                 }
             }
             org.apache.kafka.clients.admin.TopicDescription found;
@@ -82,23 +140,32 @@ public class KafkaTopicProvisioner implements InitializingBean {
             } catch (ExecutionException e) {
                 if (e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException) {
                     log.info("Topic {} is being created by another instance", topic); // its metadata not everywhere yet
-                    return java.util.Optional.empty();
+                    return new Check(true, Optional.empty());
                 }
                 throw e;
             }
             int foundPartitions = found.partitions().size();
             int foundReplicas = found.partitions().stream().mapToInt(p -> p.replicas().size()).min().orElse(0);
-            if (foundPartitions < partitions || foundReplicas < replicationFactor) {
-                return java.util.Optional.of("Topic " + topic + " exists with " + foundPartitions + " partitions and "
-                        + foundReplicas + " replicas, fewer than adapter.kafka.partitions (" + partitions
-                        + ") / replication-factor (" + replicationFactor + "): consumers beyond its partitions idle and "
-                        + "one broker's restart can stop processing; raise partitions with kafka-topics --alter, replicas with "
-                        + "kafka-reassign-partitions (docs/deploying.md)");
+            if (foundPartitions < partitions) {
+                try {
+                    admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(partitions))).all().get(15, TimeUnit.SECONDS);
+                    log.warn("Topic {} existed with {} partitions (the broker's default, or made by hand): grown to "
+                            + "adapter.kafka.partitions ({}) so every consumer gets some", topic, foundPartitions, partitions);
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof org.apache.kafka.common.errors.InvalidPartitionsException)) {
+                        throw e; // that one: another instance grew it first
+                    }
+                }
             }
-            log.info("Topic {} exists with {} partitions and {} replicas", topic, foundPartitions, foundReplicas);
-            return java.util.Optional.empty();
+            if (foundReplicas < replicationFactor) {
+                return new Check(true, Optional.of("Topic " + topic + " exists with " + foundReplicas + " replicas, fewer than "
+                        + "adapter.kafka.replication-factor (" + replicationFactor + "): one broker's restart can stop "
+                        + "processing; raise them with kafka-reassign-partitions (docs/deploying.md)"));
+            }
+            log.info("Topic {} exists with {} replicas", topic, foundReplicas);
+            return new Check(true, Optional.empty());
         } catch (Exception e) {
-            return java.util.Optional.of("Could not ensure topic " + topic + ": " + LoggedFailure.describe(e));
+            return new Check(false, Optional.of("Could not ensure topic " + topic + ": " + LoggedFailure.describe(e)));
         }
     }
 }

@@ -14,8 +14,9 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Value;
 
 /**
- * The event topic on the real broker: created with the configured partitions, and one that exists with fewer (the
- * broker's own default on a first publish, or made by hand) named on start instead of passing as "exists".
+ * The event topic on the real broker: created with the configured partitions; one that exists with fewer (the
+ * broker's own default on a first publish, or made by hand) grown to them instead of passing as "exists"; and a
+ * broker that could not be reached at the start asked again until the topic is there, without a restart.
  */
 class KafkaTopicProvisionerTest extends IntegrationTest {
 
@@ -26,7 +27,7 @@ class KafkaTopicProvisionerTest extends IntegrationTest {
     String brokers;
 
     @Test
-    void aTopicThatExistsWithFewerPartitionsIsNamedAndOneItCreatesHasThemAll() throws Exception {
+    void aTopicThatExistsWithFewerPartitionsIsGrownAndOneItCreatesHasThemAll() throws Exception {
         String small = "provisioner-small-" + System.nanoTime();
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers))) {
             admin.createTopics(List.of(new NewTopic(small, 1, (short) 1))).all().get(15, TimeUnit.SECONDS);
@@ -34,14 +35,55 @@ class KafkaTopicProvisionerTest extends IntegrationTest {
             org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(15)).ignoreExceptions()
                     .until(() -> admin.describeTopics(List.of(small)).allTopicNames().get(5, TimeUnit.SECONDS).containsKey(small));
 
-            assertThat(provisioner.ensure(small, 8, (short) 1)).hasValueSatisfying(problem -> assertThat(problem)
-                    .contains(small, "exists with 1 partitions", "adapter.kafka.partitions (8)"));
+            assertThat(provisioner.ensure(small, 8, (short) 1)).isEqualTo(new KafkaTopicProvisioner.Check(true, java.util.Optional.empty()));
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(15)).untilAsserted(() -> assertThat(
+                    admin.describeTopics(List.of(small)).allTopicNames().get(5, TimeUnit.SECONDS).get(small).partitions()).hasSize(8));
+            // fewer replicas than asked for are said (one broker here)
+            assertThat(provisioner.ensure(small, 8, (short) 2).problem()).hasValueSatisfying(problem -> assertThat(problem)
+                    .contains(small, "exists with 1 replicas", "adapter.kafka.replication-factor (2)"));
 
             String fresh = "provisioner-fresh-" + System.nanoTime();
-            assertThat(provisioner.ensure(fresh, 8, (short) 1)).isEmpty();
+            assertThat(provisioner.ensure(fresh, 8, (short) 1).done()).isTrue();
             assertThat(admin.describeTopics(List.of(fresh)).allTopicNames().get(15, TimeUnit.SECONDS).get(fresh).partitions()).hasSize(8);
             // and as it is now: nothing to say
-            assertThat(provisioner.ensure(fresh, 8, (short) 1)).isEmpty();
+            assertThat(provisioner.ensure(fresh, 8, (short) 1)).isEqualTo(new KafkaTopicProvisioner.Check(true, java.util.Optional.empty()));
+        }
+    }
+
+    /**
+     * The broker cannot be reached when the instance starts (restarted with the rollout, an egress rule not there yet):
+     * the check is tried again until it reaches the broker, and the topic is created with its partitions then. It was
+     * tried once: the topic never came (broker auto-create off: nothing consumed until a restart) or came with the
+     * broker's defaults (one partition: one consumer in the cluster for every row).
+     */
+    @Test
+    void aBrokerAwayAtTheStartGetsItsTopicOnceItIsBack() throws Exception {
+        String topic = "provisioner-late-" + System.nanoTime();
+        int brokerPort = Integer.parseInt(brokers.substring(brokers.lastIndexOf(':') + 1).split(",")[0]);
+        try (com.hospital.surveyinbox.support.FreezableTcpProxy away = new com.hospital.surveyinbox.support.FreezableTcpProxy(brokerPort);
+             Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers))) {
+            away.cutOff();
+            KafkaTopicProvisioner late = new KafkaTopicProvisioner(com.hospital.surveyinbox.support.TestProperties.bind(Map.of(
+                    "adapter.kafka.topic", topic, "adapter.kafka.partitions", "6", "adapter.kafka.consumers", "2")),
+                    "127.0.0.1:" + away.port(), java.time.Duration.ofSeconds(1));
+            // the health reads the broker directly: it answers, the topic was not checked
+            KafkaHealthIndicator health = new KafkaHealthIndicator(brokers, com.hospital.surveyinbox.support.TestProperties.bind(
+                    Map.of("adapter.kafka.topic", topic)), late);
+            try {
+                late.afterPropertiesSet();
+                assertThat(late.ensured()).isFalse();
+                assertThat(admin.listTopics().names().get(15, TimeUnit.SECONDS)).doesNotContain(topic);
+                assertThat(health.health().getStatus()).isEqualTo(org.springframework.boot.actuate.health.Status.DOWN);
+                assertThat(health.health().getDetails().get("topic").toString()).contains(topic, "not checked yet");
+
+                away.restore();
+                org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60)).until(late::ensured);
+                assertThat(admin.describeTopics(List.of(topic)).allTopicNames().get(15, TimeUnit.SECONDS).get(topic).partitions()).hasSize(6);
+                assertThat(health.health().getStatus()).isEqualTo(org.springframework.boot.actuate.health.Status.UP);
+            } finally {
+                late.destroy();
+                health.destroy();
+            }
         }
     }
 
