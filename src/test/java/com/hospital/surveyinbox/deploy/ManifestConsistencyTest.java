@@ -188,6 +188,29 @@ class ManifestConsistencyTest {
         assertThat(bindsToProperty("ADAPTER_INBOX_MAX_ATTEMPT")).as("a typo must not bind").isFalse();
     }
 
+    /**
+     * Dev may share prod's Kafka cluster or Redis: its topic, consumer group and consent-cache prefix are its own.
+     * With the defaults, dev pods joined prod's consumer group, took some of its partitions and claimed prod's events
+     * against dev's database (the prod rows never processed, republished to the same partitions).
+     */
+    @Test
+    void theDevOverlayNamesItsOwnTopicGroupAndCachePrefix() throws IOException {
+        Map<String, String> dev = new LinkedHashMap<>();
+        for (Map<String, Object> doc : yaml(ROOT.resolve("k8s/overlays/dev/patch-resources.yaml"))) {
+            List<Map<String, Object>> containers = at(doc, "spec", "template", "spec", "containers");
+            containers.forEach(c -> dev.putAll(env(c)));
+        }
+        assertThat(Files.readString(ROOT.resolve("k8s/overlays/dev/kustomization.yaml"))).contains("patch-resources.yaml");
+        Map<String, String> expected = Map.of(
+                "ADAPTER_KAFKA_TOPIC", (String) at(appConfig, "adapter", "kafka", "topic"),
+                "ADAPTER_KAFKA_GROUPID", (String) at(appConfig, "adapter", "kafka", "group-id"),
+                "ADAPTER_CACHE_KEYPREFIX", (String) at(appConfig, "adapter", "cache", "key-prefix"));
+        expected.forEach((name, prod) -> {
+            assertThat(bindsToProperty(name)).as(name).isTrue();
+            assertThat(dev.get(name)).as(name).isNotBlank().isNotEqualTo(prod);
+        });
+    }
+
     @Test
     void noSecretValueIsWrittenInAPlainManifest() throws IOException {
         for (Path file : manifests()) {
