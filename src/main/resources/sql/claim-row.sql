@@ -17,7 +17,8 @@ WITH claimed AS (
            last_attempt_at = now(),
            updated_at = now()
      WHERE m.id = :id
-       -- a FAILED row only once it is due (retry-delay after its last attempt): any stray event (a rebalance,
+       -- a FAILED row only once it is due (retry-delay after its last attempt ended: fail-row/defer-row set
+       -- last_attempt_at then): any stray event (a rebalance,
        -- a successor release, a duplicate) would otherwise retry it at once and burn its attempts toward DEAD
        -- within seconds. An operator's requeue makes it RECEIVED, so that one needs no wait.
        AND (m.status = 'RECEIVED'

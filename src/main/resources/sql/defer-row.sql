@@ -11,7 +11,9 @@ WITH deferred AS (
            claim_token = NULL,
            last_error = :#reason,
            last_error_code = NULL,
-           updated_at = now()
+           updated_at = now(),
+           -- the retry delay runs from here, not from the attempt's start (claim-row.sql)
+           last_attempt_at = now()
      WHERE id = :#id
        AND status = 'PROCESSING'
        AND claim_token = CAST(:#token AS UUID)

@@ -1,7 +1,9 @@
 -- Records a failed attempt: FAILED, or DEAD when it was the last allowed one; going DEAD opens the
 -- DEAD reply in the same statement (so a DEAD row can never miss its reply), unless a DEAD reply was
 -- already delivered for this row (a requeued row that dies again is not reported twice). Closes the
--- attempt in the same statement. Autocommit.
+-- attempt in the same statement. last_attempt_at becomes the failure's time: the retry delay (claim-row.sql,
+-- republish-due-retries.sql) runs from it, so an attempt that lasted longer than the delay is not due at once.
+-- Autocommit.
 -- Run by: routes/inbox-process.camel.yaml, step inbox-process-record-failed (camel-sql).
 -- Why this WHERE: fenced by the claim token like complete-row.sql; nothing back = stale outcome.
 WITH failed AS (
@@ -11,6 +13,8 @@ WITH failed AS (
            last_error = :#reason,
            last_error_code = :#code,
            updated_at = now(),
+           -- the retry delay runs from the failure, not from the attempt's start (claim-row.sql)
+           last_attempt_at = now(),
            reply_status = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')
                                THEN 'PENDING' ELSE reply_status END,
            reply_reason_code = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')

@@ -130,6 +130,33 @@ class ClaimTest extends IntegrationTest {
         assertThat(rows.attempts(Long.toString(id))).isEqualTo(2);
     }
 
+    /**
+     * The retry delay runs from the failure, not from the attempt's start: an attempt that took longer than the delay
+     * (slow downstreams, every call near its timeout) left its row due the moment it failed, and any stray event (a
+     * rebalance's re-read, a duplicate) or the next redelivery tick ran the next attempt at once, toward DEAD.
+     */
+    @Test
+    void aFailedRowIsDueOnlyARetryDelayAfterItsFailureHowEverLongTheAttemptTook() {
+        ClaimRepository withDelay = new ClaimRepository(new org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate(jdbc),
+                new com.hospital.surveyinbox.inbox.PayloadCipher(com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of())),
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry(), java.time.Duration.ofMinutes(1));
+        for (boolean charged : new boolean[] {true, false}) {
+            long id = insert(uniqueSubject("SLOW"));
+            ClaimedRow first = withDelay.claim(id).orElseThrow();
+            // the attempt began 90 s ago (its downstream calls took that long)
+            jdbc.update("UPDATE inbox_message SET last_attempt_at = now() - INTERVAL '90 seconds' WHERE id = ?", id);
+            if (charged) {
+                assertThat(outcomes().fail(first, "survey service timed out")).isEqualTo("FAILED");
+            } else {
+                assertThat(producer.requestBody("sql:classpath:sql/defer-row.sql?outputType=SelectOne&parametersCount=5",
+                        record.params(first, Outcome.deferred("survey")), String.class)).isEqualTo("FAILED");
+            }
+            assertThat(withDelay.claim(id)).as("charged " + charged).isEmpty();
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE id = ? AND status = 'FAILED'"
+                    + " AND last_attempt_at > now() - INTERVAL '10 seconds'", Long.class, id)).isOne();
+        }
+    }
+
     @Test
     void rejectsAStaleWorkersOutcomeAfterItsRowWasReclaimed() {
         String subject = uniqueSubject("STALE");
