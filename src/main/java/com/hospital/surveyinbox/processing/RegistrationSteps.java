@@ -46,8 +46,18 @@ public class RegistrationSteps {
         }
         return new Registration(row.inboxId(), row.srvyDrawupNo(), row.msgType(), text(message, "patno"),
                 text(message, "srvyNo"), text(message, "formCd"), text(message, "groupCd"), text(message, "patNm"),
-                text(message, "mobileNo"), !"N".equalsIgnoreCase(text(message, "alimtalkYn")),
+                text(message, "mobileNo"), !noNotification(text(message, "alimtalkYn")),
                 sendAt(text(message, "sendDt")), message);
+    }
+
+    /**
+     * Whether {@code alimtalkYn} says "no notification": N however the legacy system spelled it — padded (a
+     * fixed-width field), full-width (an IME's Ｎ) or in lower case. Read as "notify", the patient was sent a
+     * notification the hospital suppressed.
+     */
+    static boolean noNotification(String alimtalkYn) {
+        return alimtalkYn != null
+                && "N".equalsIgnoreCase(java.text.Normalizer.normalize(alimtalkYn, java.text.Normalizer.Form.NFKC).strip());
     }
 
     /** Body of {@code POST {account}/guests}: the legacy patient record's name and mobile, else the message's. */

@@ -64,7 +64,8 @@ public class SurveySendInfoValidator {
             if (value == null || value.isNull()) {
                 throw new ReceptionRejectedException(400, "required field '" + field + "' is missing");
             }
-            if (!value.isTextual() && !value.isNumber()) {
+            if (!value.isTextual() && !value.isIntegralNumber()) {
+                // a decimal is no identifier: read back as a double (1.10 as "1.1", 1E2 as "100.0") it named another
                 throw new ReceptionRejectedException(400, "field '" + field + "' must be a string");
             }
             if (value.asText().isBlank()) {
@@ -77,10 +78,11 @@ public class SurveySendInfoValidator {
                 continue;
             }
             // srvyNo too: an object, an array or a boolean read as no survey, and its consents were skipped
-            if (!value.isTextual() && !value.isNumber()) {
+            if (!value.isTextual() && !value.isIntegralNumber()) {
                 throw new ReceptionRejectedException(400, "field '" + field + "' must be a string");
             }
-            if (!value.asText().isBlank()) {
+            // only spaces (a padded fixed-width field) read as absent; a tab or a newline is a control character
+            if (!value.asText().chars().allMatch(c -> c == ' ')) {
                 String problem = identifierProblem(value.asText());
                 if (problem != null) {
                     throw new ReceptionRejectedException(400, "field '" + field + "' " + problem);
@@ -240,6 +242,13 @@ public class SurveySendInfoValidator {
                     .decode(ByteBuffer.wrap(body));
         } catch (CharacterCodingException e) {
             throw new ReceptionRejectedException(400, "body is not valid UTF-8");
+        }
+        // a NUL among the first bytes is UTF-16 or UTF-32 without a byte order mark (valid UTF-8 byte by byte when
+        // ASCII): Jackson would detect and read it; no JSON text in UTF-8 starts so
+        for (int i = 0; i < Math.min(4, body.length); i++) {
+            if (body[i] == 0) {
+                throw new ReceptionRejectedException(400, "body is not valid UTF-8");
+            }
         }
         JsonNode json;
         try {

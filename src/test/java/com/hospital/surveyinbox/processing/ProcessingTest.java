@@ -18,6 +18,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.beans.factory.annotation.Autowired;
 
 /** The consumer half end to end: Kafka -> claim -> downstream (simulator over HTTP) -> row outcome -> reply. */
@@ -302,6 +304,22 @@ class ProcessingTest extends IntegrationTest {
         String sentinel = client.accept(send(subject + "-S", "P7", ""));
         rows.awaitStatus(sentinel, "COMPLETED");
         assertThat(simulator().replies(subject)).hasSize(1);
+    }
+
+    /**
+     * "N" as a legacy system may spell it: padded (a fixed-width field), full-width (an IME's Ｎ), lower case. Read as
+     * "notify" before, the patient was sent a notification the hospital had suppressed.
+     */
+    @ParameterizedTest(name = "alimtalkYn \"{0}\"")
+    @ValueSource(strings = {"N ", " n", "\uFF2E", "N\\n"})
+    void anNSpelledOtherwiseStillSendsNoNotification(String alimtalkYn) {
+        String subject = uniqueSubject("NOTIFYSP");
+        String id = client.accept(send(subject, "P7", "\"alimtalkYn\":\"" + alimtalkYn + "\""));
+        rows.awaitStatus(id, "COMPLETED");
+        assertThat(simulator().bundleRequests(subject).get(0).get("notify").asBoolean()).isFalse();
+        await().atMost(Duration.ofSeconds(10)).until(() -> "SENT".equals(rows.row(id).get("reply_status")));
+        assertThat(simulator().replies(subject)).singleElement()
+                .satisfies(reply -> assertThat(reply.get("reasonCode").asText()).isEqualTo("NOTIFY_SKIPPED"));
     }
 
     @Test

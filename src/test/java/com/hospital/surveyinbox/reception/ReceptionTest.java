@@ -130,6 +130,16 @@ class ReceptionTest extends IntegrationTest {
                 Arguments.of("array srvyNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"srvyNo\":[\"S1\"]"), "'srvyNo'"),
                 Arguments.of("boolean alimtalkYn", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"alimtalkYn\":false"), "'alimtalkYn'"),
                 Arguments.of("object alimtalkYn", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"alimtalkYn\":{\"v\":\"N\"}"), "'alimtalkYn'"),
+                // a decimal read back as a double named another subject or patient (1.10 as "1.1", 1E2 as "100.0")
+                Arguments.of("decimal srvyDrawupNo", json("\"srvyDrawupNo\":1.10,\"patno\":\"P\",\"formCd\":\"F\""), "'srvyDrawupNo'"),
+                Arguments.of("exponent patno", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":1E2,\"formCd\":\"F\""), "'patno'"),
+                Arguments.of("decimal srvyNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"srvyNo\":1.5"), "'srvyNo'"),
+                // a tab or newline is no absent survey: its consents were skipped
+                Arguments.of("newline srvyNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"srvyNo\":\"\\n\""), "'srvyNo'"),
+                Arguments.of("tab srvyNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"srvyNo\":\" \\t \""), "'srvyNo'"),
+                // UTF-16 without a byte order mark is valid UTF-8 byte by byte when ASCII; Jackson read it
+                Arguments.of("UTF-16 body", ("{\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\"}")
+                        .getBytes(StandardCharsets.UTF_16LE), "UTF-8"),
                 Arguments.of("boolean srvyNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"srvyNo\":true"), "'srvyNo'"),
                 // an unpaired surrogate escape is no text: stored and sent as "?", two such subjects were one
                 Arguments.of("unpaired surrogate in a field the code does not name", json("\"srvyDrawupNo\":\"" + s
@@ -340,6 +350,13 @@ class ReceptionTest extends IntegrationTest {
         Reply reply = client.receive("{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"" + "P".repeat(100)
                 + "\",\"formCd\":\"F\",\"srvyNo\":\"...\"}");
         assertThat(reply.status()).as(reply.body()).isEqualTo(200);
+        // an integer is stored as its digits, exactly; a srvyNo of spaces alone (a padded field) reads as absent
+        String digits = Long.toString(Math.abs(System.nanoTime())) + "123456789012";
+        Reply number = client.receive("{\"srvyDrawupNo\":" + digits + ",\"patno\":12345678901234567890,\"formCd\":7,"
+                + "\"srvyNo\":\"   \"}");
+        assertThat(number.status()).as(number.body()).isEqualTo(200);
+        assertThat(jdbc.queryForObject("SELECT srvy_drawup_no FROM inbox_message WHERE id = ?", String.class,
+                Long.parseLong(number.json().get("inboxId").asText()))).isEqualTo(digits);
     }
 
     @Test
