@@ -34,7 +34,8 @@ WITH failed AS (
     UPDATE inbox_attempt a
        SET finished_at = now(),
            outcome = failed.status,
-           reason = :#reason
+           -- for a system error, where and what (Outcome.failureDetail); the row keeps "system error"
+           reason = :#detail
       FROM failed
      WHERE a.inbox_id = failed.id
        AND a.attempt_no = :#attempt

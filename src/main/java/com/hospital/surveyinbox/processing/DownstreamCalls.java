@@ -169,16 +169,34 @@ public class DownstreamCalls {
                 }
             }
             log.warn("System error from {} at {}: HTTP {}", downstream, at, http.getStatusCode());
-            return Outcome.systemFailure(downstream); // the call was made: charged, even if it (re-)opened the circuit
+            // the call was made: charged, even if it (re-)opened the circuit
+            return Outcome.systemFailure(downstream, call, "HTTP " + http.getStatusCode());
         }
         if (failure instanceof SystemException || org.apache.camel.util.ObjectHelper.getException(IOException.class, failure) != null) {
             // an answer the flow could not use (no guestId, unreadable body), or the call itself failed (timeout,
             // refused), or its answer's body did (refused when read: camel-http's stream cache wraps that I/O error)
             log.warn("System error from {} at {}: {}", downstream, at, LoggedFailure.describe(failure));
-            return Outcome.systemFailure(downstream);
+            return Outcome.systemFailure(downstream, call, whatFailed(failure));
         }
         log.error("Registration failed at {}: {}", at, LoggedFailure.describe(failure));
-        return Outcome.systemFailure(downstream);
+        return Outcome.systemFailure(downstream, call, "unexpected " + failure.getClass().getSimpleName());
+    }
+
+    /**
+     * What failed, for the attempt's history, in words that carry no data: our own words of a {@link SystemException}
+     * (they name fields, never values), else the innermost cause's class ({@code SocketTimeoutException}); never an
+     * exception's message (an HTTP client's holds the URL, a patient number in its path).
+     */
+    static String whatFailed(Exception failure) {
+        SystemException own = org.apache.camel.util.ObjectHelper.getException(SystemException.class, failure);
+        if (own != null && own.getMessage() != null) {
+            return own.getMessage();
+        }
+        Throwable innermost = failure;
+        for (int depth = 0; innermost.getCause() != null && innermost.getCause() != innermost && depth < 10; depth++) {
+            innermost = innermost.getCause();
+        }
+        return innermost.getClass().getSimpleName();
     }
 
     /** What is stored and shown instead of a downstream's text that could not be masked (no name to mask it with). */

@@ -10,22 +10,30 @@ import com.hospital.surveyinbox.inbox.ReplyReason;
  * @param failureCode   the downstream's {@code code} of a business error as logs may carry it ({@link #loggableCode}),
  *                      never null for a business error; null otherwise
  * @param reply         a reply owed to the legacy system even though the row completes, or null
+ * @param failureDetail what the attempt's history records: the reason, and for a system error where and what
+ *                      ({@code system error at inbox-register-survey-bundle (survey): HTTP 503}), so an operator
+ *                      can tell which step failed from the API alone; null on success
+ * @param systemError   a system error (5xx, timeout, refused, unreadable answer): charged, and on the synchronous path
+ *                      answered 503
  */
 public record Outcome(boolean success, String failureReason, String failureCode, ReplyReason reply,
-                      String replyReason, String failedDownstream, boolean deferred) {
+                      String replyReason, String failedDownstream, boolean deferred, String failureDetail,
+                      boolean systemError) {
 
     public static final String SYSTEM_ERROR = "system error";
+    /** The row's {@code last_error_code} after a system error: a bulk requeue after an outage selects by it. */
+    public static final String SYSTEM_ERROR_CODE = "SYSTEM_ERROR";
 
     public static Outcome completed() {
-        return new Outcome(true, null, null, null, null, null, false);
+        return new Outcome(true, null, null, null, null, null, false, null, false);
     }
 
     public static Outcome completedWithReply(ReplyReason reply, String reason) {
-        return new Outcome(true, null, null, reply, reason, null, false);
+        return new Outcome(true, null, null, reply, reason, null, false, null, false);
     }
 
     public static Outcome businessFailure(String code, String reason) {
-        return new Outcome(false, reason, loggableCode(code), null, null, null, false);
+        return new Outcome(false, reason, loggableCode(code), null, null, null, false, reason, false);
     }
 
     /** What is stored, logged and shown instead of a code that may name the patient. */
@@ -47,16 +55,27 @@ public record Outcome(boolean success, String failureReason, String failureCode,
 
     /** The downstream is plainly down (circuit open): the attempt is not charged. */
     public static Outcome deferred(String downstream) {
-        return new Outcome(false, "waiting: " + downstream + " unavailable (circuit open)", null, null, null, downstream, true);
+        String reason = "waiting: " + downstream + " unavailable (circuit open)";
+        return new Outcome(false, reason, null, null, null, downstream, true, reason, false);
     }
 
     /** The database did not answer a statement of the registration before any downstream call: not charged either. */
     public static Outcome databaseUnavailable() {
         // "database" as the failed downstream: the synchronous path answers "<failedDownstream> unavailable"
-        return new Outcome(false, "waiting: the database did not answer", null, null, null, "database", true);
+        String reason = "waiting: the database did not answer";
+        return new Outcome(false, reason, null, null, null, "database", true, reason, false);
     }
 
-    public static Outcome systemFailure(String downstream) {
-        return new Outcome(false, SYSTEM_ERROR, null, null, null, downstream, false);
+    /**
+     * A system error: the row's reason is {@code system error} (CONTRACT §2), its code {@link #SYSTEM_ERROR_CODE},
+     * and the attempt's history says where and what.
+     *
+     * @param call the step of the failed call (a route step id), or null when unknown
+     * @param what what failed, in words that carry no data (an HTTP status, an exception's class name, our own words)
+     */
+    public static Outcome systemFailure(String downstream, String call, String what) {
+        String detail = SYSTEM_ERROR + " at " + (call == null ? "an unknown step" : call)
+                + (downstream == null ? "" : " (" + downstream + ")") + (what == null ? "" : ": " + what);
+        return new Outcome(false, SYSTEM_ERROR, SYSTEM_ERROR_CODE, null, null, downstream, false, detail, true);
     }
 }

@@ -47,6 +47,7 @@ public class ProcessingRecord {
         params.put("retryDelayMillis", properties.getInbox().getRetryDelay().toMillis());
         params.put("reason", outcome.failureReason());
         params.put("code", outcome.failureCode());
+        params.put("detail", outcome.failureDetail());
         params.put("replyCode", outcome.reply() == null ? null : outcome.reply().name());
         params.put("replyReason", outcome.replyReason());
         return params;
@@ -63,7 +64,7 @@ public class ProcessingRecord {
         meters.counter(OUTCOMES, "outcome", counted).increment();
         if (outcome.success()) {
             log.info("Inbox {} COMPLETED{}", row.inboxId(), outcome.reply() == null ? "" : " (reply " + outcome.reply() + " owed)");
-        } else if (outcome.failureCode() != null) {
+        } else if (!outcome.systemError() && outcome.failureCode() != null) {
             // a business error: its text may quote the patient, so the log names the downstream's code only
             log.info("Inbox {} {} after attempt {}: business error {}", row.inboxId(), status, row.attempt(),
                     outcome.failureCode());

@@ -239,6 +239,15 @@ class ProcessingTest extends IntegrationTest {
         assertThat(rows.row(failing).get("last_error")).isEqualTo("system error");
         assertThat(rows.row(slow).get("last_error")).isEqualTo("system error");
         assertThat(simulator().bundleCreates(subject5xx)).isZero();
+        // where and what, for an operator with the API alone: the attempt's history names the step, the downstream
+        // and what failed (never a value: no patient number), the row's code selects system errors for a bulk requeue
+        assertThat(client.ops("/ops/inbox/" + failing).json().get("lastErrorCode").asText()).isEqualTo("SYSTEM_ERROR");
+        com.fasterxml.jackson.databind.JsonNode attempts = client.ops("/ops/inbox/" + failing).json().get("attemptHistory");
+        assertThat(attempts.get(0).get("reason").asText())
+                .isEqualTo("system error at inbox-register-legacy-patient (legacy): HTTP 503");
+        assertThat(client.ops("/ops/inbox/" + slow).json().get("attemptHistory").get(0).get("reason").asText())
+                .startsWith("system error at inbox-register-legacy-patient (legacy): ").endsWith("Exception")
+                .doesNotContain(patnoSlow);
     }
 
     @Test
