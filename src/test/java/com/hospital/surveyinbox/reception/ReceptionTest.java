@@ -344,6 +344,22 @@ class ReceptionTest extends IntegrationTest {
         assertThat(reply.json().get("resultMessage").asText()).contains("'Idempotency-Key'");
     }
 
+    /**
+     * Receptions waiting for one of Tomcat's threads are bounded (server.tomcat.threads.max-queue-capacity): Tomcat's
+     * default queue is unbounded, and a slow database queued receptions longer than the sender waited (stored after
+     * nginx gave up, stored again by the sender's retry). The bound is the running connector's, as configured.
+     */
+    @Test
+    void receptionsWaitingForARequestThreadAreBounded(
+            @org.springframework.beans.factory.annotation.Autowired org.springframework.boot.web.servlet.context.ServletWebServerApplicationContext web) {
+        org.apache.catalina.connector.Connector connector =
+                ((org.springframework.boot.web.embedded.tomcat.TomcatWebServer) web.getWebServer()).getTomcat().getConnector();
+        java.util.concurrent.Executor executor = connector.getProtocolHandler().getExecutor();
+        assertThat(executor).isInstanceOf(org.apache.tomcat.util.threads.ThreadPoolExecutor.class);
+        java.util.concurrent.BlockingQueue<Runnable> queue = ((org.apache.tomcat.util.threads.ThreadPoolExecutor) executor).getQueue();
+        assertThat(queue.size() + queue.remainingCapacity()).isEqualTo(100);
+    }
+
     @Test
     void acceptsIdentifiersTheContractAllows() {
         String subject = uniqueSubject("OKID") + "-a.b_c~$:{}";
