@@ -132,6 +132,11 @@ public class AdapterProperties {
          * failed try is retry-delay x 2^(n-1), at most this (a reply is never given up: the contract retries it).
          */
         @NotNull private final Duration replyMaxRetryDelay;
+        /**
+         * Synchronous registrations (rollback toggle) one instance runs at once; more are answered 503 at once. Each
+         * holds a request thread and one downstream connection at a time, beside the workers' (50 per downstream).
+         */
+        @Min(1) private final int synchronousConcurrency;
 
         public Inbox(@DefaultValue("true") boolean enabled,
                 @DefaultValue("5") int maxAttempts,
@@ -145,7 +150,8 @@ public class AdapterProperties {
                 @DefaultValue("PT30S") @DurationUnit(ChronoUnit.SECONDS) Duration redeliverPublishDeadline,
                 @DefaultValue("500") int bulkRequeueMax,
                 @DefaultValue("10") int bulkRequeueRatePerSecond,
-                @DefaultValue("PT1H") @DurationUnit(ChronoUnit.SECONDS) Duration replyMaxRetryDelay) {
+                @DefaultValue("PT1H") @DurationUnit(ChronoUnit.SECONDS) Duration replyMaxRetryDelay,
+                @DefaultValue("24") int synchronousConcurrency) {
             this.enabled = enabled;
             this.maxAttempts = maxAttempts;
             this.retryDelay = retryDelay;
@@ -168,6 +174,7 @@ public class AdapterProperties {
             this.bulkRequeueMax = bulkRequeueMax;
             this.bulkRequeueRatePerSecond = bulkRequeueRatePerSecond;
             this.replyMaxRetryDelay = replyMaxRetryDelay;
+            this.synchronousConcurrency = synchronousConcurrency;
         }
 
         public boolean isEnabled() { return enabled; }
@@ -183,6 +190,7 @@ public class AdapterProperties {
         public int getBulkRequeueMax() { return bulkRequeueMax; }
         public int getBulkRequeueRatePerSecond() { return bulkRequeueRatePerSecond; }
         public Duration getReplyMaxRetryDelay() { return replyMaxRetryDelay; }
+        public int getSynchronousConcurrency() { return synchronousConcurrency; }
     }
 
     public static class Kafka {

@@ -17,6 +17,28 @@ import org.springframework.stereotype.Component;
 @Component("synchronousRegistration")
 public class SynchronousRegistration {
 
+    private final java.util.concurrent.Semaphore slots;
+
+    public SynchronousRegistration(com.hospital.surveyinbox.config.AdapterProperties properties) {
+        this.slots = new java.util.concurrent.Semaphore(properties.getInbox().getSynchronousConcurrency());
+    }
+
+    /**
+     * Takes one of {@code adapter.inbox.synchronous-concurrency} slots, without waiting; false when all are taken.
+     * Unbounded, a burst held every request thread for a registration's length, and beyond 50 at once the
+     * registrations waited for a pooled downstream connection, timed out and opened the downstream's circuit: a
+     * local shortage taken for an outage, the stored rows deferred with it. The route gives the slot back
+     * ({@link #leave()}) however the registration ends.
+     */
+    public boolean enter() {
+        return slots.tryAcquire();
+    }
+
+    /** Gives back the slot {@link #enter()} took. */
+    public void leave() {
+        slots.release();
+    }
+
     /** Sorts after every stored row, so resend detection sees every completed SEND of the inbox. */
     private static final long NOT_STORED = Long.MAX_VALUE;
 

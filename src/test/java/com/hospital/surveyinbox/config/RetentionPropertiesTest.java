@@ -36,7 +36,7 @@ class RetentionPropertiesTest {
 
     private static AdapterProperties.Inbox inbox(String publishDeadline, String retryDelay, String replyMaxRetryDelay) {
         return new AdapterProperties.Inbox(true, 5, Duration.parse(retryDelay), Duration.ofMinutes(2), Duration.ofMinutes(15),
-                "0 * * * * ?", 200, true, 7, Duration.parse(publishDeadline), 500, 10, Duration.parse(replyMaxRetryDelay));
+                "0 * * * * ?", 200, true, 7, Duration.parse(publishDeadline), 500, 10, Duration.parse(replyMaxRetryDelay), 24);
     }
 
     @Test

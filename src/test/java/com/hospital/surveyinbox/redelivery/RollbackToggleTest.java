@@ -29,11 +29,69 @@ class RollbackToggleTest extends IntegrationTest {
     InboxStore store;
 
     @Autowired
+    com.hospital.surveyinbox.processing.DownstreamCircuits circuits;
+
+    @Autowired
     org.apache.camel.ProducerTemplate producer;
 
     static String send(String subject, String extra) {
         return "{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"P-" + subject + "\",\"formCd\":\"F100\""
                 + (extra.isEmpty() ? "" : "," + extra) + "}";
+    }
+
+    /**
+     * A burst of synchronous registrations: at most adapter.inbox.synchronous-concurrency (24) at once, the others
+     * answered 503 at once with nothing registered. Unbounded, a burst held every request thread and, beyond the 50
+     * pooled connections per downstream, waited for a connection until the timeouts opened the circuit: a local
+     * shortage taken for an outage. The slots come back however a registration ends.
+     */
+    @Test
+    void aBurstOfSynchronousRegistrationsBeyondTheLimitIsAnswered503AtOnceWithNothingRegistered() throws Exception {
+        String run = uniqueSubject("SYNCBURST");
+        DownstreamSimulator.Fault slowPatient = simulator().add(new DownstreamSimulator.Fault(
+                line -> line.startsWith("GET /legacy/patients/P-" + run), 200,
+                "{\"patno\":\"P\",\"patNm\":\"Kim\",\"mobileNo\":\"01000000000\"}", 800));
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(30);
+        try {
+            java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+            java.util.List<java.util.concurrent.Future<Reply>> replies = new java.util.ArrayList<>();
+            for (int i = 0; i < 30; i++) {
+                String subject = run + "-" + i;
+                replies.add(pool.submit(() -> {
+                    start.await();
+                    return client.receive(send(subject, ""));
+                }));
+            }
+            start.countDown();
+            int busy = 0;
+            for (int i = 0; i < 30; i++) {
+                Reply reply = replies.get(i).get(60, java.util.concurrent.TimeUnit.SECONDS);
+                String subject = run + "-" + i;
+                if (reply.status() == 503) {
+                    busy++;
+                    assertThat(reply.json().get("resultMessage").asText()).contains("too many registrations at once");
+                    assertThat(simulator().events(subject)).as("nothing registered for " + subject).isEmpty();
+                } else {
+                    assertThat(reply.status()).as(reply.body()).isEqualTo(200);
+                    assertThat(reply.header("X-Result-Code")).isEqualTo("Y");
+                    assertThat(simulator().bundleCreates(subject)).isEqualTo(1);
+                }
+            }
+            assertThat(busy).as("30 at once, 24 slots").isGreaterThanOrEqualTo(6);
+        } finally {
+            pool.shutdownNow();
+            simulator().remove(slowPatient);
+        }
+        // every slot came back: 24 more at once are all registered
+        java.util.List<java.util.concurrent.CompletableFuture<Reply>> again = new java.util.ArrayList<>();
+        for (int i = 0; i < 24; i++) {
+            String subject = run + "-again-" + i;
+            again.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> client.receive(send(subject, ""))));
+        }
+        for (java.util.concurrent.CompletableFuture<Reply> reply : again) {
+            assertThat(reply.get(60, java.util.concurrent.TimeUnit.SECONDS).status()).isEqualTo(200);
+        }
+        assertThat(circuits.state("legacy")).isEqualTo(com.hospital.surveyinbox.processing.DownstreamCircuits.State.CLOSED);
     }
 
     /** What was registered stays on record as a COMPLETED row without payload, no reply owed, no event to send. */
