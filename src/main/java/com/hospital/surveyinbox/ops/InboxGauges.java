@@ -19,6 +19,8 @@ import org.springframework.stereotype.Component;
  * A read that fails keeps the last values; the oldest row's age goes on growing from the last read (a backlog
  * alert must not see a frozen age when the database is what is failing); {@code adapter.inbox.gauges.staleness}
  * (seconds since the last read that succeeded) and {@code adapter.inbox.gauges.failures} say how old they are.
+ * {@code adapter.redelivery.last.run.age}: seconds since the clustered redelivery job last recorded a tick (any pod's;
+ * -1 before its first), so a job that stopped firing altogether is seen: no failed tick would say it.
  */
 @Component
 public class InboxGauges implements org.springframework.beans.factory.DisposableBean {
@@ -39,6 +41,8 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
     /** The oldest row's age and when it was read (one value, so the two are never of different reads). */
     private volatile Oldest oldest = new Oldest(0, System.nanoTime());
     private volatile long failingReplies;
+    /** The redelivery job's last tick's age and when it was read; it grows from there while reads fail. */
+    private volatile Oldest lastRun = new Oldest(-1, System.nanoTime());
     private volatile long readAt;
     private volatile long readOkAt = System.nanoTime();
     private volatile boolean failing;
@@ -55,6 +59,9 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
         Gauge.builder("adapter.inbox.replies.failing", () -> refreshed().failingReplies)
                 .description("owed replies to the legacy system that failed at least once and are not delivered yet")
                 .register(meters);
+        Gauge.builder("adapter.redelivery.last.run.age", () -> refreshed().lastRunAge())
+                .description("seconds since the clustered redelivery job last recorded a tick; -1 before its first")
+                .baseUnit("seconds").register(meters);
         Gauge.builder("adapter.inbox.gauges.staleness", () -> refreshed().staleness())
                 .description("seconds since the inbox gauges were last read from the database").baseUnit("seconds")
                 .register(meters);
@@ -66,6 +73,11 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
     double oldestPendingAge() {
         Oldest read = oldest;
         return read.seconds() > 0 ? read.seconds() + (System.nanoTime() - read.at()) / 1e9 : 0;
+    }
+
+    double lastRunAge() {
+        Oldest read = lastRun;
+        return read.seconds() >= 0 ? read.seconds() + (System.nanoTime() - read.at()) / 1e9 : -1;
     }
 
     double staleness() {
@@ -105,7 +117,9 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
             }
             Oldest age = new Oldest(rows.oldestPendingAgeSeconds(), System.nanoTime());
             long replies = rows.failingReplies();
+            Oldest run = new Oldest(rows.lastRedeliveryRunAgeSeconds(), System.nanoTime());
             counts.putAll(fresh);
+            lastRun = run;
             failingReplies = replies;
             oldest = age;
             readOkAt = System.nanoTime();

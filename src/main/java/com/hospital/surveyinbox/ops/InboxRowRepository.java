@@ -34,4 +34,11 @@ public interface InboxRowRepository extends JpaRepository<InboxRowEntity, Long> 
                AND reply_status <> 'PENDING'
                AND reply_failures > 0""", nativeQuery = true)
     long failingReplies();
+
+    /**
+     * Seconds since the clustered redelivery job last recorded a tick, on the database clock (any instance's: one
+     * runs each tick); -1 when it never has. Its index's last entry.
+     */
+    @Query(value = "SELECT COALESCE(EXTRACT(EPOCH FROM now() - max(fired_at)), -1) FROM redelivery_run", nativeQuery = true)
+    double lastRedeliveryRunAgeSeconds();
 }

@@ -67,6 +67,40 @@ class InboxGaugesTest extends IntegrationTest {
         }
     }
 
+    /**
+     * How long ago the clustered redelivery job recorded a tick (any pod's), on the database clock: the alert that
+     * sees a job which stopped firing altogether (no failed tick would say it) reads it.
+     */
+    @Test
+    void theRedeliveryJobsLastTickAgeIsReadFromItsRunRecords() {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        InboxGauges gauges = new InboxGauges(repository, meters);
+        try {
+            Double expected = jdbc.queryForObject("SELECT EXTRACT(EPOCH FROM now() - max(fired_at)) FROM redelivery_run", Double.class);
+            double read = gauge(meters, "adapter.redelivery.last.run.age");
+            if (expected == null) {
+                assertThat(read).as("never ran").isEqualTo(-1);
+            } else {
+                assertThat(read).isBetween(expected - 1, expected + 5);
+            }
+            // a tick older than ten minutes, the latest: that is what the gauge says, and it grows
+            jdbc.update("DELETE FROM redelivery_run WHERE fired_at > now() - INTERVAL '11 minutes'");
+            jdbc.update("INSERT INTO redelivery_run (scheduled_fire_time, fired_at, instance, scheduler, lost_events, retries, "
+                    + "stuck_reset, replies) VALUES (now() - INTERVAL '11 minutes', now() - INTERVAL '11 minutes', 'gauge-test', "
+                    + "'gauge-test', 0, 0, 0, 0)");
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> gauge(meters, "adapter.redelivery.last.run.age") >= 660);
+            assertThat(gauge(meters, "adapter.redelivery.last.run.age")).isLessThan(700);
+            // a new tick: the age falls back
+            jdbc.update("INSERT INTO redelivery_run (scheduled_fire_time, instance, scheduler, lost_events, retries, "
+                    + "stuck_reset, replies) VALUES (now(), 'gauge-test', 'gauge-test', 0, 0, 0, 0)");
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> gauge(meters, "adapter.redelivery.last.run.age") < 30);
+        } finally {
+            gauges.destroy();
+        }
+    }
+
     private static double gauge(SimpleMeterRegistry meters, String name) {
         return meters.get(name).gauge().value();
     }
