@@ -10,7 +10,7 @@
 -- audit entry is not removed by the next night's retention.
 -- Run by: routes/inbox-requeue.camel.yaml, step inbox-abandon-reply-row (camel-sql).
 -- Why this shape: the row is locked first (FOR UPDATE), so the reply status answered, checked and audited are
--- the same one. No row back: no such row. abandoned false: no reply is owed (answered as fromReplyStatus).
+-- the same one. No row back: no such row. changed false: no reply is owed (answered as fromReplyStatus).
 WITH locked AS (
     SELECT id, reply_status
       FROM inbox_message
@@ -35,6 +35,6 @@ WITH locked AS (
 )
 SELECT locked.id AS "inboxId",
        locked.reply_status AS "fromReplyStatus",
-       abandoned.id IS NOT NULL AS "abandoned"
+       abandoned.id IS NOT NULL AS "changed"
   FROM locked
   LEFT JOIN abandoned ON abandoned.id = locked.id

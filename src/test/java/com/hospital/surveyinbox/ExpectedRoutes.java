@@ -26,6 +26,8 @@ final class ExpectedRoutes {
             "inbox-ops-answer",
             "inbox-requeue",
             "inbox-abandon-reply",
+            "inbox-retry-reply",
+            "inbox-reply-action-answer",
             "inbox-requeue-many",
             "inbox-requeue-publish");
 

@@ -44,6 +44,7 @@ public class Requeues {
 
     private final com.fasterxml.jackson.databind.ObjectReader reader;
     private final int bulkRequeueMax;
+    private final long retryDelayMillis;
 
     public Requeues(ObjectMapper objectMapper, AdapterProperties properties) {
         // as the reception reads a message: a key twice ({"dryRun":true,"dryRun":false}) or trailing text is no request
@@ -51,11 +52,18 @@ public class Requeues {
                 .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
                 .with(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
         this.bulkRequeueMax = properties.getInbox().getBulkRequeueMax();
+        this.retryDelayMillis = properties.getInbox().getRetryDelay().toMillis();
     }
 
     /** Named parameters of {@code sql/requeue-row.sql} and {@code sql/abandon-reply.sql}: the row and the operator it is audited with. */
     public Map<String, Object> params(long id, String operator) {
         return Map.of("id", id, "actor", Objects.requireNonNull(operator, "an operator's name"));
+    }
+
+    /** Named parameters of {@code sql/retry-reply.sql}: the row, the operator, and the retry delay it is due after. */
+    public Map<String, Object> retryParams(long id, String operator) {
+        return Map.of("id", id, "actor", Objects.requireNonNull(operator, "an operator's name"),
+                "retryDelayMillis", retryDelayMillis);
     }
 
     /**
@@ -205,6 +213,14 @@ public class Requeues {
     public Map<String, Object> noReplyOwed(String replyStatus) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("error", "no reply is owed: only a PENDING, SENDING or FAILED reply can be abandoned");
+        body.put("replyStatus", replyStatus);
+        return body;
+    }
+
+    /** The body of the reply retry's 409: no reply waits for a try (none owed, delivered, or being sent right now). */
+    public Map<String, Object> noReplyToRetry(String replyStatus) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("error", "no reply waits for a try: only a PENDING or FAILED reply can be sent again now");
         body.put("replyStatus", replyStatus);
         return body;
     }

@@ -41,7 +41,8 @@ class OpenApiTest extends IntegrationTest {
             Map.entry("POST /ops/inbox/requeue 409", "RedeliveryTest.bulkRequeuesTheDeadRowsAFilterMatchesAfterADryRun"),
             Map.entry("POST /ops/inbox/requeue 503", "InboxRequeueRouteTest.aBulkRequeueThatLosesTheDatabaseAnswers503"),
             Map.entry("POST /ops/inbox/{inboxId}/requeue 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers"),
-            Map.entry("POST /ops/inbox/{inboxId}/reply/abandon 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers"));
+            Map.entry("POST /ops/inbox/{inboxId}/reply/abandon 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers"),
+            Map.entry("POST /ops/inbox/{inboxId}/reply/retry 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers"));
 
     static final String WRONG = ServiceClient.basic("ops", "not-the-password");
 
@@ -173,6 +174,14 @@ class OpenApiTest extends IntegrationTest {
                 "x".repeat(com.hospital.surveyinbox.config.OpsBodyLimitFilter.MAX_BODY_BYTES + 1), "application/json", ServiceClient.OPS_AUTH));
         p.put("POST /ops/inbox/{inboxId}/requeue 404", () -> client.opsPost("/ops/inbox/999999999999/requeue"));
         p.put("POST /ops/inbox/{inboxId}/requeue 409", () -> client.opsPost("/ops/inbox/" + stored + "/requeue"));
+        // the retry before the abandon: a FAILED reply made due now (PENDING), which the abandon then gives up
+        String retry = "/ops/inbox/" + owing + "/reply/retry";
+        p.put("POST /ops/inbox/{inboxId}/reply/retry 401", () -> post(retry, "", null, WRONG));
+        p.put("POST /ops/inbox/{inboxId}/reply/retry 413", () -> post(retry,
+                "x".repeat(com.hospital.surveyinbox.config.OpsBodyLimitFilter.MAX_BODY_BYTES + 1), "application/json", ServiceClient.OPS_AUTH));
+        p.put("POST /ops/inbox/{inboxId}/reply/retry 200", () -> client.opsPost(retry));
+        p.put("POST /ops/inbox/{inboxId}/reply/retry 404", () -> client.opsPost("/ops/inbox/999999999999/reply/retry"));
+        p.put("POST /ops/inbox/{inboxId}/reply/retry 409", () -> client.opsPost("/ops/inbox/" + stored + "/reply/retry"));
         String abandon = "/ops/inbox/" + owing + "/reply/abandon";
         p.put("POST /ops/inbox/{inboxId}/reply/abandon 401", () -> post(abandon, "", null, WRONG));
         p.put("POST /ops/inbox/{inboxId}/reply/abandon 413", () -> post(abandon,

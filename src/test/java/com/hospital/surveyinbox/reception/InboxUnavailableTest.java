@@ -44,6 +44,8 @@ class InboxUnavailableTest extends IntegrationTest {
             assertThat(requeue.json().get("error").asText()).isEqualTo("inbox temporarily unavailable; please retry");
             Reply abandon = client.opsPost("/ops/inbox/" + warmup + "/reply/abandon");
             assertThat(abandon.status()).as(abandon.body()).isEqualTo(503);
+            Reply retry = client.opsPost("/ops/inbox/" + warmup + "/reply/retry");
+            assertThat(retry.status()).as(retry.body()).isEqualTo(503);
             // the pod stays in the Service, answering the contract's 503 JSON; health tells operators why
             assertThat(client.management("/actuator/health/readiness").status()).isEqualTo(200);
             assertThat(client.management("/actuator/health/liveness").status()).isEqualTo(200);

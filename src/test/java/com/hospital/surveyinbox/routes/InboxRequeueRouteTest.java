@@ -30,6 +30,12 @@ class InboxRequeueRouteTest extends RouteKit {
     @Autowired
     PacedRepublisher paced;
 
+    @Autowired
+    com.hospital.surveyinbox.config.AdapterProperties properties;
+
+    @Autowired
+    com.hospital.surveyinbox.ops.InboxRowRepository repository;
+
     /**
      * Operators who press requeue on the same row at once: the row is locked, checked, updated and audited in one
      * statement, so exactly one of them requeues it (one audit, one event) and the others are told its status now.
@@ -266,6 +272,54 @@ class InboxRequeueRouteTest extends RouteKit {
         assertThat(again.json().get("replyStatus").asText()).isEqualTo("NONE");
         assertThat(audits(id)).isOne();
         assertThat(client.opsPost("/ops/inbox/999999999999/reply/abandon").status()).isEqualTo(404);
+    }
+
+    /**
+     * inbox-retry-reply: once the legacy endpoint is fixed, a FAILED reply waiting out its backoff (up to an hour) is
+     * made due now, audited; the next redelivery tick sends it and the reply alert clears with it. A reply being sent,
+     * delivered or not owed: 409; no row: 404.
+     */
+    @Test
+    void anOperatorSendsAFailedReplyAgainAtTheNextTick() {
+        long id = aged(uniqueSubject("RQ-RETRY"), "COMPLETED", 1);
+        jdbc.update("UPDATE inbox_message SET reply_status = 'FAILED', reply_reason_code = 'NOTIFY_SKIPPED', reply_attempts = 6, "
+                + "reply_failures = 6, reply_last_error = 'legacy answered HTTP 503', reply_updated_at = now() WHERE id = ?", id);
+        long failingBefore = repository.failingReplies();
+
+        Reply retried = client.opsPost("/ops/inbox/" + id + "/reply/retry");
+
+        assertThat(retried.status()).as(retried.body()).isEqualTo(200);
+        assertThat(retried.json().get("replyStatus").asText()).isEqualTo("PENDING");
+        assertThat(jdbc.queryForMap("SELECT reply_status, reply_failures, reply_reason_code FROM inbox_message WHERE id = ?", id))
+                .containsEntry("reply_status", "PENDING").containsEntry("reply_failures", 6).containsEntry("reply_reason_code", "NOTIFY_SKIPPED");
+        assertThat(jdbc.queryForMap("SELECT actor, action, from_status, to_status FROM operator_audit WHERE inbox_id = ?", id))
+                .containsEntry("action", "RETRY_REPLY").containsEntry("from_status", "FAILED").containsEntry("to_status", "PENDING")
+                .containsEntry("actor", "ops");
+        // no longer counted as failing: the gauge the reply alert reads
+        assertThat(repository.failingReplies()).isEqualTo(failingBefore - 1);
+
+        jdbc.update("UPDATE inbox_message SET reply_status = 'SENDING' WHERE id = ?", id);
+        Reply sending = client.opsPost("/ops/inbox/" + id + "/reply/retry");
+        assertThat(sending.status()).as(sending.body()).isEqualTo(409);
+        assertThat(sending.json().get("replyStatus").asText()).isEqualTo("SENDING");
+        jdbc.update("UPDATE inbox_message SET reply_status = 'SENT' WHERE id = ?", id);
+        assertThat(client.opsPost("/ops/inbox/" + id + "/reply/retry").status()).isEqualTo(409);
+        assertThat(audits(id)).isOne();
+        assertThat(client.opsPost("/ops/inbox/999999999999/reply/retry").status()).isEqualTo(404);
+
+        // with a production retry-delay (1 min) and its backoff (up to 1 h): waiting out the backoff, then due at the
+        // next tick once retried (the redelivery job's own statement decides)
+        long other = aged(uniqueSubject("RQ-RETRY2"), "COMPLETED", 1);
+        jdbc.update("UPDATE inbox_message SET reply_status = 'FAILED', reply_reason_code = 'NOTIFY_SKIPPED', reply_attempts = 6, "
+                + "reply_failures = 6, reply_updated_at = now() WHERE id = ?", other);
+        Map<String, Object> owed = Map.of("retryDelayMillis", 60_000L, "replyMaxRetryDelayMillis", 3_600_000L, "batch", 100_000);
+        java.util.function.Supplier<Boolean> due = () -> template.requestBody(
+                "sql:classpath:sql/find-owed-replies.sql?parametersCount=4", owed, List.class).stream()
+                .anyMatch(r -> ((Number) ((Map<?, ?>) r).get("id")).longValue() == other);
+        assertThat(due.get()).as("waiting out its backoff").isFalse();
+        template.requestBody("sql:classpath:sql/retry-reply.sql?outputType=SelectOne&parametersCount=3",
+                Map.of("id", other, "actor", "ops", "retryDelayMillis", 60_000L));
+        assertThat(due.get()).as("due at the next tick").isTrue();
     }
 
     /**
