@@ -60,7 +60,10 @@ public class FlywayConnection {
         properties.setProperty("logServerErrorDetail", "false");
         properties.setProperty("ApplicationName", "survey-inbox-adapter migration");
         String options = properties.getProperty("options", "").strip();
-        properties.setProperty("options", (options + " -c lock_timeout=" + lockTimeout.toMillis() + " -c statement_timeout=0").strip());
+        // the server's keepalive probes too: a migrating pod whose node dies would otherwise hold Flyway's session lock
+        // (and V12's loop) on the server until the OS's keepalive (2 h), every new pod waiting for it in vain
+        properties.setProperty("options", (options + " -c lock_timeout=" + lockTimeout.toMillis() + " -c statement_timeout=0"
+                + " -c tcp_keepalives_idle=30 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=3").strip());
         flyway.setConnectionProperties(properties);
         return configuration.dataSource(flyway).callbacks(new DropInvalidIndexes())
                 .configuration(java.util.Map.of("flyway.postgresql.transactional.lock", "false"));

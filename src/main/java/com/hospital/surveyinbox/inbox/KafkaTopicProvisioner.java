@@ -42,6 +42,7 @@ public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
     private final String brokers;
     private final Duration retry;
     private volatile boolean ensured;
+    private volatile String lastProblem;
     private ScheduledExecutorService retries;
 
     @Autowired
@@ -81,7 +82,15 @@ public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
     private boolean check() {
         AdapterProperties.Kafka kafka = properties.getKafka();
         Check result = ensure(kafka.getTopic(), kafka.getPartitions(), kafka.getReplicationFactor());
-        result.problem().ifPresent(problem -> log.warn(result.done() ? "{}" : "{}; tried again every " + retry.toSeconds() + " s", problem));
+        result.problem().ifPresent(problem -> {
+            // said once, not every 15 s of a broker outage; again when it changes
+            if (!problem.equals(lastProblem)) {
+                log.warn(result.done() ? "{}" : "{}; tried again every " + retry.toSeconds() + " s", problem);
+            } else {
+                log.debug("{}", problem);
+            }
+            lastProblem = problem;
+        });
         ensured = result.done();
         return result.done();
     }
@@ -125,22 +134,24 @@ public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
                 AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers,
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000,
                 AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000))) {
+            Throwable notCreated = null;
             try {
                 admin.createTopics(List.of(newTopic(topic, partitions, replicationFactor))).all().get(15, TimeUnit.SECONDS);
                 log.info("Created topic {} with {} partitions", topic, partitions);
                 return new Check(true, Optional.empty());
             } catch (ExecutionException e) {
-                if (!(e.getCause() instanceof TopicExistsException)) {
-                    return new Check(false, Optional.of("Could not ensure topic " + topic + ": " + LoggedFailure.describe(e.getCause())));
-                }
+                // exists, or not ours to create (no CREATE right, a creation policy): what is there is read below
+                notCreated = e.getCause() instanceof TopicExistsException ? null : e.getCause();
             }
             org.apache.kafka.clients.admin.TopicDescription found;
             try {
                 found = admin.describeTopics(List.of(topic)).allTopicNames().get(15, TimeUnit.SECONDS).get(topic);
             } catch (ExecutionException e) {
                 if (e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException) {
-                    log.info("Topic {} is being created by another instance", topic); // its metadata not everywhere yet
-                    return new Check(true, Optional.empty());
+                    // being created by another instance (its metadata not everywhere yet), or not creatable by this one:
+                    // read again at the next check, partitions included
+                    return new Check(false, Optional.of("Topic " + topic + " is not there yet"
+                            + (notCreated == null ? "" : " and could not be created: " + LoggedFailure.describe(notCreated))));
                 }
                 throw e;
             }
@@ -153,8 +164,12 @@ public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
                             + "adapter.kafka.partitions ({}) so every consumer gets some", topic, foundPartitions, partitions);
                 } catch (ExecutionException e) {
                     if (!(e.getCause() instanceof org.apache.kafka.common.errors.InvalidPartitionsException)) {
-                        throw e; // that one: another instance grew it first
-                    }
+                        // not ours to alter (no ALTER right, a policy): events flow, on fewer partitions; said at every start
+                        return new Check(true, Optional.of("Topic " + topic + " exists with " + foundPartitions
+                                + " partitions, fewer than adapter.kafka.partitions (" + partitions + "), and could not be grown ("
+                                + LoggedFailure.describe(e.getCause()) + "): consumers beyond its partitions idle; raise them "
+                                + "with kafka-topics --alter (docs/deploying.md)"));
+                    } // InvalidPartitions: another instance grew it first
                 }
             }
             if (foundReplicas < replicationFactor) {

@@ -44,7 +44,7 @@ public class Requeues {
 
     private final com.fasterxml.jackson.databind.ObjectReader reader;
     private final int bulkRequeueMax;
-    private final long retryDelayMillis;
+    private final long longestReplyWaitMillis;
 
     public Requeues(ObjectMapper objectMapper, AdapterProperties properties) {
         // as the reception reads a message: a key twice ({"dryRun":true,"dryRun":false}) or trailing text is no request
@@ -52,7 +52,8 @@ public class Requeues {
                 .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
                 .with(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
         this.bulkRequeueMax = properties.getInbox().getBulkRequeueMax();
-        this.retryDelayMillis = properties.getInbox().getRetryDelay().toMillis();
+        this.longestReplyWaitMillis = Math.max(properties.getInbox().getRetryDelay().toMillis(),
+                properties.getInbox().getReplyMaxRetryDelay().toMillis());
     }
 
     /** Named parameters of {@code sql/requeue-row.sql} and {@code sql/abandon-reply.sql}: the row and the operator it is audited with. */
@@ -60,10 +61,10 @@ public class Requeues {
         return Map.of("id", id, "actor", Objects.requireNonNull(operator, "an operator's name"));
     }
 
-    /** Named parameters of {@code sql/retry-reply.sql}: the row, the operator, and the retry delay it is due after. */
+    /** Named parameters of {@code sql/retry-reply.sql}: the row, the operator, and the longest wait a reply can have. */
     public Map<String, Object> retryParams(long id, String operator) {
         return Map.of("id", id, "actor", Objects.requireNonNull(operator, "an operator's name"),
-                "retryDelayMillis", retryDelayMillis);
+                "dueAfterMillis", longestReplyWaitMillis);
     }
 
     /**

@@ -90,7 +90,7 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
         boolean retry = kept != null && kept.startsWith(key + "/");
         UUID token = retry ? UUID.fromString(kept.substring(key.length() + 1)) : UUID.randomUUID();
         exchange.setProperty(TOKEN, key + "/" + token);
-        Optional<ClaimedRow> row = retry ? ownClaim(inboxId, token).or(() -> claim(inboxId, token)) : claim(inboxId, token);
+        Optional<ClaimedRow> row = claim(inboxId, token, retry);
         if (row.isEmpty()) {
             return false;
         }
@@ -110,27 +110,32 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
 
     /** Claims a row (empty when it is taken, finished, or held by the ordering guard). */
     public Optional<ClaimedRow> claim(long inboxId) {
-        return claim(inboxId, UUID.randomUUID());
+        return claim(inboxId, UUID.randomUUID(), false);
     }
 
-    private Optional<ClaimedRow> claim(long inboxId, UUID token) {
+    /**
+     * The claim; on a {@code retry} (a try after a failed one, same token) first the row this token claimed, when the
+     * failed try's commit went through after all. Both after the subject's claim lock: a first commit still under
+     * way when the retry starts (its answer lost to the socket timeout, the commit itself slow) holds that lock
+     * until it ends, so the retry then sees its own claim instead of a row "taken".
+     */
+    private Optional<ClaimedRow> claim(long inboxId, UUID token, boolean retry) {
         MapSqlParameterSource params = new MapSqlParameterSource("id", inboxId).addValue("token", token)
                 .addValue("retryDelayMillis", retryDelayMillis);
-        // two statements, one transaction: the subject's claim lock first, so the claim's snapshot is taken
+        // statements of one transaction: the subject's claim lock first, so the claim's snapshot is taken
         // after any other claim of the subject committed (see CLAIM_LOCK_SPACE)
         return transaction.execute(tx -> {
             jdbc.query(LOCK_SUBJECT, params, (rs, n) -> null);
+            if (retry) {
+                Optional<ClaimedRow> own = jdbc.query(OWN_CLAIM, params, (rs, n) -> claimedRow(rs, token)).stream().findFirst();
+                if (own.isPresent()) {
+                    log.warn("Inbox {}: the claim's commit went through though its answer was lost; going on with attempt {}",
+                            own.get().inboxId(), own.get().attempt());
+                    return own;
+                }
+            }
             return jdbc.query(CLAIM, params, (rs, n) -> claimedRow(rs, token)).stream().findFirst();
         });
-    }
-
-    /** The row this token claimed, when a claim whose answer was lost committed after all. */
-    private Optional<ClaimedRow> ownClaim(long inboxId, UUID token) {
-        Optional<ClaimedRow> own = jdbc.query(OWN_CLAIM, new MapSqlParameterSource("id", inboxId).addValue("token", token),
-                (rs, n) -> claimedRow(rs, token)).stream().findFirst();
-        own.ifPresent(row -> log.warn("Inbox {}: the claim's commit went through though its answer was lost; going on with attempt {}",
-                row.inboxId(), row.attempt()));
-        return own;
     }
 
     private ClaimedRow claimedRow(java.sql.ResultSet rs, UUID token) throws java.sql.SQLException {

@@ -50,7 +50,9 @@ public record Outcome(boolean success, String failureReason, String failureCode,
         if (code == null || code.isBlank()) {
             return "(no code)";
         }
-        return CODE.matcher(code).matches() && !NUMBER.matcher(code).find() ? code : NON_STANDARD_CODE;
+        // and never our own code for a system error: a bulk requeue by it would take business errors too
+        return CODE.matcher(code).matches() && !NUMBER.matcher(code).find() && !SYSTEM_ERROR_CODE.equals(code)
+                ? code : NON_STANDARD_CODE;
     }
 
     /** The downstream is plainly down (circuit open): the attempt is not charged. */

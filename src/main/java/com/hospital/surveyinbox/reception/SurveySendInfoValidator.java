@@ -34,6 +34,8 @@ public class SurveySendInfoValidator {
     static final List<String> REQUIRED = List.of("srvyDrawupNo", "patno", "formCd");
     /** Fields that become URL path segments downstream (CONTRACT §1): srvyNo only when present. */
     static final List<String> IDENTIFIERS = List.of("srvyDrawupNo", "patno", "srvyNo");
+    /** Optional fields passed on downstream as text (CONTRACT §1: groupCd, patNm, mobileNo; sendDt read as a time). */
+    static final List<String> PASSED_ON = List.of("groupCd", "patNm", "mobileNo", "sendDt");
     static final int MAX_IDENTIFIER_LENGTH = 100;
     static final Set<String> MSG_TYPES = Set.of("SEND", "SUBMIT");
     static final int MAX_IDEMPOTENCY_KEY_LENGTH = 200;
@@ -81,12 +83,24 @@ public class SurveySendInfoValidator {
             if (!value.isTextual() && !value.isIntegralNumber()) {
                 throw new ReceptionRejectedException(400, "field '" + field + "' must be a string");
             }
-            // only spaces (a padded fixed-width field) read as absent; a tab or a newline is a control character
+            // only ASCII spaces (a padded fixed-width field) read as absent; a tab or a newline is a control character,
+            // and other blanks (an ideographic space) would be read as absent by processing too: refused
+            if (!value.asText().isEmpty() && !value.asText().chars().allMatch(c -> c == ' ') && value.asText().isBlank()) {
+                throw new ReceptionRejectedException(400, "field '" + field + "' must not be blank when present");
+            }
             if (!value.asText().chars().allMatch(c -> c == ' ')) {
                 String problem = identifierProblem(value.asText());
                 if (problem != null) {
                     throw new ReceptionRejectedException(400, "field '" + field + "' " + problem);
                 }
+            }
+        }
+        // the fields passed on downstream as text: an object or an array was read as absent (a questionnaire without
+        // its group, a name unknown so a refusal's text withheld), a boolean or a decimal as another text
+        for (String field : PASSED_ON) {
+            JsonNode value = json.get(field);
+            if (value != null && !value.isNull() && !value.isTextual() && !value.isIntegralNumber()) {
+                throw new ReceptionRejectedException(400, "field '" + field + "' must be a string");
             }
         }
         // "N" is the one value that means "no notification" (CONTRACT §1); a boolean false read as "not N" notified
@@ -197,6 +211,13 @@ public class SurveySendInfoValidator {
             char c = value.charAt(i);
             if (StorableText.isControl(c)) {
                 return "must not contain control characters";
+            }
+            // C1 controls and invisible format characters (zero-width, bidi overrides): two spellings of one subject
+            // for the ordering guard and the resend check, a value an operator's exact filter never finds, a
+            // reversed display in logs and the console
+            int type = Character.getType(c);
+            if (type == Character.CONTROL || type == Character.FORMAT) {
+                return "must not contain control or invisible format characters";
             }
             if (c == '/' || c == '\\' || c == '?' || c == '#' || c == '%') {
                 return "must not contain / \\ ? # or %";

@@ -310,14 +310,16 @@ class ClaimTest extends IntegrationTest {
     /**
      * A connection lost at the claim's COMMIT: the claim is tried again (the step's database redelivery, same
      * exchange). When the commit went through, the retry finds its own claim by the token kept on the exchange and
-     * goes on with the row (one attempt charged, one attempt opened); when it did not, the retry claims the row.
-     * Without the kept token the first case was refused as "taken", the row left PROCESSING until
-     * stuck-processing-after and an attempt charged for nothing.
+     * goes on with the row (one attempt charged, one attempt opened), also when that commit was still under way as the
+     * retry began (it waits for the subject's claim lock); when it did not, the retry claims the row. Without the
+     * kept token the first case was refused as "taken", the row left PROCESSING until stuck-processing-after and an
+     * attempt charged for nothing; with the own-claim read before the lock, the late commit's was.
      */
     @Test
     void aClaimWhoseCommitAnswerWasLostIsFoundAgainByItsRetry() {
-        for (boolean committed : new boolean[] {true, false}) {
-            CommitAnswerLost lost = new CommitAnswerLost(jdbc.getDataSource(), committed);
+        for (CommitAnswerLost.Mode mode : CommitAnswerLost.Mode.values()) {
+            boolean committed = mode != CommitAnswerLost.Mode.ROLLED_BACK;
+            CommitAnswerLost lost = new CommitAnswerLost(jdbc.getDataSource(), mode);
             ClaimRepository overLostAnswers = new ClaimRepository(
                     new org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate(lost),
                     new com.hospital.surveyinbox.inbox.PayloadCipher(com.hospital.surveyinbox.support.TestProperties.bind(Map.of())),
@@ -328,10 +330,12 @@ class ClaimTest extends IntegrationTest {
             lost.failNextCommit();
             // what the step's database redelivery (inbox-process-row-database-busy) tries again
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> overLostAnswers.add(exchange, Long.toString(id)))
-                    .as("committed " + committed).matches(com.hospital.surveyinbox.inbox.DatabaseFailures::unavailable);
-            assertThat(rows.status(Long.toString(id))).isEqualTo(committed ? "PROCESSING" : "RECEIVED");
+                    .as(mode.name()).matches(com.hospital.surveyinbox.inbox.DatabaseFailures::unavailable);
+            if (mode != CommitAnswerLost.Mode.LATE) { // LATE: still committing while the retry starts
+                assertThat(rows.status(Long.toString(id))).isEqualTo(committed ? "PROCESSING" : "RECEIVED");
+            }
 
-            assertThat(overLostAnswers.add(exchange, Long.toString(id))).as("committed " + committed).isTrue();
+            assertThat(overLostAnswers.add(exchange, Long.toString(id))).as(mode.name()).isTrue();
             ClaimedRow row = exchange.getProperty(ClaimRepository.ROW, ClaimedRow.class);
             assertThat(row.inboxId()).isEqualTo(id);
             assertThat(row.attempt()).isEqualTo(1);
@@ -346,14 +350,20 @@ class ClaimTest extends IntegrationTest {
         }
     }
 
-    /** A DataSource whose next commit loses its answer: committed (or rolled back) on the server, then a lost connection. */
+    /**
+     * A DataSource whose next commit loses its answer: committed on the server (THROUGH), rolled back (ROLLED_BACK), or
+     * committed a second later while the client has already given up on the connection (LATE: a slow commit past the
+     * socket timeout; the connection is then unusable to the client and closed once the server is done).
+     */
     static final class CommitAnswerLost extends org.springframework.jdbc.datasource.DelegatingDataSource {
-        private final boolean commitGoesThrough;
+        enum Mode { THROUGH, ROLLED_BACK, LATE }
+
+        private final Mode mode;
         private final java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
 
-        CommitAnswerLost(javax.sql.DataSource target, boolean commitGoesThrough) {
+        CommitAnswerLost(javax.sql.DataSource target, Mode mode) {
             super(target);
-            this.commitGoesThrough = commitGoesThrough;
+            this.mode = mode;
         }
 
         void failNextCommit() {
@@ -363,13 +373,32 @@ class ClaimTest extends IntegrationTest {
         @Override
         public java.sql.Connection getConnection() throws java.sql.SQLException {
             java.sql.Connection real = super.getConnection();
+            java.util.concurrent.atomic.AtomicBoolean lost = new java.util.concurrent.atomic.AtomicBoolean();
             return (java.sql.Connection) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
                     new Class<?>[] {java.sql.Connection.class}, (proxy, method, args) -> {
+                        if (lost.get()) { // given up by the client: nothing more goes over it
+                            if (method.getName().equals("close") || method.getName().equals("isClosed")) {
+                                return method.getName().equals("isClosed") ? Boolean.TRUE : null;
+                            }
+                            throw new java.sql.SQLException("This connection has been closed.", "08003");
+                        }
                         if (method.getName().equals("commit") && armed.compareAndSet(true, false)) {
-                            if (commitGoesThrough) {
-                                real.commit();
-                            } else {
-                                real.rollback();
+                            switch (mode) {
+                                case THROUGH -> real.commit();
+                                case ROLLED_BACK -> real.rollback();
+                                case LATE -> {
+                                    lost.set(true);
+                                    Thread late = new Thread(() -> {
+                                        try {
+                                            Thread.sleep(1_000); // the server still writing the commit (fault injection)
+                                            real.commit();
+                                            real.close();
+                                        } catch (Exception e) {
+                                            throw new IllegalStateException(e);
+                                        }
+                                    }, "late-commit");
+                                    late.start();
+                                }
                             }
                             throw new java.sql.SQLException("An I/O error occurred while sending to the backend.", "08006");
                         }

@@ -136,10 +136,16 @@ class ReceptionTest extends IntegrationTest {
                 Arguments.of("decimal srvyNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"srvyNo\":1.5"), "'srvyNo'"),
                 // a tab or newline is no absent survey: its consents were skipped
                 Arguments.of("newline srvyNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"srvyNo\":\"\\n\""), "'srvyNo'"),
+                Arguments.of("ideographic-space srvyNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"srvyNo\":\"\\u3000\""), "'srvyNo'"),
                 Arguments.of("tab srvyNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"srvyNo\":\" \\t \""), "'srvyNo'"),
                 // UTF-16 without a byte order mark is valid UTF-8 byte by byte when ASCII; Jackson read it
                 Arguments.of("UTF-16 body", ("{\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\"}")
                         .getBytes(StandardCharsets.UTF_16LE), "UTF-8"),
+                // passed on downstream as text: an object was read as absent (a questionnaire without its group)
+                Arguments.of("object groupCd", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"groupCd\":{\"cd\":\"G1\"}"), "'groupCd'"),
+                Arguments.of("array patNm", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"patNm\":[\"Kim\"]"), "'patNm'"),
+                Arguments.of("boolean mobileNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"mobileNo\":true"), "'mobileNo'"),
+                Arguments.of("decimal sendDt", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"sendDt\":2.0261130093E13"), "'sendDt'"),
                 Arguments.of("boolean srvyNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"srvyNo\":true"), "'srvyNo'"),
                 // an unpaired surrogate escape is no text: stored and sent as "?", two such subjects were one
                 Arguments.of("unpaired surrogate in a field the code does not name", json("\"srvyDrawupNo\":\"" + s
@@ -281,6 +287,10 @@ class ReceptionTest extends IntegrationTest {
                 Arguments.of("patno with /", "patno", PATIENT_MARKER + "/x", "\"srvyDrawupNo\":\"@SUBJECT@\""),
                 Arguments.of("srvyNo with /", "srvyNo", "S/1", "\"srvyDrawupNo\":\"@SUBJECT@\",\"patno\":\"P\""),
                 Arguments.of("srvyNo ..", "srvyNo", "..", "\"srvyDrawupNo\":\"@SUBJECT@\",\"patno\":\"P\""),
+                // invisible or C1: two spellings of one subject, a value an exact filter never finds, reversed display
+                Arguments.of("srvyDrawupNo with a zero-width space", "srvyDrawupNo", "A\\u200BB", "\"patno\":\"P\""),
+                Arguments.of("patno with a right-to-left override", "patno", "P\\u202E1", "\"srvyDrawupNo\":\"@SUBJECT@\""),
+                Arguments.of("srvyNo with a C1 control", "srvyNo", "S\\u00851", "\"srvyDrawupNo\":\"@SUBJECT@\",\"patno\":\"P\""),
                 Arguments.of("srvyDrawupNo with an unpaired high surrogate", "srvyDrawupNo", "\\uD800X", "\"patno\":\"P\""),
                 Arguments.of("srvyDrawupNo ending in a high surrogate", "srvyDrawupNo", "X\\uDBFF", "\"patno\":\"P\""),
                 Arguments.of("patno with an unpaired low surrogate", "patno", "\\uDC00X", "\"srvyDrawupNo\":\"@SUBJECT@\""),

@@ -78,6 +78,12 @@ class RollbackToggleTest extends IntegrationTest {
                 }
             }
             assertThat(busy).as("30 at once, 24 slots").isGreaterThanOrEqualTo(6);
+            // counted apart from a database's 503s (the reception alert's runbook reads it)
+            String scrape = client.management("/actuator/prometheus").body();
+            java.util.regex.Matcher counted = java.util.regex.Pattern.compile(
+                    "(?m)^adapter_reception_synchronous_busy_total\\{[^}]*\\} ([0-9.E]+)$").matcher(scrape);
+            assertThat(counted.find()).as(scrape).isTrue();
+            assertThat(Double.parseDouble(counted.group(1))).isGreaterThanOrEqualTo(busy);
         } finally {
             pool.shutdownNow();
             simulator().remove(slowPatient);

@@ -276,8 +276,8 @@ class InboxRequeueRouteTest extends RouteKit {
 
     /**
      * inbox-retry-reply: once the legacy endpoint is fixed, a FAILED reply waiting out its backoff (up to an hour) is
-     * made due now, audited; the next redelivery tick sends it and the reply alert clears with it. A reply being sent,
-     * delivered or not owed: 409; no row: 404.
+     * made due now, audited, keeping its status and failures (still failing until delivered); the next redelivery tick
+     * sends it. A reply being sent, delivered or not owed: 409; no row: 404.
      */
     @Test
     void anOperatorSendsAFailedReplyAgainAtTheNextTick() {
@@ -289,14 +289,14 @@ class InboxRequeueRouteTest extends RouteKit {
         Reply retried = client.opsPost("/ops/inbox/" + id + "/reply/retry");
 
         assertThat(retried.status()).as(retried.body()).isEqualTo(200);
-        assertThat(retried.json().get("replyStatus").asText()).isEqualTo("PENDING");
+        assertThat(retried.json().get("replyStatus").asText()).isEqualTo("FAILED");
         assertThat(jdbc.queryForMap("SELECT reply_status, reply_failures, reply_reason_code FROM inbox_message WHERE id = ?", id))
-                .containsEntry("reply_status", "PENDING").containsEntry("reply_failures", 6).containsEntry("reply_reason_code", "NOTIFY_SKIPPED");
+                .containsEntry("reply_status", "FAILED").containsEntry("reply_failures", 6).containsEntry("reply_reason_code", "NOTIFY_SKIPPED");
         assertThat(jdbc.queryForMap("SELECT actor, action, from_status, to_status FROM operator_audit WHERE inbox_id = ?", id))
-                .containsEntry("action", "RETRY_REPLY").containsEntry("from_status", "FAILED").containsEntry("to_status", "PENDING")
+                .containsEntry("action", "RETRY_REPLY").containsEntry("from_status", "FAILED").containsEntry("to_status", "FAILED")
                 .containsEntry("actor", "ops");
-        // no longer counted as failing: the gauge the reply alert reads
-        assertThat(repository.failingReplies()).isEqualTo(failingBefore - 1);
+        // still failing until it is delivered: the reply alert clears then, not when an operator asks
+        assertThat(repository.failingReplies()).isEqualTo(failingBefore);
 
         jdbc.update("UPDATE inbox_message SET reply_status = 'SENDING' WHERE id = ?", id);
         Reply sending = client.opsPost("/ops/inbox/" + id + "/reply/retry");
@@ -318,7 +318,7 @@ class InboxRequeueRouteTest extends RouteKit {
                 .anyMatch(r -> ((Number) ((Map<?, ?>) r).get("id")).longValue() == other);
         assertThat(due.get()).as("waiting out its backoff").isFalse();
         template.requestBody("sql:classpath:sql/retry-reply.sql?outputType=SelectOne&parametersCount=3",
-                Map.of("id", other, "actor", "ops", "retryDelayMillis", 60_000L));
+                Map.of("id", other, "actor", "ops", "dueAfterMillis", 3_600_000L));
         assertThat(due.get()).as("due at the next tick").isTrue();
     }
 
