@@ -7,6 +7,7 @@ final class ExpectedRoutes {
 
     static final Set<String> IDS = Set.of(
             "inbox-receive",
+            "inbox-receive-record",
             "inbox-publish",
             "inbox-process",
             "inbox-process-row",

@@ -100,6 +100,38 @@ class RollbackToggleTest extends IntegrationTest {
         assertThat(circuits.state("legacy")).isEqualTo(com.hospital.surveyinbox.processing.DownstreamCircuits.State.CLOSED);
     }
 
+    /**
+     * The record of a synchronous registration that the database refuses once as "not now" (a serialization failure,
+     * as after a failover) is tried again and kept: a later SEND is still a resend. It was logged and dropped, and that
+     * subject's next SEND went out as a first SEND, nothing resent.
+     */
+    @Test
+    void aRecordTheDatabaseRefusesOnceIsTriedAgainAndKept() {
+        String subject = uniqueSubject("SYNCREC");
+        String sequence = "sync_record_fail_" + Math.abs(System.nanoTime());
+        jdbc.execute("CREATE SEQUENCE " + sequence);
+        jdbc.execute("CREATE FUNCTION " + sequence + "() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                + "IF NEW.srvy_drawup_no = '" + subject + "' AND NEW.status = 'COMPLETED' AND nextval('" + sequence + "') = 1 THEN "
+                + "RAISE EXCEPTION 'could not serialize access' USING ERRCODE = '40001'; END IF; RETURN NEW; END $$");
+        jdbc.execute("CREATE TRIGGER " + sequence + " BEFORE INSERT ON inbox_message FOR EACH ROW EXECUTE FUNCTION " + sequence + "()");
+        try {
+            Reply reply = client.receive(send(subject, ""));
+
+            assertThat(reply.status()).isEqualTo(200);
+            assertThat(reply.header("X-Result-Code")).isEqualTo("Y");
+            assertThat(jdbc.queryForObject("SELECT last_value FROM " + sequence, Long.class)).as("refused once, then taken").isEqualTo(2);
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ? AND status = 'COMPLETED'",
+                    Long.class, subject)).isOne();
+        } finally {
+            jdbc.execute("DROP TRIGGER " + sequence + " ON inbox_message");
+            jdbc.execute("DROP FUNCTION " + sequence + "()");
+            jdbc.execute("DROP SEQUENCE " + sequence);
+        }
+        // so a second SEND is a resend
+        assertThat(client.receive(send(subject, "")).status()).isEqualTo(200);
+        assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE", "RESEND");
+    }
+
     /** What was registered stays on record as a COMPLETED row without payload, no reply owed, no event to send. */
     @Test
     void answersWithTheRegistrationOutcomeAndKeepsARecordWithoutThePayload() {
