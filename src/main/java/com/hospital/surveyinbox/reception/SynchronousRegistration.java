@@ -39,6 +39,11 @@ public class SynchronousRegistration {
         slots.release();
     }
 
+    /** Slots free now (a test's and an operator's view: all of them whenever no registration runs). */
+    public int available() {
+        return slots.availablePermits();
+    }
+
     /** Sorts after every stored row, so resend detection sees every completed SEND of the inbox. */
     private static final long NOT_STORED = Long.MAX_VALUE;
 

@@ -73,13 +73,18 @@ class KafkaTopicProvisionerTest extends IntegrationTest {
                 late.afterPropertiesSet();
                 assertThat(late.ensured()).isFalse();
                 assertThat(admin.listTopics().names().get(15, TimeUnit.SECONDS)).doesNotContain(topic);
-                assertThat(health.health().getStatus()).isEqualTo(org.springframework.boot.actuate.health.Status.DOWN);
-                assertThat(health.health().getDetails().get("topic").toString()).contains(topic, "not checked yet");
+                org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).untilAsserted(() -> {
+                    org.springframework.boot.actuate.health.Health seen = health.health();
+                    assertThat(seen.getStatus()).isEqualTo(org.springframework.boot.actuate.health.Status.DOWN);
+                    assertThat(seen.getDetails()).containsKey("brokers");
+                    assertThat(String.valueOf(seen.getDetails().get("topic"))).contains(topic, "not checked yet");
+                });
 
                 away.restore();
                 org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60)).until(late::ensured);
                 assertThat(admin.describeTopics(List.of(topic)).allTopicNames().get(15, TimeUnit.SECONDS).get(topic).partitions()).hasSize(6);
-                assertThat(health.health().getStatus()).isEqualTo(org.springframework.boot.actuate.health.Status.UP);
+                org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).untilAsserted(() ->
+                        assertThat(health.health().getStatus()).isEqualTo(org.springframework.boot.actuate.health.Status.UP));
             } finally {
                 late.destroy();
                 health.destroy();

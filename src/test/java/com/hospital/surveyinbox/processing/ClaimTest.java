@@ -316,10 +316,10 @@ class ClaimTest extends IntegrationTest {
      * attempt charged for nothing; with the own-claim read before the lock, the late commit's was.
      */
     @Test
-    void aClaimWhoseCommitAnswerWasLostIsFoundAgainByItsRetry() {
+    void aClaimWhoseCommitAnswerWasLostIsFoundAgainByItsRetry() throws InterruptedException {
         for (CommitAnswerLost.Mode mode : CommitAnswerLost.Mode.values()) {
             boolean committed = mode != CommitAnswerLost.Mode.ROLLED_BACK;
-            CommitAnswerLost lost = new CommitAnswerLost(jdbc.getDataSource(), mode);
+            CommitAnswerLost lost = new CommitAnswerLost(jdbc.getDataSource(), mode, jdbc);
             ClaimRepository overLostAnswers = new ClaimRepository(
                     new org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate(lost),
                     new com.hospital.surveyinbox.inbox.PayloadCipher(com.hospital.surveyinbox.support.TestProperties.bind(Map.of())),
@@ -336,6 +336,7 @@ class ClaimTest extends IntegrationTest {
             }
 
             assertThat(overLostAnswers.add(exchange, Long.toString(id))).as(mode.name()).isTrue();
+            lost.awaitLateCommit();
             ClaimedRow row = exchange.getProperty(ClaimRepository.ROW, ClaimedRow.class);
             assertThat(row.inboxId()).isEqualTo(id);
             assertThat(row.attempt()).isEqualTo(1);
@@ -359,11 +360,24 @@ class ClaimTest extends IntegrationTest {
         enum Mode { THROUGH, ROLLED_BACK, LATE }
 
         private final Mode mode;
+        private final org.springframework.jdbc.core.JdbcTemplate watcher;
         private final java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+        private volatile Thread late;
+        private final java.util.concurrent.atomic.AtomicReference<Throwable> lateFailure = new java.util.concurrent.atomic.AtomicReference<>();
 
-        CommitAnswerLost(javax.sql.DataSource target, Mode mode) {
+        CommitAnswerLost(javax.sql.DataSource target, Mode mode, org.springframework.jdbc.core.JdbcTemplate watcher) {
             super(target);
             this.mode = mode;
+            this.watcher = watcher;
+        }
+
+        /** LATE: the late commit has happened, having seen the retry wait for the subject's claim lock. */
+        void awaitLateCommit() throws InterruptedException {
+            if (late != null) {
+                late.join(30_000);
+                assertThat(late.isAlive()).isFalse();
+                assertThat(lateFailure.get()).isNull();
+            }
         }
 
         void failNextCommit() {
@@ -388,13 +402,18 @@ class ClaimTest extends IntegrationTest {
                                 case ROLLED_BACK -> real.rollback();
                                 case LATE -> {
                                     lost.set(true);
-                                    Thread late = new Thread(() -> {
+                                    // the server still writing the commit until the retry's claim waits for the
+                                    // subject's lock this transaction holds: then it commits
+                                    late = new Thread(() -> {
                                         try {
-                                            Thread.sleep(1_000); // the server still writing the commit (fault injection)
+                                            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
+                                                    .pollInterval(java.time.Duration.ofMillis(20))
+                                                    .until(() -> watcher.queryForObject("SELECT count(*) FROM pg_stat_activity "
+                                                            + "WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'", Long.class) > 0);
                                             real.commit();
                                             real.close();
-                                        } catch (Exception e) {
-                                            throw new IllegalStateException(e);
+                                        } catch (Throwable e) {
+                                            lateFailure.set(e);
                                         }
                                     }, "late-commit");
                                     late.start();

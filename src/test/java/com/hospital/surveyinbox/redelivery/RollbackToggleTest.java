@@ -32,6 +32,9 @@ class RollbackToggleTest extends IntegrationTest {
     com.hospital.surveyinbox.processing.DownstreamCircuits circuits;
 
     @Autowired
+    com.hospital.surveyinbox.reception.SynchronousRegistration slots;
+
+    @Autowired
     org.apache.camel.ProducerTemplate producer;
 
     static String send(String subject, String extra) {
@@ -40,64 +43,56 @@ class RollbackToggleTest extends IntegrationTest {
     }
 
     /**
-     * A burst of synchronous registrations: at most adapter.inbox.synchronous-concurrency (24) at once, the others
-     * answered 503 at once with nothing registered. Unbounded, a burst held every request thread and, beyond the 50
-     * pooled connections per downstream, waited for a connection until the timeouts opened the circuit: a local
-     * shortage taken for an outage. The slots come back however a registration ends.
+     * Synchronous registrations run at most adapter.inbox.synchronous-concurrency (24) at once: with every slot taken
+     * (24 registrations under way), another is answered 503 at once with nothing registered, and counted. Unbounded, a
+     * burst held every request thread and, beyond the 50 pooled connections per downstream, waited for a connection
+     * until the timeouts opened the circuit: a local shortage taken for an outage. The slots come back however a
+     * registration ends (a registration, a refusal, a failure).
      */
     @Test
-    void aBurstOfSynchronousRegistrationsBeyondTheLimitIsAnswered503AtOnceWithNothingRegistered() throws Exception {
-        String run = uniqueSubject("SYNCBURST");
-        DownstreamSimulator.Fault slowPatient = simulator().add(new DownstreamSimulator.Fault(
-                line -> line.startsWith("GET /legacy/patients/P-" + run), 200,
-                "{\"patno\":\"P\",\"patNm\":\"Kim\",\"mobileNo\":\"01000000000\"}", 800));
-        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(30);
+    void beyondTheSynchronousSlotsARegistrationIsAnswered503AtOnceWithNothingRegistered() {
+        assertThat(slots.available()).isEqualTo(24);
+        int taken = 0;
+        while (slots.enter()) {
+            taken++;
+        }
+        assertThat(taken).isEqualTo(24);
+        String subject = uniqueSubject("SYNCBUSY");
+        double countedBefore = busyCounted();
         try {
-            java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
-            java.util.List<java.util.concurrent.Future<Reply>> replies = new java.util.ArrayList<>();
-            for (int i = 0; i < 30; i++) {
-                String subject = run + "-" + i;
-                replies.add(pool.submit(() -> {
-                    start.await();
-                    return client.receive(send(subject, ""));
-                }));
-            }
-            start.countDown();
-            int busy = 0;
-            for (int i = 0; i < 30; i++) {
-                Reply reply = replies.get(i).get(60, java.util.concurrent.TimeUnit.SECONDS);
-                String subject = run + "-" + i;
-                if (reply.status() == 503) {
-                    busy++;
-                    assertThat(reply.json().get("resultMessage").asText()).contains("too many registrations at once");
-                    assertThat(simulator().events(subject)).as("nothing registered for " + subject).isEmpty();
-                } else {
-                    assertThat(reply.status()).as(reply.body()).isEqualTo(200);
-                    assertThat(reply.header("X-Result-Code")).isEqualTo("Y");
-                    assertThat(simulator().bundleCreates(subject)).isEqualTo(1);
-                }
-            }
-            assertThat(busy).as("30 at once, 24 slots").isGreaterThanOrEqualTo(6);
+            Reply reply = client.receive(send(subject, ""));
+            assertThat(reply.status()).as(reply.body()).isEqualTo(503);
+            assertThat(reply.header("X-Result-Code")).isEqualTo("N");
+            assertThat(reply.json().get("resultMessage").asText()).contains("too many registrations at once");
+            assertThat(simulator().events(subject)).as("nothing registered").isEmpty();
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject)).isZero();
             // counted apart from a database's 503s (the reception alert's runbook reads it)
-            String scrape = client.management("/actuator/prometheus").body();
-            java.util.regex.Matcher counted = java.util.regex.Pattern.compile(
-                    "(?m)^adapter_reception_synchronous_busy_total\\{[^}]*\\} ([0-9.E]+)$").matcher(scrape);
-            assertThat(counted.find()).as(scrape).isTrue();
-            assertThat(Double.parseDouble(counted.group(1))).isGreaterThanOrEqualTo(busy);
+            assertThat(busyCounted()).isEqualTo(countedBefore + 1);
         } finally {
-            pool.shutdownNow();
-            simulator().remove(slowPatient);
+            for (int i = 0; i < taken; i++) {
+                slots.leave();
+            }
         }
-        // every slot came back: 24 more at once are all registered
-        java.util.List<java.util.concurrent.CompletableFuture<Reply>> again = new java.util.ArrayList<>();
-        for (int i = 0; i < 24; i++) {
-            String subject = run + "-again-" + i;
-            again.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> client.receive(send(subject, ""))));
+        // a registration, one refused by a downstream and one failing on a system error each give their slot back
+        assertThat(client.receive(send(subject, "")).status()).isEqualTo(200);
+        assertThat(client.receive(send(uniqueSubject("SYNCBUSY"), "").replace("F100", "UNREG-1")).status()).isEqualTo(200);
+        String patno = "P-" + uniqueSubject("SYNCDOWN");
+        DownstreamSimulator.Fault down = simulator().failWhen("GET /legacy/patients/" + patno, 503, "{\"error\":\"down\"}");
+        try {
+            assertThat(client.receive("{\"srvyDrawupNo\":\"" + uniqueSubject("SYNCDOWN") + "\",\"patno\":\"" + patno
+                    + "\",\"formCd\":\"F100\"}").status()).isEqualTo(503);
+        } finally {
+            simulator().remove(down);
+            circuits.recordSuccess("legacy");
         }
-        for (java.util.concurrent.CompletableFuture<Reply> reply : again) {
-            assertThat(reply.get(60, java.util.concurrent.TimeUnit.SECONDS).status()).isEqualTo(200);
-        }
-        assertThat(circuits.state("legacy")).isEqualTo(com.hospital.surveyinbox.processing.DownstreamCircuits.State.CLOSED);
+        assertThat(slots.available()).isEqualTo(24);
+    }
+
+    private double busyCounted() {
+        String scrape = client.management("/actuator/prometheus").body();
+        java.util.regex.Matcher counted = java.util.regex.Pattern.compile(
+                "(?m)^adapter_reception_synchronous_busy_total\\{[^}]*\\} ([0-9.E]+)$").matcher(scrape);
+        return counted.find() ? Double.parseDouble(counted.group(1)) : 0;
     }
 
     /**

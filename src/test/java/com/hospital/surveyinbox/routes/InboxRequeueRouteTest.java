@@ -307,11 +307,11 @@ class InboxRequeueRouteTest extends RouteKit {
         assertThat(audits(id)).isOne();
         assertThat(client.opsPost("/ops/inbox/999999999999/reply/retry").status()).isEqualTo(404);
 
-        // with a production retry-delay (1 min) and its backoff (up to 1 h): waiting out the backoff, then due at the
-        // next tick once retried (the redelivery job's own statement decides)
+        // with a production retry-delay (1 min) and its backoff (after 6 failures 32 min): tried 10 minutes ago, past
+        // the retry delay but within the backoff, then due at the next tick once retried (the job's own statement decides)
         long other = aged(uniqueSubject("RQ-RETRY2"), "COMPLETED", 1);
         jdbc.update("UPDATE inbox_message SET reply_status = 'FAILED', reply_reason_code = 'NOTIFY_SKIPPED', reply_attempts = 6, "
-                + "reply_failures = 6, reply_updated_at = now() WHERE id = ?", other);
+                + "reply_failures = 6, reply_updated_at = now() - INTERVAL '10 minutes' WHERE id = ?", other);
         Map<String, Object> owed = Map.of("retryDelayMillis", 60_000L, "replyMaxRetryDelayMillis", 3_600_000L, "batch", 100_000);
         java.util.function.Supplier<Boolean> due = () -> template.requestBody(
                 "sql:classpath:sql/find-owed-replies.sql?parametersCount=4", owed, List.class).stream()
