@@ -79,27 +79,25 @@ class InboxGaugesTest extends IntegrationTest {
             jdbc.update("INSERT INTO redelivery_run (scheduled_fire_time, fired_at, instance, scheduler, lost_events, retries, "
                     + "stuck_reset, replies) VALUES (now() - INTERVAL '11 minutes', now() - INTERVAL '11 minutes', 'gauge-test', "
                     + "'gauge-test', 0, 0, 0, 0)");
-            SimpleMeterRegistry meters = new SimpleMeterRegistry();
-            InboxGauges gauges = new InboxGauges(repository, meters);
-            try {
-                await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
-                        assertThat(gauge(meters, "adapter.redelivery.last.run.age")).isBetween(660.0, 720.0));
-            } finally {
-                gauges.destroy();
-            }
+            assertANewReadingOfTheLastTickIsBetween(660, 720);
             // a new tick: a new reading falls back to it
             jdbc.update("INSERT INTO redelivery_run (scheduled_fire_time, instance, scheduler, lost_events, retries, "
                     + "stuck_reset, replies) VALUES (now(), 'gauge-test', 'gauge-test', 0, 0, 0, 0)");
-            SimpleMeterRegistry again = new SimpleMeterRegistry();
-            InboxGauges fresh = new InboxGauges(repository, again);
-            try {
-                await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
-                        assertThat(gauge(again, "adapter.redelivery.last.run.age")).isBetween(0.0, 30.0));
-            } finally {
-                fresh.destroy();
-            }
+            assertANewReadingOfTheLastTickIsBetween(0, 30);
         } finally {
             jdbc.update("DELETE FROM redelivery_run WHERE instance = 'gauge-test'");
+        }
+    }
+
+    /** A new gauge instance (its first read at once, no cached value) reads the last tick's age within these seconds. */
+    private void assertANewReadingOfTheLastTickIsBetween(double min, double max) {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        InboxGauges gauges = new InboxGauges(repository, meters);
+        try {
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+                    assertThat(gauge(meters, "adapter.redelivery.last.run.age")).isBetween(min, max));
+        } finally {
+            gauges.destroy();
         }
     }
 
