@@ -142,6 +142,10 @@ public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
             } catch (ExecutionException e) {
                 // exists, or not ours to create (no CREATE right, a creation policy): what is there is read below
                 notCreated = e.getCause() instanceof TopicExistsException ? null : e.getCause();
+                if (notCreated instanceof org.apache.kafka.common.errors.TimeoutException) {
+                    // the broker did not answer: asking it to describe the topic would only wait as long again
+                    return new Check(false, Optional.of("Could not ensure topic " + topic + ": " + LoggedFailure.describe(notCreated)));
+                }
             }
             org.apache.kafka.clients.admin.TopicDescription found;
             try {

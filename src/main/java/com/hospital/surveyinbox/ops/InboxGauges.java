@@ -72,12 +72,12 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
     /** The oldest unfinished row's age at the last read, plus the time since: it only grows while reads fail. */
     double oldestPendingAge() {
         Oldest read = oldest;
-        return read.seconds() > 0 ? read.seconds() + (System.nanoTime() - read.at()) / 1e9 : 0;
+        return read.seconds() > 0 ? read.grown() : 0;
     }
 
     double lastRunAge() {
         Oldest read = lastRun;
-        return read.seconds() >= 0 ? read.seconds() + (System.nanoTime() - read.at()) / 1e9 : -1;
+        return read.seconds() >= 0 ? read.grown() : -1;
     }
 
     double staleness() {
@@ -142,6 +142,10 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
     }
 
     private record Oldest(double seconds, long at) {
+        /** The age read, plus the time since it was read. */
+        double grown() {
+            return seconds + (System.nanoTime() - at) / 1e9;
+        }
     }
 
     @Override

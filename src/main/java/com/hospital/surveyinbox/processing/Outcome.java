@@ -13,27 +13,32 @@ import com.hospital.surveyinbox.inbox.ReplyReason;
  * @param failureDetail what the attempt's history records: the reason, and for a system error where and what
  *                      ({@code system error at inbox-register-survey-bundle (survey): HTTP 503}), so an operator
  *                      can tell which step failed from the API alone; null on success
- * @param systemError   a system error (5xx, timeout, refused, unreadable answer): charged, and on the synchronous path
- *                      answered 503
  */
 public record Outcome(boolean success, String failureReason, String failureCode, ReplyReason reply,
-                      String replyReason, String failedDownstream, boolean deferred, String failureDetail,
-                      boolean systemError) {
+                      String replyReason, String failedDownstream, boolean deferred, String failureDetail) {
 
     public static final String SYSTEM_ERROR = "system error";
     /** The row's {@code last_error_code} after a system error: a bulk requeue after an outage selects by it. */
     public static final String SYSTEM_ERROR_CODE = "SYSTEM_ERROR";
 
+    /**
+     * A system error (5xx, timeout, refused, unreadable answer): charged, and on the synchronous path answered 503.
+     * Its code is ours alone ({@link #loggableCode} never passes a downstream's SYSTEM_ERROR on).
+     */
+    public boolean systemError() {
+        return !success && SYSTEM_ERROR_CODE.equals(failureCode);
+    }
+
     public static Outcome completed() {
-        return new Outcome(true, null, null, null, null, null, false, null, false);
+        return new Outcome(true, null, null, null, null, null, false, null);
     }
 
     public static Outcome completedWithReply(ReplyReason reply, String reason) {
-        return new Outcome(true, null, null, reply, reason, null, false, null, false);
+        return new Outcome(true, null, null, reply, reason, null, false, null);
     }
 
     public static Outcome businessFailure(String code, String reason) {
-        return new Outcome(false, reason, loggableCode(code), null, null, null, false, reason, false);
+        return new Outcome(false, reason, loggableCode(code), null, null, null, false, reason);
     }
 
     /** What is stored, logged and shown instead of a code that may name the patient. */
@@ -58,14 +63,14 @@ public record Outcome(boolean success, String failureReason, String failureCode,
     /** The downstream is plainly down (circuit open): the attempt is not charged. */
     public static Outcome deferred(String downstream) {
         String reason = "waiting: " + downstream + " unavailable (circuit open)";
-        return new Outcome(false, reason, null, null, null, downstream, true, reason, false);
+        return new Outcome(false, reason, null, null, null, downstream, true, reason);
     }
 
     /** The database did not answer a statement of the registration before any downstream call: not charged either. */
     public static Outcome databaseUnavailable() {
         // "database" as the failed downstream: the synchronous path answers "<failedDownstream> unavailable"
         String reason = "waiting: the database did not answer";
-        return new Outcome(false, reason, null, null, null, "database", true, reason, false);
+        return new Outcome(false, reason, null, null, null, "database", true, reason);
     }
 
     /**
@@ -78,6 +83,6 @@ public record Outcome(boolean success, String failureReason, String failureCode,
     public static Outcome systemFailure(String downstream, String call, String what) {
         String detail = SYSTEM_ERROR + " at " + (call == null ? "an unknown step" : call)
                 + (downstream == null ? "" : " (" + downstream + ")") + (what == null ? "" : ": " + what);
-        return new Outcome(false, SYSTEM_ERROR, SYSTEM_ERROR_CODE, null, null, downstream, false, detail, true);
+        return new Outcome(false, SYSTEM_ERROR, SYSTEM_ERROR_CODE, null, null, downstream, false, detail);
     }
 }

@@ -85,11 +85,12 @@ public class SurveySendInfoValidator {
             }
             // only ASCII spaces (a padded fixed-width field) read as absent; a tab or a newline is a control character,
             // and other blanks (an ideographic space) would be read as absent by processing too: refused
-            if (!value.asText().isEmpty() && !value.asText().chars().allMatch(c -> c == ' ') && value.asText().isBlank()) {
-                throw new ReceptionRejectedException(400, "field '" + field + "' must not be blank when present");
-            }
-            if (!value.asText().chars().allMatch(c -> c == ' ')) {
-                String problem = identifierProblem(value.asText());
+            String text = value.asText();
+            if (!text.chars().allMatch(c -> c == ' ')) {
+                if (text.isBlank()) {
+                    throw new ReceptionRejectedException(400, "field '" + field + "' must not be blank when present");
+                }
+                String problem = identifierProblem(text);
                 if (problem != null) {
                     throw new ReceptionRejectedException(400, "field '" + field + "' " + problem);
                 }
