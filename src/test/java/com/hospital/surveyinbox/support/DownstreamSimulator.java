@@ -44,10 +44,17 @@ public final class DownstreamSimulator {
 
     /**
      * A forced answer for requests whose "METHOD path" matches: after {@code delayMillis}, with these headers (over
-     * the default {@code Content-Type: application/json}), its body written a byte every {@code dripMillis} (0: at once).
+     * the default {@code Content-Type: application/json}), its body written a byte every {@code dripMillis} (0: at once);
+     * only for requests whose body (as UTF-8) satisfies {@code requestBody} (e.g. the reply of one subject: every reply
+     * shares one path, and a row of another test may owe one).
      */
     public record Fault(Predicate<String> matches, int status, String body, long delayMillis, Map<String, String> headers,
-                        long dripMillis) {
+                        long dripMillis, Predicate<String> requestBody) {
+        public Fault(Predicate<String> matches, int status, String body, long delayMillis, Map<String, String> headers,
+                     long dripMillis) {
+            this(matches, status, body, delayMillis, headers, dripMillis, any -> true);
+        }
+
         public Fault(Predicate<String> matches, int status, String body, long delayMillis) {
             this(matches, status, body, delayMillis, Map.of(), 0);
         }
@@ -239,7 +246,8 @@ public final class DownstreamSimulator {
                     Map.copyOf(http.getRequestHeaders())));
             String key = method + " " + path;
             for (Fault fault : path.startsWith("/_sim/") ? List.<Fault>of() : faults) {
-                if (fault.matches().test(key)) {
+                if (fault.matches().test(key)
+                        && fault.requestBody().test(new String(requestBody, java.nio.charset.StandardCharsets.UTF_8))) {
                     count("fault");
                     sleep(fault.delayMillis());
                     send(http, fault.status(), fault.body(), fault.headers(), fault.dripMillis());
