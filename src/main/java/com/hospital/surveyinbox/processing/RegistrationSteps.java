@@ -22,6 +22,8 @@ import org.springframework.stereotype.Component;
 public class RegistrationSteps {
 
     /** Strict: 20260230093000 is no date (the default resolver took it for 28 February, a day the sender never named). */
+    /** {@code sendAt} as the bundle carries it: seconds always, no fraction, the offset (RFC 3339). */
+    static final DateTimeFormatter SEND_AT = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ssXXX");
     static final DateTimeFormatter SEND_DT = DateTimeFormatter.ofPattern("uuuuMMddHHmmss")
             .withResolverStyle(java.time.format.ResolverStyle.STRICT);
 
@@ -149,17 +151,19 @@ public class RegistrationSteps {
                 reason == null ? "questionnaire already submitted; cannot resend" : reason);
     }
 
-    /** {@code sendDt} in the legacy zone; empty or unparsable means "now" (case study §3.1). */
+    /**
+     * {@code sendDt} in the legacy zone; empty or unparsable means "now" (case study §3.1). Always with its seconds
+     * (RFC 3339): {@code OffsetDateTime.toString()} leaves out ":00", which a strict parser on the survey side refuses.
+     */
     String sendAt(String sendDt) {
         if (sendDt != null) {
             try {
-                return LocalDateTime.parse(sendDt.strip(), SEND_DT).atZone(properties.getLegacy().getZone())
-                        .toOffsetDateTime().toString();
+                return SEND_AT.format(LocalDateTime.parse(sendDt.strip(), SEND_DT).atZone(properties.getLegacy().getZone()));
             } catch (DateTimeParseException e) {
                 // stored as received; processing time applies
             }
         }
-        return OffsetDateTime.now(properties.getLegacy().getZone()).withNano(0).toString();
+        return SEND_AT.format(OffsetDateTime.now(properties.getLegacy().getZone()));
     }
 
     private JsonNode json(String body) {

@@ -84,7 +84,7 @@ class ProcessingTest extends IntegrationTest {
         assertThat(bundle.get("groupCd").asText()).isEqualTo("G1");
         assertThat(bundle.get("guestId").asText()).startsWith("G");
         assertThat(bundle.get("consents")).hasSize(1);
-        assertThat(bundle.get("sendAt").asText()).isEqualTo("2026-11-30T09:30+09:00");
+        assertThat(bundle.get("sendAt").asText()).isEqualTo("2026-11-30T09:30:00+09:00"); // seconds even when :00 (RFC 3339)
         assertThat(bundle.get("notify").asBoolean()).isTrue();
         assertThat(rows.attempts(id)).isEqualTo(1);
         assertThat(rows.row(id).get("reply_status")).isEqualTo("NONE");
@@ -133,6 +133,7 @@ class ProcessingTest extends IntegrationTest {
             String id = client.accept(send(subject, "P-" + subject, "\"sendDt\":\"" + sendDt + "\""));
             rows.awaitStatus(id, "COMPLETED");
             String sendAt = simulator().bundleRequests(subject).get(0).get("sendAt").asText();
+            assertThat(sendAt).as(sendDt).matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\+09:00");
             assertThat(java.time.OffsetDateTime.parse(sendAt)).as(sendDt).isCloseTo(java.time.OffsetDateTime.now(),
                     org.assertj.core.api.Assertions.within(1, java.time.temporal.ChronoUnit.MINUTES));
         }
