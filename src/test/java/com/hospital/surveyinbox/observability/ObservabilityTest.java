@@ -62,6 +62,55 @@ class ObservabilityTest extends IntegrationTest {
                 "camel_exchanges_total");
     }
 
+    /** A metric without labels (or the sum of its series); NaN when absent. */
+    private double unlabelled(String name) {
+        String body = client.management("/actuator/prometheus").body();
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "(?:\\{[^}]*\\})? ([0-9.eE+-]+)$").matcher(body);
+        double sum = 0;
+        boolean found = false;
+        while (m.find()) {
+            sum += Double.parseDouble(m.group(1));
+            found = true;
+        }
+        return found ? sum : Double.NaN;
+    }
+
+    /**
+     * Receptions that wait for the database (here a lock on the inbox table, as a slow database would) hold the public
+     * port's request threads, and the gauges count them: the saturation that turns connections away at the ingress
+     * (502s that never reach the reception's histogram) shows on the pod before it happens. Nothing is lost: once the
+     * lock goes, the waiting receptions are stored (or answered 503 past the store timeout).
+     */
+    @Test
+    void requestThreadsHeldByWaitingReceptionsAreCountedBusy() throws Exception {
+        assertThat(unlabelled("adapter_http_threads_max")).isEqualTo(200);
+        assertThat(unlabelled("adapter_http_threads_queued")).isZero();
+        int held = 6;
+        java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(held);
+        List<java.util.concurrent.Future<ServiceClient.Reply>> replies = new ArrayList<>();
+        try (java.sql.Connection lock = jdbc.getDataSource().getConnection()) {
+            lock.setAutoCommit(false);
+            try (java.sql.Statement statement = lock.createStatement()) {
+                statement.execute("LOCK TABLE inbox_message IN SHARE MODE"); // inserts wait, reads go on
+            }
+            try {
+                for (int i = 0; i < held; i++) {
+                    String message = ServiceClient.message(uniqueSubject("THREADS"), "");
+                    replies.add(senders.submit(() -> client.receive(message)));
+                }
+                await().atMost(Duration.ofSeconds(4)).until(() -> unlabelled("adapter_http_threads_busy") >= held);
+            } finally {
+                lock.rollback();
+            }
+        } finally {
+            senders.shutdown();
+        }
+        for (java.util.concurrent.Future<ServiceClient.Reply> reply : replies) {
+            assertThat(reply.get(30, java.util.concurrent.TimeUnit.SECONDS).status()).isIn(200, 503);
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> unlabelled("adapter_http_threads_busy") < held);
+    }
+
     /**
      * A new pod's DEAD count starts at zero, not absent: a series that first appears at 1 shows no increase, and
      * the DEAD alert (increase of adapter_inbox_outcomes_total{outcome="dead"}) would miss that pod's first row.
