@@ -18,8 +18,8 @@ import org.springframework.stereotype.Component;
  * together; without it the first burst pays the ~1 s lookup once per consumer), the TTL in seconds for
  * the {@code SETEX} step, and the warning and counters. Redis itself is reached by the route through
  * camel-spring-redis over Boot's {@link StringRedisTemplate} ({@code camel.component.spring-redis.redis-template});
- * after {@link #SILENT_TIMEOUTS} timed-out commands within {@link #SILENT_WINDOW} this drops Boot's shared
- * Lettuce connection so that it reconnects ({@link #unavailable}).
+ * after a failed command it leaves Redis out for a pause ({@link #usable}), and after {@link #SILENT_TIMEOUTS}
+ * timed-out commands in a row it drops Boot's shared Lettuce connection so that it reconnects ({@link #unavailable}).
  */
 @Component("consentCache")
 public class ConsentCache {
@@ -86,22 +86,114 @@ public class ConsentCache {
 
     /** Boot's connection factory: its one shared connection is replaced when it goes silent ({@link #unavailable}). */
     private final org.springframework.beans.factory.ObjectProvider<org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory> connections;
-    /** Redis commands timed out in the current window, the window's start and the last replacement (nanoTime). */
-    private int timeouts;
-    private long timeoutsSince;
-    private long replacedAt;
-    private boolean replaced;
-    /** Timed-out commands within {@link #SILENT_WINDOW} that mark the shared connection as silent. */
-    static final int SILENT_TIMEOUTS = 3;
-    static final java.time.Duration SILENT_WINDOW = java.time.Duration.ofSeconds(10);
-    static final java.time.Duration SILENT_REPLACE_EVERY = java.time.Duration.ofSeconds(5);
+    /**
+     * Timed-out commands in a row (no answer between them) that mark the shared connection as silent: the one that
+     * left the cache out and a trial's, or two under way together.
+     */
+    static final int SILENT_TIMEOUTS = 2;
 
+    /** The pause after a failed command (adapter.cache.redis-pause) and a trial command's longest run (nanoseconds). */
+    private final long pauseNanos;
+    private final long trialNanos;
+    private final java.util.function.LongSupplier nanoTime;
+    /** Left out after a failure; until when (nanoTime); whether one command is trying Redis again now. */
+    private boolean paused;
+    private long pausedUntil;
+    private boolean trying;
+    /** Timed-out commands since Redis last answered (the one that paused the cache, then the trials'). */
+    private int timeoutsWhilePaused;
+    /** When the shared connection was last replaced (nanoTime), if ever. */
+    private boolean replaced;
+    private long replacedAt;
+    private final io.micrometer.core.instrument.Counter skipped;
+
+    @org.springframework.beans.factory.annotation.Autowired
     public ConsentCache(AdapterProperties properties, MeterRegistry meters, com.fasterxml.jackson.databind.ObjectMapper json,
-            org.springframework.beans.factory.ObjectProvider<org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory> connections) {
+            org.springframework.beans.factory.ObjectProvider<org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory> connections,
+            org.springframework.beans.factory.ObjectProvider<org.springframework.boot.autoconfigure.data.redis.RedisProperties> redis) {
+        this(properties, meters, json, connections, trialLength(redis.getIfAvailable()), System::nanoTime);
+    }
+
+    /** {@code trial}: a trial command's longest run (connect and command timeouts); {@code nanoTime}: a test's ticker. */
+    ConsentCache(AdapterProperties properties, MeterRegistry meters, com.fasterxml.jackson.databind.ObjectMapper json,
+            org.springframework.beans.factory.ObjectProvider<org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory> connections,
+            java.time.Duration trial, java.util.function.LongSupplier nanoTime) {
         this.json = json;
         this.properties = properties;
         this.meters = meters;
         this.connections = connections;
+        this.pauseNanos = properties.getCache().getRedisPause().toNanos();
+        this.trialNanos = trial.toNanos();
+        this.nanoTime = nanoTime;
+        this.skipped = meters.counter("adapter.consent.cache", "result", "skipped");
+    }
+
+    /** Longest a command may take: connecting, then the command's own timeout (Boot's defaults: 10 s and none, 60 s). */
+    private static java.time.Duration trialLength(org.springframework.boot.autoconfigure.data.redis.RedisProperties redis) {
+        java.time.Duration connect = redis == null || redis.getConnectTimeout() == null ? java.time.Duration.ofSeconds(10) : redis.getConnectTimeout();
+        java.time.Duration command = redis == null || redis.getTimeout() == null ? java.time.Duration.ofSeconds(60) : redis.getTimeout();
+        return connect.plus(command).plusMillis(100);
+    }
+
+    /**
+     * Whether the route may send its next Redis command (the filters around {@code to-redis-*}). After a failed
+     * command the cache is left out for adapter.cache.redis-pause: each of a miss's three commands waited its own
+     * timeout (500 ms) while Redis was slow or unreachable (at a pod's start, every worker queued behind one connect
+     * attempt at a time), so a message cost more than the lookup the cache saves. Then one command tries Redis (the
+     * others still skip it); once it answers ({@link #redisAnswered}), or its longest run ends without a failure, Redis
+     * is used again.
+     */
+    public synchronized boolean usable() {
+        if (!paused) {
+            return true;
+        }
+        long now = nanoTime.getAsLong();
+        if (now - pausedUntil < 0) {
+            skipped.increment();
+            return false;
+        }
+        if (trying) { // the trial ran its longest without a failure: Redis answers again
+            paused = false;
+            trying = false;
+            timeoutsWhilePaused = 0;
+            log.info("Consent cache: Redis answers again");
+            return true;
+        }
+        trying = true;
+        pausedUntil = now + trialNanos;
+        return true;
+    }
+
+    /**
+     * A command answered (the step after each {@code to-redis-*}; after a failed one the route's error handler has
+     * run first): when it was the trial, Redis is taken back at once instead of when the trial's longest run ends.
+     */
+    public synchronized void redisAnswered() {
+        if (trying) {
+            pausedUntil = nanoTime.getAsLong(); // the trial's run is over: the next command closes the pause
+        }
+    }
+
+    /** A failed command: the cache is left out again; true when it is the second timeout in a row (a silent connection). */
+    synchronized boolean pause(boolean timedOut) {
+        long now = nanoTime.getAsLong();
+        boolean wasPaused = paused;
+        paused = true;
+        trying = false;
+        pausedUntil = now + pauseNanos;
+        if (!wasPaused) {
+            log.warn("Consent cache: a Redis command failed; Redis is left out for {}", properties.getCache().getRedisPause());
+        }
+        if (!timedOut || (replaced && now - replacedAt < pauseNanos)) {
+            return false; // commands that waited on the replaced socket time out after it: not the new connection's
+        }
+        if (++timeoutsWhilePaused >= SILENT_TIMEOUTS) {
+            timeoutsWhilePaused = 0;
+            replaced = true;
+            replacedAt = now;
+            return true;
+        }
+        return false;
     }
 
     /**
@@ -247,8 +339,9 @@ public class ConsentCache {
     }
 
     /**
-     * A Redis failure: a warning and a miss, never a processing failure. Commands that time out again and again
-     * ({@link #SILENT_TIMEOUTS} within {@link #SILENT_WINDOW}) replace Boot's shared connection: Lettuce does not
+     * A Redis failure: a warning and a miss, never a processing failure; Redis is left out for a pause
+     * ({@link #usable}). Commands that time out in a row ({@link #SILENT_TIMEOUTS}, e.g. the one that paused the
+     * cache and the trial after the pause) replace Boot's shared connection: Lettuce does not
      * reconnect on a command timeout, and a connection gone silent (a failover or a partition that drops packets:
      * no close, no reset) stayed "connected" until the kernel gave up, about 15 minutes, every command waiting
      * its whole timeout while a new connection would have reached the new Redis at once.
@@ -256,7 +349,7 @@ public class ConsentCache {
     public void unavailable(Exception failure) {
         meters.counter("adapter.consent.cache", "result", "error").increment();
         log.warn("Consent cache unavailable, going on without it: {}", failure.getClass().getSimpleName());
-        if (timedOut(failure) && silent(System.nanoTime()) && connections != null) {
+        if (pause(timedOut(failure)) && connections != null) {
             var factory = connections.getIfAvailable();
             if (factory != null) {
                 reconnect(factory);
@@ -286,38 +379,15 @@ public class ConsentCache {
                     }
                 }
                 ((io.lettuce.core.protocol.DefaultEndpoint) writer).disconnect();
-                log.warn("Consent cache: {} Redis commands timed out within {}; its connection is replaced", SILENT_TIMEOUTS, SILENT_WINDOW);
+                log.warn("Consent cache: {} Redis commands timed out in a row; its connection is replaced", SILENT_TIMEOUTS);
             } else {
                 // a cluster or master/replica connection: not replaced here (standalone and Sentinel are)
-                log.warn("Consent cache: {} Redis commands timed out within {}; this kind of connection cannot be replaced",
-                        SILENT_TIMEOUTS, SILENT_WINDOW);
+                log.warn("Consent cache: {} Redis commands timed out in a row; this kind of connection cannot be replaced",
+                        SILENT_TIMEOUTS);
             }
         } catch (RuntimeException e) {
             log.warn("Consent cache: the Redis connection could not be replaced: {}", e.getClass().getSimpleName());
         }
-    }
-
-    /**
-     * Counts a timed-out command; true when the connection should be replaced now. Timeouts within
-     * {@link #SILENT_REPLACE_EVERY} of a replacement are not counted: commands that were waiting on the silent
-     * socket expire after it, and would count against the new connection.
-     */
-    synchronized boolean silent(long now) {
-        if (replaced && now - replacedAt < SILENT_REPLACE_EVERY.toNanos()) {
-            return false;
-        }
-        if (timeouts == 0 || now - timeoutsSince > SILENT_WINDOW.toNanos()) {
-            timeouts = 0;
-            timeoutsSince = now;
-        }
-        timeouts++;
-        if (timeouts >= SILENT_TIMEOUTS) {
-            timeouts = 0;
-            replaced = true;
-            replacedAt = now;
-            return true;
-        }
-        return false;
     }
 
     private static boolean timedOut(Throwable failure) {

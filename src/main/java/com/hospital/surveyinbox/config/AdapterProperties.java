@@ -316,15 +316,24 @@ public class AdapterProperties {
         @NotNull @DurationMin(seconds = 1) private final Duration consentTtl;
         /** Redis key prefix; the srvyNo is appended. */
         @NotBlank private final String keyPrefix;
+        /**
+         * After a failed Redis command, how long the cache is left out (every lookup a miss, nothing written) before
+         * one command tries Redis again: a Redis that is down or slow costs one command's timeout per pause, not
+         * three per message.
+         */
+        @NotNull @DurationMin(millis = 100) private final Duration redisPause;
 
         public Cache(@DefaultValue("PT5M") @DurationUnit(ChronoUnit.SECONDS) Duration consentTtl,
-                @DefaultValue("survey-inbox-adapter:consents:") String keyPrefix) {
+                @DefaultValue("survey-inbox-adapter:consents:") String keyPrefix,
+                @DefaultValue("PT5S") @DurationUnit(ChronoUnit.SECONDS) Duration redisPause) {
             this.consentTtl = consentTtl;
             this.keyPrefix = keyPrefix;
+            this.redisPause = redisPause;
         }
 
         public Duration getConsentTtl() { return consentTtl; }
         public String getKeyPrefix() { return keyPrefix; }
+        public Duration getRedisPause() { return redisPause; }
     }
 
     public static class Reception {

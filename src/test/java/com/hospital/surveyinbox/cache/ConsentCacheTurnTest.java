@@ -25,7 +25,7 @@ class ConsentCacheTurnTest {
     /** A cache whose waiters wait up to 10 s (twice the response timeout). */
     static ConsentCache cache() {
         return new ConsentCache(TestProperties.bind(Map.of("adapter.http.response-timeout", "PT5S")), new SimpleMeterRegistry(),
-                new com.fasterxml.jackson.databind.ObjectMapper(), null);
+                new com.fasterxml.jackson.databind.ObjectMapper(), null, Duration.ofSeconds(1), System::nanoTime);
     }
 
     static Registration msg(String srvyNo) {
@@ -90,27 +90,83 @@ class ConsentCacheTurnTest {
         }
     }
 
+    /** A cache on a test's ticker: the pause after a failed command 5 s (adapter.cache.redis-pause), a trial 1 s. */
+    static ConsentCache cache(java.util.concurrent.atomic.AtomicLong ticker) {
+        return new ConsentCache(TestProperties.bind(Map.of("adapter.cache.redis-pause", "PT5S")), new SimpleMeterRegistry(),
+                new com.fasterxml.jackson.databind.ObjectMapper(), null, Duration.ofSeconds(1), ticker::get);
+    }
+
     /**
-     * Three timed-out commands within 10 s replace the connection; those within 5 s of a replacement (left on the
-     * silent socket) do not count against the new one.
+     * After a failed command Redis is left out for the pause (each command a miss: a down or slow Redis cost three
+     * timeouts per message, more than the lookup saved); then one command tries it while the others still skip it;
+     * when that trial's longest run passes without a failure, everyone uses Redis again; a failed trial pauses again.
      */
     @Test
-    void aConnectionIsReplacedAfterThreeTimeoutsInTheWindowAtMostEveryFiveSeconds() {
-        ConsentCache cache = cache();
+    void aFailedCommandLeavesRedisOutForThePauseThenOneCommandTriesIt() {
+        java.util.concurrent.atomic.AtomicLong ticker = new java.util.concurrent.atomic.AtomicLong(100_000_000_000L);
         long s = 1_000_000_000L;
-        long t = 100 * s;
-        assertThat(cache.silent(t)).isFalse();
-        assertThat(cache.silent(t + s)).isFalse();
-        assertThat(cache.silent(t + 2 * s)).as("the third within the window").isTrue();
-        assertThat(cache.silent(t + 3 * s)).isFalse();
-        assertThat(cache.silent(t + 3 * s)).isFalse();
-        assertThat(cache.silent(t + 4 * s)).as("commands left on the silent socket, not counted").isFalse();
-        assertThat(cache.silent(t + 8 * s)).as("one timeout on the new connection").isFalse();
-        assertThat(cache.silent(t + 9 * s)).isFalse();
-        assertThat(cache.silent(t + 10 * s)).as("three on the new connection").isTrue();
-        assertThat(cache.silent(t + 30 * s)).as("outside the window: counting starts again").isFalse();
-        assertThat(cache.silent(t + 31 * s)).isFalse();
-        assertThat(cache.silent(t + 32 * s)).isTrue();
-        assertThat(cache.silent(t + 40 * s)).as("a lone timeout later").isFalse();
+        ConsentCache cache = cache(ticker);
+        assertThat(cache.usable()).isTrue();
+        assertThat(cache.usable()).isTrue();
+
+        assertThat(cache.pause(false)).isFalse();
+        assertThat(cache.usable()).as("paused").isFalse();
+        ticker.addAndGet(4 * s);
+        assertThat(cache.usable()).as("still paused").isFalse();
+        ticker.addAndGet(s);
+        assertThat(cache.usable()).as("the trial").isTrue();
+        assertThat(cache.usable()).as("the others, while it runs").isFalse();
+        cache.pause(false); // the trial failed
+        ticker.addAndGet(s + 1);
+        assertThat(cache.usable()).as("paused again from the trial's failure").isFalse();
+        ticker.addAndGet(4 * s);
+        assertThat(cache.usable()).as("the next trial").isTrue();
+        ticker.addAndGet(s / 2);
+        assertThat(cache.usable()).isFalse();
+        ticker.addAndGet(s / 2);
+        assertThat(cache.usable()).as("the trial's run passed without a failure: Redis answers").isTrue();
+        assertThat(cache.usable()).isTrue();
+
+        cache.redisAnswered(); // not a trial: nothing changes
+        assertThat(cache.usable()).isTrue();
+        cache.pause(false);
+        ticker.addAndGet(5 * s);
+        assertThat(cache.usable()).as("a trial").isTrue();
+        cache.redisAnswered();
+        assertThat(cache.usable()).as("the trial answered: taken back at once").isTrue();
+        assertThat(cache.usable()).isTrue();
+    }
+
+    /**
+     * Timed-out commands in a row (the one that paused the cache and the trial after it, or two under way together)
+     * replace the connection; those within a pause of a replacement (left on the silent socket) do not count against
+     * the new one, and a failure that is not a timeout, or Redis answering in between, starts the count again.
+     */
+    @Test
+    void twoTimeoutsInARowReplaceTheConnectionOncePerPause() {
+        java.util.concurrent.atomic.AtomicLong ticker = new java.util.concurrent.atomic.AtomicLong(100_000_000_000L);
+        long s = 1_000_000_000L;
+        ConsentCache cache = cache(ticker);
+        assertThat(cache.pause(true)).as("one timeout").isFalse();
+        assertThat(cache.pause(true)).as("a second under way together").isTrue();
+        assertThat(cache.pause(true)).as("left on the replaced socket").isFalse();
+        ticker.addAndGet(5 * s);
+        assertThat(cache.usable()).as("the trial, on the new connection").isTrue();
+        assertThat(cache.pause(true)).as("the new connection's first timeout").isFalse();
+        ticker.addAndGet(5 * s);
+        assertThat(cache.usable()).isTrue();
+        assertThat(cache.pause(true)).as("its trial timed out too").isTrue();
+
+        ticker.addAndGet(5 * s);
+        assertThat(cache.usable()).isTrue();
+        ticker.addAndGet(2 * s);
+        assertThat(cache.usable()).as("Redis answers again").isTrue();
+        ticker.addAndGet(60 * s);
+        assertThat(cache.pause(true)).as("a lone timeout later").isFalse();
+        ticker.addAndGet(5 * s);
+        assertThat(cache.usable()).isTrue();
+        ticker.addAndGet(2 * s);
+        assertThat(cache.usable()).as("answered").isTrue();
+        assertThat(cache.pause(true)).as("counting started again").isFalse();
     }
 }

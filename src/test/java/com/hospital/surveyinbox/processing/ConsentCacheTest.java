@@ -168,8 +168,22 @@ class ConsentCacheTest extends IntegrationTest {
         } finally {
             services().startRedis();
         }
+        awaitCacheBack();
+    }
+
+    /**
+     * Redis up again and the cache back in use (after its pause, a trial command): a survey's lookup is written to
+     * Redis again. The tests after this one in the shared context expect the cache in use.
+     */
+    private void awaitCacheBack() {
         await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
                 .until(() -> { redis.opsForValue().set("probe", "1"); return true; });
+        String srvyNo = uniqueSubject("BACK");
+        Rows rows = new Rows(jdbc);
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> {
+            rows.awaitStatus(client.accept(send(uniqueSubject("BK"), srvyNo)), "COMPLETED");
+            return redis.hasKey("survey-inbox-adapter:consents:" + srvyNo);
+        });
     }
 
     @Test
@@ -189,7 +203,6 @@ class ConsentCacheTest extends IntegrationTest {
         } finally {
             services().startRedis();
         }
-        await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
-                .until(() -> { redis.opsForValue().set("probe", "1"); return true; });
+        awaitCacheBack();
     }
 }
