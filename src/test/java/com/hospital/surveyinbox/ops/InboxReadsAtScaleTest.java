@@ -392,6 +392,42 @@ class InboxReadsAtScaleTest {
         }
     }
 
+    /**
+     * The backlog gauge (adapter_inbox_oldest_pending_age_seconds: every pod, every 5 s) reads the unfinished rows,
+     * never the finished history, with a backlog and after it drained while the statistics still show it: PostgreSQL
+     * planned {@code min(created_at) WHERE status IN (unfinished)} as a walk of the full created_at index (V5) from its
+     * oldest entry, testing each row's status; the unfinished rows are the newest, so it read the whole history first
+     * (here 100,000 rows older than any unfinished one; on a table of years, millions), on every pod, every 5 s.
+     */
+    @Test
+    @Order(5)
+    void theOldestPendingAgeReadsTheUnfinishedRowsNotTheHistory() throws Exception {
+        String gauge = com.hospital.surveyinbox.ops.InboxRowRepository.class.getMethod("oldestPendingAgeSeconds")
+                .getAnnotation(org.springframework.data.jpa.repository.Query.class).value();
+        // history older than any unfinished row, then a backlog of 20,000 recent rows, analysed while it lasts
+        run("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, attempts, created_at, updated_at)"
+                        + " SELECT 'AGED-' || g, 'SEND', 'COMPLETED', 1, now() - INTERVAL '30 days', now() - INTERVAL '30 days'"
+                        + " FROM generate_series(1, 100000) g",
+                "INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, created_at)"
+                        + " SELECT 'BACKLOG-' || g, 'SEND', CASE WHEN g % 10 = 0 THEN 'FAILED' ELSE 'RECEIVED' END,"
+                        + " now() - INTERVAL '2 days' + g * INTERVAL '1 second' FROM generate_series(1, 20000) g",
+                "VACUUM ANALYZE inbox_message");
+        try (Connection c = connect(); Statement s = c.createStatement()) {
+            long before = rowsRead(s);
+            assertThat(read(s, "SELECT 'age', (" + gauge + ")::bigint").get("age")).isBetween(2 * 86_400L - 60, 2 * 86_400L);
+            assertThat(rowsRead(s) - before).as("rows read by the gauge with a backlog").isLessThanOrEqualTo(2_000 + 100);
+        }
+        // drained before autovacuum analyses the table again: the statistics still show the backlog
+        run("UPDATE inbox_message SET status = 'COMPLETED' WHERE srvy_drawup_no LIKE 'BACKLOG-%'");
+        try (Connection c = connect(); Statement s = c.createStatement()) {
+            long before = rowsRead(s);
+            // the class's first unfinished rows (created when it started) are the oldest now
+            assertThat(read(s, "SELECT 'age', (" + gauge + ")::bigint").get("age")).isLessThan(600L);
+            // at most the drained rows' entries in the unfinished partial indexes (not vacuumed yet), never the history
+            assertThat(rowsRead(s) - before).as("rows read by the gauge, drained").isLessThanOrEqualTo(2 * 20_000 + 100);
+        }
+    }
+
     @Test
     @Order(6)
     void aTruncatedTableCountsZero() throws SQLException {
