@@ -319,7 +319,9 @@ public class ConsentCache {
      */
     public boolean isList(String text) {
         try {
-            return text != null && json.readTree(text) instanceof com.fasterxml.jackson.databind.node.ArrayNode;
+            // the whole text: an array followed by anything else ("[]<html>…", two values) is not one
+            return text != null && json.reader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                    .readTree(text) instanceof com.fasterxml.jackson.databind.node.ArrayNode;
         } catch (java.io.IOException e) {
             return false;
         }

@@ -79,17 +79,22 @@ class ConsentCacheTest extends IntegrationTest {
         }
     }
 
-    /** A cached value that is not a list (a pod of an older release cached it) is a miss: looked up and replaced. */
+    /**
+     * A cached value that is not a list (a pod of an older release cached it, or a truncated write) is a miss: looked
+     * up and replaced. An array followed by anything else is not a list either (it was read as one, the rest ignored).
+     */
     @Test
     void aCachedValueThatIsNotAListIsAMiss() {
-        String srvyNo = "STALE-" + uniqueSubject("X");
-        redis.opsForValue().set("survey-inbox-adapter:consents:" + srvyNo, "null", java.time.Duration.ofMinutes(5));
-        String subject = uniqueSubject("CSTALE");
-        new Rows(jdbc).awaitStatus(client.accept(send(subject, srvyNo)), "COMPLETED");
-        assertThat(simulator().consentLookups(srvyNo)).isEqualTo(1);
-        assertThat(simulator().bundleRequests(subject)).singleElement()
-                .satisfies(bundle -> assertThat(bundle.path("consents").isArray()).isTrue());
-        assertThat(redis.opsForValue().get("survey-inbox-adapter:consents:" + srvyNo)).startsWith("[");
+        for (String cached : List.of("null", "[]<html><body>gateway</body></html>", "[{\"formUrl\":\"a\"}] [{\"formUrl\":\"b\"}]")) {
+            String srvyNo = "STALE-" + uniqueSubject("X");
+            redis.opsForValue().set("survey-inbox-adapter:consents:" + srvyNo, cached, java.time.Duration.ofMinutes(5));
+            String subject = uniqueSubject("CSTALE");
+            new Rows(jdbc).awaitStatus(client.accept(send(subject, srvyNo)), "COMPLETED");
+            assertThat(simulator().consentLookups(srvyNo)).as(cached).isEqualTo(1);
+            assertThat(simulator().bundleRequests(subject)).singleElement()
+                    .satisfies(bundle -> assertThat(bundle.path("consents").isArray()).isTrue());
+            assertThat(redis.opsForValue().get("survey-inbox-adapter:consents:" + srvyNo)).as(cached).startsWith("[").isNotEqualTo(cached);
+        }
     }
 
     @Test
