@@ -174,8 +174,13 @@ public class ConsentCache {
         }
     }
 
-    /** A failed command: the cache is left out again; true when it is the second timeout in a row (a silent connection). */
-    synchronized boolean pause(boolean timedOut) {
+    /**
+     * A failed command: the cache is left out again; true when the connection is to be replaced: the second timeout in
+     * a row (a silent connection), or a write refused as READONLY (the Redis it reached is a replica now: after a
+     * failover behind a Service or DNS name the connection stays on the old master, demoted, and Redis keeps it open;
+     * a new connection reaches the new master). Once per pause at most.
+     */
+    synchronized boolean pause(boolean timedOut, boolean readOnly) {
         long now = nanoTime.getAsLong();
         boolean wasPaused = paused;
         paused = true;
@@ -184,10 +189,10 @@ public class ConsentCache {
         if (!wasPaused) {
             log.warn("Consent cache: a Redis command failed; Redis is left out for {}", properties.getCache().getRedisPause());
         }
-        if (!timedOut || (replaced && now - replacedAt < pauseNanos)) {
-            return false; // commands that waited on the replaced socket time out after it: not the new connection's
+        if (!(timedOut || readOnly) || (replaced && now - replacedAt < pauseNanos)) {
+            return false; // commands that waited on the replaced socket fail after it: not the new connection's
         }
-        if (++timeoutsWhilePaused >= SILENT_TIMEOUTS) {
+        if (readOnly || ++timeoutsWhilePaused >= SILENT_TIMEOUTS) {
             timeoutsWhilePaused = 0;
             replaced = true;
             replacedAt = now;
@@ -343,7 +348,7 @@ public class ConsentCache {
     /**
      * A Redis failure: a warning and a miss, never a processing failure; Redis is left out for a pause
      * ({@link #usable}). Commands that time out in a row ({@link #SILENT_TIMEOUTS}, e.g. the one that paused the
-     * cache and the trial after the pause) replace Boot's shared connection: Lettuce does not
+     * cache and the trial after the pause), or a write refused as READONLY, replace Boot's shared connection: Lettuce does not
      * reconnect on a command timeout, and a connection gone silent (a failover or a partition that drops packets:
      * no close, no reset) stayed "connected" until the kernel gave up, about 15 minutes, every command waiting
      * its whole timeout while a new connection would have reached the new Redis at once.
@@ -351,10 +356,12 @@ public class ConsentCache {
     public void unavailable(Exception failure) {
         meters.counter("adapter.consent.cache", "result", "error").increment();
         log.warn("Consent cache unavailable, going on without it: {}", failure.getClass().getSimpleName());
-        if (pause(timedOut(failure)) && connections != null) {
+        boolean readOnly = causedBy(failure, io.lettuce.core.RedisReadOnlyException.class);
+        if (pause(causedBy(failure, io.lettuce.core.RedisCommandTimeoutException.class), readOnly) && connections != null) {
             var factory = connections.getIfAvailable();
             if (factory != null) {
-                reconnect(factory);
+                meters.counter("adapter.consent.cache.reconnects", "reason", readOnly ? "readonly" : "silent").increment();
+                reconnect(factory, readOnly ? "a write was refused as READONLY (a replica)" : SILENT_TIMEOUTS + " Redis commands timed out in a row");
             }
         }
     }
@@ -365,7 +372,7 @@ public class ConsentCache {
      * not do it (the next command still went out on the silent socket), so this reaches Lettuce's endpoint under
      * its writers (CommandExpiryWriter with Boot's command timeout); SilentRedisTest fails if that changes.
      */
-    private static void reconnect(org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory factory) {
+    private static void reconnect(org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory factory, String why) {
         try (var connection = factory.getConnection()) {
             if (connection.getNativeConnection() instanceof io.lettuce.core.api.async.RedisAsyncCommands<?, ?> commands
                     && commands.getStatefulConnection() instanceof io.lettuce.core.RedisChannelHandler<?, ?> handler) {
@@ -381,20 +388,19 @@ public class ConsentCache {
                     }
                 }
                 ((io.lettuce.core.protocol.DefaultEndpoint) writer).disconnect();
-                log.warn("Consent cache: {} Redis commands timed out in a row; its connection is replaced", SILENT_TIMEOUTS);
+                log.warn("Consent cache: {}; its connection is replaced", why);
             } else {
                 // a cluster or master/replica connection: not replaced here (standalone and Sentinel are)
-                log.warn("Consent cache: {} Redis commands timed out in a row; this kind of connection cannot be replaced",
-                        SILENT_TIMEOUTS);
+                log.warn("Consent cache: {}; this kind of connection cannot be replaced", why);
             }
         } catch (RuntimeException e) {
             log.warn("Consent cache: the Redis connection could not be replaced: {}", e.getClass().getSimpleName());
         }
     }
 
-    private static boolean timedOut(Throwable failure) {
+    private static boolean causedBy(Throwable failure, Class<? extends Throwable> type) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof io.lettuce.core.RedisCommandTimeoutException) {
+            if (type.isInstance(t)) {
                 return true;
             }
         }

@@ -109,14 +109,14 @@ class ConsentCacheTurnTest {
         assertThat(cache.usable()).isTrue();
         assertThat(cache.usable()).isTrue();
 
-        assertThat(cache.pause(false)).isFalse();
+        assertThat(cache.pause(false, false)).isFalse();
         assertThat(cache.usable()).as("paused").isFalse();
         ticker.addAndGet(4 * s);
         assertThat(cache.usable()).as("still paused").isFalse();
         ticker.addAndGet(s);
         assertThat(cache.usable()).as("the trial").isTrue();
         assertThat(cache.usable()).as("the others, while it runs").isFalse();
-        cache.pause(false); // the trial failed
+        cache.pause(false, false); // the trial failed
         ticker.addAndGet(s + 1);
         assertThat(cache.usable()).as("paused again from the trial's failure").isFalse();
         ticker.addAndGet(4 * s);
@@ -129,7 +129,7 @@ class ConsentCacheTurnTest {
 
         cache.redisAnswered(); // not a trial: nothing changes
         assertThat(cache.usable()).isTrue();
-        cache.pause(false);
+        cache.pause(false, false);
         ticker.addAndGet(5 * s);
         assertThat(cache.usable()).as("a trial").isTrue();
         cache.redisAnswered();
@@ -147,26 +147,29 @@ class ConsentCacheTurnTest {
         java.util.concurrent.atomic.AtomicLong ticker = new java.util.concurrent.atomic.AtomicLong(100_000_000_000L);
         long s = 1_000_000_000L;
         ConsentCache cache = cache(ticker);
-        assertThat(cache.pause(true)).as("one timeout").isFalse();
-        assertThat(cache.pause(true)).as("a second under way together").isTrue();
-        assertThat(cache.pause(true)).as("left on the replaced socket").isFalse();
+        assertThat(cache.pause(true, false)).as("one timeout").isFalse();
+        assertThat(cache.pause(true, false)).as("a second under way together").isTrue();
+        assertThat(cache.pause(true, false)).as("left on the replaced socket").isFalse();
         ticker.addAndGet(5 * s);
         assertThat(cache.usable()).as("the trial, on the new connection").isTrue();
-        assertThat(cache.pause(true)).as("the new connection's first timeout").isFalse();
+        assertThat(cache.pause(true, false)).as("the new connection's first timeout").isFalse();
         ticker.addAndGet(5 * s);
         assertThat(cache.usable()).isTrue();
-        assertThat(cache.pause(true)).as("its trial timed out too").isTrue();
+        assertThat(cache.pause(true, false)).as("its trial timed out too").isTrue();
 
         ticker.addAndGet(5 * s);
         assertThat(cache.usable()).isTrue();
         ticker.addAndGet(2 * s);
         assertThat(cache.usable()).as("Redis answers again").isTrue();
         ticker.addAndGet(60 * s);
-        assertThat(cache.pause(true)).as("a lone timeout later").isFalse();
+        assertThat(cache.pause(true, false)).as("a lone timeout later").isFalse();
         ticker.addAndGet(5 * s);
         assertThat(cache.usable()).isTrue();
         ticker.addAndGet(2 * s);
         assertThat(cache.usable()).as("answered").isTrue();
-        assertThat(cache.pause(true)).as("counting started again").isFalse();
+        assertThat(cache.pause(true, false)).as("counting started again").isFalse();
+        ticker.addAndGet(60 * s);
+        assertThat(cache.pause(false, true)).as("a write refused as READONLY: at once").isTrue();
+        assertThat(cache.pause(false, true)).as("within the pause of that replacement").isFalse();
     }
 }

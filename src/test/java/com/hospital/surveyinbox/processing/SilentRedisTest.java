@@ -39,9 +39,53 @@ class SilentRedisTest extends IntegrationTest {
         return counted("hit");
     }
 
+    private double reconnects(String reason) {
+        var counter = meters.find("adapter.consent.cache.reconnects").tag("reason", reason).counter();
+        return counter == null ? 0 : counter.count();
+    }
+
     private double counted(String result) {
         var counter = meters.find("adapter.consent.cache").tag("result", result).counter();
         return counter == null ? 0 : counter.count();
+    }
+
+    @Autowired
+    org.springframework.data.redis.core.StringRedisTemplate redis;
+
+    /**
+     * A write refused as READONLY (the Redis the connection reaches became a replica: after a failover behind a
+     * Service or DNS name, Redis keeps the demoted master's clients connected) replaces the connection, so that it
+     * reaches the new master; it was kept, every SETEX refused, and once the entries it had expired nothing was cached
+     * any more. Here the one Redis is made a replica (of nothing), then master again: the cache writes once more.
+     */
+    @Test
+    void aWriteRefusedAsReadOnlyReplacesTheConnection() {
+        int connections = PROXY.accepted();
+        double replaced = reconnects("readonly");
+        redis.execute((org.springframework.data.redis.core.RedisCallback<Void>) c -> {
+            c.serverCommands().replicaOf("127.0.0.1", 1); // no master there: a read-only replica, its data kept
+            return null;
+        });
+        try {
+            String srvyNo = uniqueSubject("READONLY");
+            rows.awaitStatus(client.accept(ConsentCacheTest.send(uniqueSubject("RO"), srvyNo)), "COMPLETED");
+            await().atMost(Duration.ofSeconds(10)).until(() -> PROXY.accepted() > connections);
+            assertThat(reconnects("readonly")).as("replaced for the READONLY answer").isEqualTo(replaced + 1);
+            assertThat(redis.hasKey("survey-inbox-adapter:consents:" + srvyNo)).isFalse();
+        } finally {
+            await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> {
+                redis.execute((org.springframework.data.redis.core.RedisCallback<Void>) c -> {
+                    c.serverCommands().replicaOfNoOne();
+                    return null;
+                });
+                return true;
+            });
+        }
+        String srvyNo = uniqueSubject("READONLY");
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> {
+            rows.awaitStatus(client.accept(ConsentCacheTest.send(uniqueSubject("RO"), srvyNo)), "COMPLETED");
+            return redis.hasKey("survey-inbox-adapter:consents:" + srvyNo);
+        });
     }
 
     /**
@@ -85,6 +129,7 @@ class SilentRedisTest extends IntegrationTest {
         rows.awaitStatus(client.accept(ConsentCacheTest.send(uniqueSubject("S1"), srvyNo)), "COMPLETED");
         double hitsBefore = hits();
         int connections = PROXY.accepted();
+        double replaced = reconnects("silent");
 
         PROXY.blackholeOpenConnections();
 
@@ -94,5 +139,6 @@ class SilentRedisTest extends IntegrationTest {
             return hits() > hitsBefore;
         });
         assertThat(PROXY.accepted()).as("a new connection").isGreaterThan(connections);
+        assertThat(reconnects("silent")).as("counted").isGreaterThan(replaced);
     }
 }
