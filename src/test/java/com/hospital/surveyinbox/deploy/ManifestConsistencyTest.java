@@ -400,6 +400,51 @@ class ManifestConsistencyTest {
         }
     }
 
+    /**
+     * Each overlay's memory request covers what the pod may use: the heap grows to MaxRAMPercentage of the limit (the
+     * Parallel collector grows it towards its cap while a backlog drains) plus at least 300 MiB outside the heap
+     * (deployment.yaml's measurements). Dev requested 768 MiB under the base's 1536 MiB limit: up to about 1.1 GiB
+     * used, the first pod evicted under node pressure.
+     */
+    @Test
+    void eachOverlaysMemoryRequestCoversItsHeapCapAndWhatLiesOutsideIt() throws IOException {
+        Map<String, Object> base = at(container(), "resources");
+        String options = ((List<Map<String, Object>>) at(container(), "env")).stream()
+                .filter(e -> "JAVA_TOOL_OPTIONS".equals(e.get("name"))).map(e -> (String) e.get("value")).findFirst().orElseThrow();
+        java.util.regex.Matcher percent = java.util.regex.Pattern.compile("-XX:MaxRAMPercentage=(\\d+)").matcher(options);
+        assertThat(percent.find()).as(options).isTrue();
+        double share = Integer.parseInt(percent.group(1)) / 100.0;
+        for (String overlay : List.of("base", "dev", "prod")) {
+            Map<String, Object> resources = base;
+            Path patch = ROOT.resolve("k8s/overlays/" + overlay + "/patch-resources.yaml");
+            if (Files.exists(patch)) {
+                Map<String, Object> patched = at(yaml(patch).get(0), "spec", "template", "spec", "containers", "0", "resources");
+                resources = merge(base, patched);
+            }
+            long request = mebibytes(at(resources, "requests", "memory"));
+            long limit = mebibytes(at(resources, "limits", "memory"));
+            assertThat((double) request).as(overlay + ": memory request (MiB) >= heap cap + 300 MiB, limit " + limit)
+                    .isGreaterThanOrEqualTo(share * limit + 300);
+            assertThat(request).as(overlay).isLessThanOrEqualTo(limit);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> merge(Map<String, Object> base, Map<String, Object> patch) {
+        Map<String, Object> merged = new LinkedHashMap<>(base);
+        patch.forEach((key, value) -> merged.merge(key, value, (a, b) -> a instanceof Map<?, ?> && b instanceof Map<?, ?>
+                ? merge((Map<String, Object>) a, (Map<String, Object>) b) : b));
+        return merged;
+    }
+
+    private static long mebibytes(String quantity) {
+        if (quantity.endsWith("Gi")) {
+            return Long.parseLong(quantity.substring(0, quantity.length() - 2)) * 1024;
+        }
+        assertThat(quantity).endsWith("Mi");
+        return Long.parseLong(quantity.substring(0, quantity.length() - 2));
+    }
+
     /** Whether an address is inside a CIDR block (IPv4 or IPv6). */
     private static boolean covers(String cidr, String address) {
         try {
