@@ -16,7 +16,7 @@ public interface InboxRowRepository extends JpaRepository<InboxRowEntity, Long> 
     List<Object[]> countByStatus();
 
     /**
-     * Age in seconds of the oldest row that still owes work (RECEIVED, PROCESSING, FAILED: InboxStatus.UNFINISHED),
+     * Age in seconds of the oldest row that still owes work (RECEIVED, PROCESSING, FAILED: {@link InboxStatus#UNFINISHED}),
      * measured on the database clock. Read per status so that no plan walks the history: {@code min(created_at) WHERE
      * status IN (unfinished)} was planned as a walk of the full created_at index from its oldest entry (the unfinished
      * rows are the newest: the whole history read first, on every pod every 5 s; InboxReadsAtScaleTest). RECEIVED
