@@ -35,7 +35,7 @@ public class SurveySendInfoValidator {
     /** Fields that become URL path segments downstream (CONTRACT §1): srvyNo only when present. */
     static final List<String> IDENTIFIERS = List.of("srvyDrawupNo", "patno", "srvyNo");
     /** Optional fields passed on downstream as text (CONTRACT §1: groupCd, patNm, mobileNo; sendDt read as a time). */
-    static final List<String> PASSED_ON = List.of("groupCd", "patNm", "mobileNo", "sendDt");
+    static final List<String> PASSED_ON = List.of("groupCd", "patNm", "mobileNo");
     static final int MAX_IDENTIFIER_LENGTH = 100;
     static final Set<String> MSG_TYPES = Set.of("SEND", "SUBMIT");
     static final int MAX_IDEMPOTENCY_KEY_LENGTH = 200;
@@ -97,7 +97,8 @@ public class SurveySendInfoValidator {
             }
         }
         // the fields passed on downstream as text: an object or an array was read as absent (a questionnaire without
-        // its group, a name unknown so a refusal's text withheld), a boolean or a decimal as another text
+        // its group, a name unknown so a refusal's text withheld), a boolean or a decimal as another text. Not sendDt:
+        // whatever it holds, unparsable is stored as-is and means the time of processing (CONTRACT §1)
         for (String field : PASSED_ON) {
             JsonNode value = json.get(field);
             if (value != null && !value.isNull() && !value.isTextual() && !value.isIntegralNumber()) {
@@ -210,15 +211,11 @@ public class SurveySendInfoValidator {
         }
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
+            // the contract's control characters (U+0000-U+001F, U+007F) and nothing more: a C1 control or an invisible
+            // format character (a zero-width joiner inside an emoji, a byte order mark) is allowed there, and a 400 is
+            // a dispatch the legacy system never sends again; downstream it is percent-encoded like any non-ASCII
             if (StorableText.isControl(c)) {
                 return "must not contain control characters";
-            }
-            // C1 controls and invisible format characters (zero-width, bidi overrides): two spellings of one subject
-            // for the ordering guard and the resend check, a value an operator's exact filter never finds, a
-            // reversed display in logs and the console
-            int type = Character.getType(c);
-            if (type == Character.CONTROL || type == Character.FORMAT) {
-                return "must not contain control or invisible format characters";
             }
             if (c == '/' || c == '\\' || c == '?' || c == '#' || c == '%') {
                 return "must not contain / \\ ? # or %";

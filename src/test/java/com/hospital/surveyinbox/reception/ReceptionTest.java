@@ -145,7 +145,6 @@ class ReceptionTest extends IntegrationTest {
                 Arguments.of("object groupCd", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"groupCd\":{\"cd\":\"G1\"}"), "'groupCd'"),
                 Arguments.of("array patNm", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"patNm\":[\"Kim\"]"), "'patNm'"),
                 Arguments.of("boolean mobileNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"mobileNo\":true"), "'mobileNo'"),
-                Arguments.of("decimal sendDt", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"sendDt\":2.0261130093E13"), "'sendDt'"),
                 Arguments.of("boolean srvyNo", json("\"srvyDrawupNo\":\"" + s + "\",\"patno\":\"P\",\"formCd\":\"F\",\"srvyNo\":true"), "'srvyNo'"),
                 // an unpaired surrogate escape is no text: stored and sent as "?", two such subjects were one
                 Arguments.of("unpaired surrogate in a field the code does not name", json("\"srvyDrawupNo\":\"" + s
@@ -287,10 +286,6 @@ class ReceptionTest extends IntegrationTest {
                 Arguments.of("patno with /", "patno", PATIENT_MARKER + "/x", "\"srvyDrawupNo\":\"@SUBJECT@\""),
                 Arguments.of("srvyNo with /", "srvyNo", "S/1", "\"srvyDrawupNo\":\"@SUBJECT@\",\"patno\":\"P\""),
                 Arguments.of("srvyNo ..", "srvyNo", "..", "\"srvyDrawupNo\":\"@SUBJECT@\",\"patno\":\"P\""),
-                // invisible or C1: two spellings of one subject, a value an exact filter never finds, reversed display
-                Arguments.of("srvyDrawupNo with a zero-width space", "srvyDrawupNo", "A\\u200BB", "\"patno\":\"P\""),
-                Arguments.of("patno with a right-to-left override", "patno", "P\\u202E1", "\"srvyDrawupNo\":\"@SUBJECT@\""),
-                Arguments.of("srvyNo with a C1 control", "srvyNo", "S\\u00851", "\"srvyDrawupNo\":\"@SUBJECT@\",\"patno\":\"P\""),
                 Arguments.of("srvyDrawupNo with an unpaired high surrogate", "srvyDrawupNo", "\\uD800X", "\"patno\":\"P\""),
                 Arguments.of("srvyDrawupNo ending in a high surrogate", "srvyDrawupNo", "X\\uDBFF", "\"patno\":\"P\""),
                 Arguments.of("patno with an unpaired low surrogate", "patno", "\\uDC00X", "\"srvyDrawupNo\":\"@SUBJECT@\""),
