@@ -9,6 +9,7 @@
 -- patient a mask cannot know), for operators and so that nothing ever sends it again;
 -- published_at is set, so no job ever republishes it. The subject's advisory lock (its key space
 -- InboxStore.SUBJECT_LOCK_SPACE, passed in as lockSpace) orders it with the subject's receptions. A key already on record stores nothing (ON CONFLICT).
+-- Returns the record's id, the answer's inboxId (no row when nothing was stored).
 WITH recorded AS (
     INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload, idempotency_key, status, attempts,
                                last_attempt_at, published_at, redacted_at,
@@ -26,3 +27,4 @@ WITH recorded AS (
 INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at, finished_at, outcome)
 SELECT id, 1, now(), now(), 'COMPLETED'
   FROM recorded
+RETURNING inbox_id

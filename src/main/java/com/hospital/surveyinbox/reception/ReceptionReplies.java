@@ -72,9 +72,9 @@ public class ReceptionReplies {
      * text is read from the {@link Outcome}, never passed through the route as a parameter string (Camel's
      * parameter binding strips surrounding quotes and reads "null" as null).
      */
-    public String writeReason(int status, String resultCode, Outcome outcome, long elapsedMillis,
+    public String writeReason(int status, String resultCode, Outcome outcome, Long inboxId, long elapsedMillis,
                               Map<String, Object> headers) throws JsonProcessingException {
-        return write(status, resultCode, outcome.success() ? outcome.replyReason() : outcome.failureReason(), null,
+        return write(status, resultCode, outcome.success() ? outcome.replyReason() : outcome.failureReason(), inboxId,
                 elapsedMillis, headers);
     }
 

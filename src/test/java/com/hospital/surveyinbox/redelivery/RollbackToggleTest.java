@@ -137,7 +137,9 @@ class RollbackToggleTest extends IntegrationTest {
         assertThat(reply.status()).isEqualTo(200);
         assertThat(reply.header("X-Result-Code")).isEqualTo("Y");
         assertThat(reply.json().get("resultCode").asText()).isEqualTo("Y");
-        assertThat(reply.json().has("inboxId")).isFalse();
+        // a success carries its inboxId (CONTRACT §1): the record's
+        assertThat(reply.json().get("inboxId").asText()).isEqualTo(String.valueOf(jdbc.queryForObject(
+                "SELECT id FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject)));
         assertThat(simulator().bundleCreates(subject)).isEqualTo(1); // registered before the answer
         assertThat(jdbc.queryForList("SELECT msg_type, status, attempts, payload IS NULL AS no_payload, reply_status, "
                 + "published_at IS NOT NULL AS published FROM inbox_message WHERE srvy_drawup_no = ?", subject))
@@ -145,6 +147,13 @@ class RollbackToggleTest extends IntegrationTest {
                         "no_payload", true, "reply_status", "NONE", "published", true));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_attempt a JOIN inbox_message m ON m.id = a.inbox_id "
                 + "WHERE m.srvy_drawup_no = ? AND a.outcome = 'COMPLETED' AND a.finished_at IS NOT NULL", Long.class, subject)).isEqualTo(1);
+
+        // registered without a notification: a success too (200 Y with its reason), with its inboxId
+        String quiet = uniqueSubject("SYNCQUIET");
+        Reply skipped = client.receive(send(quiet, "\"alimtalkYn\":\"N\""));
+        assertThat(skipped.header("X-Result-Code")).isEqualTo("Y");
+        assertThat(skipped.json().get("inboxId").asText()).isEqualTo(String.valueOf(jdbc.queryForObject(
+                "SELECT id FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, quiet)));
     }
 
     /**
