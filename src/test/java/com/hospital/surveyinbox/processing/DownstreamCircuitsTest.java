@@ -38,8 +38,7 @@ class DownstreamCircuitsTest {
     void halfOpenAdmitsAtMostThresholdTrialsAndAFailedTrialReopens() {
         MovableClock clock = new MovableClock();
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        DownstreamCircuits circuits = new DownstreamCircuits(TestProperties.bind(Map.of(
-                "adapter.circuit.failure-threshold", "3", "adapter.circuit.open-duration", "PT30S")), meters, clock);
+        DownstreamCircuits circuits = threeFailuresOpenFor30Seconds(meters, clock);
 
         for (int i = 0; i < 3; i++) {
             assertThat(circuits.admit("legacy")).isTrue();
@@ -81,8 +80,7 @@ class DownstreamCircuitsTest {
     void oneCallFailingWhileAnotherAnswersOpensTheCircuit() {
         MovableClock clock = new MovableClock();
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        DownstreamCircuits circuits = new DownstreamCircuits(TestProperties.bind(Map.of(
-                "adapter.circuit.failure-threshold", "3", "adapter.circuit.open-duration", "PT30S")), meters, clock);
+        DownstreamCircuits circuits = threeFailuresOpenFor30Seconds(meters, clock);
         for (int i = 0; i < 2; i++) {
             circuits.recordSuccess("account", "inbox-register-account-guest-find");
             circuits.recordFailure("account", "inbox-register-account-guest-create");
@@ -107,6 +105,12 @@ class DownstreamCircuitsTest {
         assertThat(circuits.state("account")).as("the creation answered once: its count starts again").isEqualTo(DownstreamCircuits.State.CLOSED);
         circuits.reset("account");
         assertThat(circuits.state("account")).isEqualTo(DownstreamCircuits.State.CLOSED);
+    }
+
+    /** Circuits opened by 3 failures in a row, open for 30 s, on the test's clock. */
+    private static DownstreamCircuits threeFailuresOpenFor30Seconds(SimpleMeterRegistry meters, Clock clock) {
+        return new DownstreamCircuits(TestProperties.bind(Map.of(
+                "adapter.circuit.failure-threshold", "3", "adapter.circuit.open-duration", "PT30S")), meters, clock);
     }
 
     private static double openings(SimpleMeterRegistry meters, String downstream) {
