@@ -102,11 +102,10 @@ public class DownstreamCalls {
     /** After an HTTP step, answered or failed: the circuit, the timer, the error counter, the answer's headers. */
     public void after(Exchange exchange) {
         String downstream = exchange.getProperty(DOWNSTREAM, String.class);
-        String call = callOf(exchange);
         Exception failure = exchange.getException();
         if (failure == null) {
             Integer status = exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class);
-            circuits.recordSuccess(downstream, call);
+            circuits.recordSuccess(downstream);
             stopTimer(exchange, status == null ? "error" : (status / 100) + "xx");
             exchange.getMessage().getHeaders().keySet().removeIf(name -> !Exchange.HTTP_RESPONSE_CODE.equals(name));
             // the answer as text: a variable that receives it can be read by as many steps as need it
@@ -114,21 +113,22 @@ public class DownstreamCalls {
             exchange.getMessage().setBody(exchange.getMessage().getBody(String.class));
             return;
         }
+        String call = callOf(exchange);
         HttpOperationFailedException http = exchange.getException(HttpOperationFailedException.class);
         if (http != null) {
             stopTimer(exchange, (http.getStatusCode() / 100) + "xx");
             if (refusal(http)) {
-                circuits.recordSuccess(downstream, call); // it answered: a refusal is no sign of an outage
+                circuits.recordSuccess(downstream); // it answered: a refusal is no sign of an outage
                 if (businessMessage(http.getResponseBody()) == null) {
                     meters.counter("adapter.downstream.errors", "call", call, "kind", "4xx").increment();
                 }
             } else { // a 5xx, or a redirect (never followed: a gateway or address that is wrong, not an answer)
-                circuits.recordFailure(downstream, call);
+                circuits.recordFailure(downstream);
                 meters.counter("adapter.downstream.errors", "call", call, "kind", http.getStatusCode() >= 500 ? "5xx" : "3xx").increment();
             }
         } else { // the call itself failed: timeout, refused, reset
             stopTimer(exchange, "error");
-            circuits.recordFailure(downstream, call);
+            circuits.recordFailure(downstream);
             meters.counter("adapter.downstream.errors", "call", call, "kind", "transport").increment();
         }
     }

@@ -15,8 +15,7 @@ import org.springframework.stereotype.Component;
 
 /**
  * One circuit per downstream (legacy, account, survey), so a plain outage is not billed to the rows.
- * {@code failure-threshold} consecutive system errors (5xx, timeout, refused) of the downstream, or of one of its
- * calls while another answers (a write side down, the reads up), open it; while open, rows
+ * {@code failure-threshold} consecutive system errors (5xx, timeout, refused) open it; while open, rows
  * that need that downstream are deferred without being charged an attempt and without a call. After
  * {@code open-duration} it half-opens: up to {@code failure-threshold} trial calls go through (each one
  * charged like any call: a row whose own calls always fail must reach DEAD, not be deferred forever), the
@@ -43,14 +42,7 @@ public class DownstreamCircuits {
     }
 
     private static final class Circuit {
-        /** System errors in a row from any call of the downstream (any call's success clears it). */
         int consecutiveFailures;
-        /**
-         * System errors in a row per call (a step id): only that call's success clears it. A downstream whose one call
-         * always fails while another answers (the account system's guest creation down, its search up: each message's
-         * search answered 404 before the creation failed) never reached the threshold above, and every row was charged.
-         */
-        final Map<String, Integer> failuresOfCall = new java.util.HashMap<>();
         Instant openedAt;
         /** Trial calls let through since the circuit last (re-)opened. */
         int trials;
@@ -121,11 +113,7 @@ public class DownstreamCircuits {
         }
     }
 
-    /**
-     * {@code call} (a step id) of {@code downstream} answered: the circuit closes (a trial passed), and the call's own
-     * failures are cleared, not another call's: one that keeps failing re-opens it at its next failure.
-     */
-    public void recordSuccess(String downstream, String call) {
+    public void recordSuccess(String downstream) {
         Circuit c = circuits.get(downstream);
         if (c == null) {
             return;
@@ -135,39 +123,24 @@ public class DownstreamCircuits {
                 log.info("Circuit of {} closed: it answers again", downstream);
             }
             c.consecutiveFailures = 0;
-            c.failuresOfCall.remove(call);
             c.openedAt = null;
             c.trials = 0;
         }
     }
 
-    /** Closes the circuit and forgets every call's failures (a test's clean start). */
-    public void reset(String downstream) {
-        Circuit c = circuits.get(downstream);
-        if (c != null) {
-            synchronized (c) {
-                c.failuresOfCall.clear();
-            }
-            recordSuccess(downstream, "");
-        }
-    }
-
-    /** A system error of {@code call} (a step id): failure-threshold in a row, of the downstream or of one call, open it. */
-    public void recordFailure(String downstream, String call) {
+    public void recordFailure(String downstream) {
         Circuit c = circuits.get(downstream);
         if (c == null) {
             return;
         }
         synchronized (c) {
             c.consecutiveFailures++;
-            int ofCall = c.failuresOfCall.merge(call, 1, Integer::sum);
-            int threshold = properties.getCircuit().getFailureThreshold();
             State before = state(downstream);
-            if (before != State.CLOSED || c.consecutiveFailures >= threshold || ofCall >= threshold) {
+            if (before != State.CLOSED || c.consecutiveFailures >= properties.getCircuit().getFailureThreshold()) {
                 if (before != State.OPEN) {
                     openings.get(downstream).increment();
-                    log.warn("Circuit of {} open after {} consecutive system errors ({} of {}): rows needing it wait uncharged for {}",
-                            downstream, c.consecutiveFailures, ofCall, call, properties.getCircuit().getOpenDuration());
+                    log.warn("Circuit of {} open after {} consecutive system errors: rows needing it wait uncharged for {}",
+                            downstream, c.consecutiveFailures, properties.getCircuit().getOpenDuration());
                 }
                 c.openedAt = clock.instant();
                 c.trials = 0;
