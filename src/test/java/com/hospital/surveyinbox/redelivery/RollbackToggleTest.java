@@ -202,6 +202,37 @@ class RollbackToggleTest extends IntegrationTest {
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject)).isEqualTo(1);
     }
 
+    /**
+     * A sender's retry sent while its first POST is still registering (same Idempotency-Key, not on record yet) is
+     * registered too; whichever records second finds the key taken: its answer carries the recorded row's id, as
+     * the first's does (it answered 200 Y without an inboxId).
+     */
+    @Test
+    void aRetryRegisteredWhileTheFirstWasAnswersWithTheRecordedRowsId() throws Exception {
+        String subject = uniqueSubject("SYNCRACE");
+        java.util.Map<String, String> key = java.util.Map.of("Idempotency-Key", "race-" + subject);
+        simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 600, 700, 0, 2)); // the patient lookup: slow
+        java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            java.util.concurrent.Future<Reply> first = senders.submit(() -> client.receive(send(subject, ""), key));
+            // the retry once the first is registering (its patient lookup under way), before it is on record
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() -> simulator().requests().stream()
+                    .anyMatch(r -> r.line().startsWith("GET /legacy/patients/P-" + subject)));
+            java.util.concurrent.Future<Reply> retry = senders.submit(() -> client.receive(send(subject, ""), key));
+            Reply a = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            Reply b = retry.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            String recorded = String.valueOf(jdbc.queryForObject("SELECT id FROM inbox_message WHERE idempotency_key = ?",
+                    Long.class, "race-" + subject));
+            assertThat(java.util.List.of(a, b)).allSatisfy(reply -> {
+                assertThat(reply.header("X-Result-Code")).isEqualTo("Y");
+                assertThat(reply.json().path("inboxId").asText()).as(reply.body()).isEqualTo(recorded);
+            });
+        } finally {
+            senders.shutdownNow();
+            simulator().setLatency(DownstreamSimulator.Latency.FAST);
+        }
+    }
+
     @Test
     void answersABusinessFailureWithNAndItsReason() {
         String subject = uniqueSubject("SYNCBAD");
