@@ -96,10 +96,11 @@ public class ConsentCache {
     private final long pauseNanos;
     private final long trialNanos;
     private final java.util.function.LongSupplier nanoTime;
-    /** Left out after a failure; until when (nanoTime); whether one command is trying Redis again now. */
+    /** Left out after a failure; until when (nanoTime); whether one command is trying Redis again now, on which thread. */
     private boolean paused;
     private long pausedUntil;
     private boolean trying;
+    private Thread trialThread;
     /** Timed-out commands since Redis last answered (the one that paused the cache, then the trials'). */
     private int timeoutsWhilePaused;
     /** When the shared connection was last replaced (nanoTime), if ever. */
@@ -160,6 +161,7 @@ public class ConsentCache {
             return true;
         }
         trying = true;
+        trialThread = Thread.currentThread();
         pausedUntil = now + trialNanos;
         return true;
     }
@@ -169,7 +171,9 @@ public class ConsentCache {
      * run first): when it was the trial, Redis is taken back at once instead of when the trial's longest run ends.
      */
     public synchronized void redisAnswered() {
-        if (trying) {
+        // the trial's own thread only: after a failed command the route's error handler runs first (continued) and
+        // this step still runs; a thread stalled that long must not end a later trial on the strength of a failure
+        if (trying && trialThread == Thread.currentThread()) {
             pausedUntil = nanoTime.getAsLong(); // the trial's run is over: the next command closes the pause
         }
     }
@@ -189,7 +193,7 @@ public class ConsentCache {
         if (!wasPaused) {
             log.warn("Consent cache: a Redis command failed; Redis is left out for {}", properties.getCache().getRedisPause());
         }
-        if (!(timedOut || readOnly) || (replaced && now - replacedAt < pauseNanos)) {
+        if (!(timedOut || readOnly) || (replaced && now - replacedAt < Math.max(pauseNanos, trialNanos))) {
             return false; // commands that waited on the replaced socket fail after it: not the new connection's
         }
         if (readOnly || ++timeoutsWhilePaused >= SILENT_TIMEOUTS) {

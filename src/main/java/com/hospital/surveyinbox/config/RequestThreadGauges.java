@@ -33,6 +33,9 @@ class RequestThreadGauges implements ApplicationListener<WebServerInitializedEve
         }
         Executor executor = tomcat.getTomcat().getConnector().getProtocolHandler().getExecutor();
         if (!(executor instanceof org.apache.tomcat.util.threads.ThreadPoolExecutor pool)) {
+            // e.g. virtual threads: no pool to read, and SurveyInboxRequestThreadsSaturated has nothing to watch
+            org.slf4j.LoggerFactory.getLogger(RequestThreadGauges.class).warn(
+                    "Request thread gauges not registered: the connector's executor is a {}", executor == null ? null : executor.getClass().getName());
             return;
         }
         Gauge.builder("adapter.http.threads.busy", pool, org.apache.tomcat.util.threads.ThreadPoolExecutor::getActiveCount)

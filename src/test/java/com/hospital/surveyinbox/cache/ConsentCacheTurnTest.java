@@ -138,6 +138,46 @@ class ConsentCacheTurnTest {
     }
 
     /**
+     * Only the trial's own thread ends it: after a failed command the route's error handler runs (continued) and the
+     * step that reports an answer still runs; a thread stalled past the pause would otherwise end a later trial,
+     * taken by another exchange, on the strength of its failure.
+     */
+    @Test
+    void aFailedTrialsLateAnswerStepDoesNotEndTheNextTrial() throws Exception {
+        java.util.concurrent.atomic.AtomicLong ticker = new java.util.concurrent.atomic.AtomicLong(100_000_000_000L);
+        long s = 1_000_000_000L;
+        ConsentCache cache = cache(ticker);
+        cache.pause(false, false);
+        ticker.addAndGet(5 * s);
+        ExecutorService other = Executors.newSingleThreadExecutor();
+        try {
+            assertThat(cache.usable()).as("this thread's trial").isTrue();
+            cache.pause(false, false); // it failed (the error handler)
+            ticker.addAndGet(5 * s);
+            assertThat(other.submit(cache::usable).get(5, TimeUnit.SECONDS)).as("another exchange's trial").isTrue();
+            cache.redisAnswered(); // the failed trial's step, late
+            assertThat(cache.usable()).as("the other trial still runs").isFalse();
+            other.submit(cache::redisAnswered).get(5, TimeUnit.SECONDS);
+            assertThat(cache.usable()).as("its own answer ends it").isTrue();
+        } finally {
+            other.shutdownNow();
+        }
+    }
+
+    /** A pause shorter than a command's longest run: commands left on a replaced socket still do not count. */
+    @Test
+    void aShortPauseStillKeepsTheReplacedSocketsTimeoutsOffTheNewConnection() {
+        java.util.concurrent.atomic.AtomicLong ticker = new java.util.concurrent.atomic.AtomicLong(100_000_000_000L);
+        ConsentCache cache = new ConsentCache(TestProperties.bind(Map.of("adapter.cache.redis-pause", "PT0.1S")), new SimpleMeterRegistry(),
+                new com.fasterxml.jackson.databind.ObjectMapper(), null, Duration.ofSeconds(1), ticker::get);
+        cache.pause(true, false);
+        assertThat(cache.pause(true, false)).as("replaced").isTrue();
+        ticker.addAndGet(500_000_000L); // past the pause, within a command's longest run
+        assertThat(cache.pause(true, false)).isFalse();
+        assertThat(cache.pause(true, false)).as("still the old socket's").isFalse();
+    }
+
+    /**
      * Timed-out commands in a row (the one that paused the cache and the trial after it, or two under way together)
      * replace the connection; those within a pause of a replacement (left on the silent socket) do not count against
      * the new one, and a failure that is not a timeout, or Redis answering in between, starts the count again.

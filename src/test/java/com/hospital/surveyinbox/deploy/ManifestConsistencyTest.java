@@ -391,7 +391,7 @@ class ManifestConsistencyTest {
                 }
                 String cidr = (String) block.get("cidr");
                 List<String> except = (List<String>) block.getOrDefault("except", List.of());
-                for (String metadata : List.of("169.254.169.254", "fd00:ec2::254")) {
+                for (String metadata : List.of("169.254.169.254", "fd00:ec2::254", "fd20:ce::254")) {
                     if (covers(cidr, metadata)) {
                         assertThat(except).as(cidr + " except").anyMatch(e -> covers(e, metadata));
                     }
