@@ -18,6 +18,16 @@
     return e;
   }
 
+  // Characters an identifier may hold (the contract refuses only C0 controls and DEL) that a page would not show
+  // as themselves: C1 controls, zero-width and soft-hyphen characters, bidi marks and overrides (one turns "1A"
+  // into what reads "A1"), the byte order mark. Shown as ⟨U+XXXX⟩, so two subjects that differ only by one never
+  // look alike and an operator filters by what is really there.
+  const INVISIBLE = /[\u0080-\u009F\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\uFEFF]/g;
+  function visible(text) {
+    return text == null ? '' : String(text).replace(INVISIBLE,
+      (c) => '\u27E8U+' + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0') + '\u27E9');
+  }
+
   async function getJson(path) {
     const r = await fetch(api(path), { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
     if (!r.ok) throw new Error(path + ' answered ' + r.status);
@@ -188,7 +198,7 @@
     requeue.addEventListener('click', () => confirmRequeue(row, actions));
     const actions = el('td', { class: 'actions' }, history, ' ', requeue);
     const tr = el('tr', { 'data-inbox-id': row.inboxId, 'data-status': row.status },
-      el('td', {}, row.inboxId), el('td', {}, row.srvyDrawupNo), el('td', {}, row.msgType),
+      el('td', {}, row.inboxId), el('td', { class: 'subject' }, visible(row.srvyDrawupNo)), el('td', {}, row.msgType),
       el('td', { class: 'status-' + row.status }, row.status), el('td', {}, row.attempts),
       el('td', { class: 'error' }, row.lastError || ''), el('td', {}, row.heldReason || ''),
       el('td', {}, row.replyStatus + (row.replyReasonCode ? ' (' + row.replyReasonCode + ')' : '')),

@@ -117,6 +117,20 @@ class OpsConsoleBrowserTest extends IntegrationTest {
         assertThat(errors).as("browser console errors").isEmpty();
     }
 
+    /**
+     * A subject holding characters the contract allows but a page would not show as themselves (a right-to-left
+     * override turns "1A" into what reads "A1", a zero-width space makes two subjects look alike) is shown with them
+     * named: ⟨U+202E⟩, ⟨U+200B⟩.
+     */
+    @Test
+    void aSubjectsInvisibleCharactersAreShownByName() {
+        String marker = Long.toString(System.nanoTime());
+        String dead = deadRow(marker, "RLO-\u202E1A\u200B-" + marker);
+        open();
+        assertThat(rowOnPage(dead).findElement(By.cssSelector("td.subject")).getText())
+                .isEqualTo("RLO-\u27E8U+202E\u27E91A\u27E8U+200B\u27E9-" + marker);
+    }
+
     @Test
     void aDeadRowRequeuedFromThePageIsReceivedAgainAndCompletes() {
         String marker = Long.toString(System.nanoTime());
