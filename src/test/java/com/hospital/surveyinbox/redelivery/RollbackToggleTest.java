@@ -223,6 +223,9 @@ class RollbackToggleTest extends IntegrationTest {
             Reply b = retry.get(30, java.util.concurrent.TimeUnit.SECONDS);
             String recorded = String.valueOf(jdbc.queryForObject("SELECT id FROM inbox_message WHERE idempotency_key = ?",
                     Long.class, "race-" + subject));
+            // both registered (the retry came before the first was on record), else this shows a plain replay
+            assertThat(simulator().requests().stream().filter(r -> r.line().startsWith("GET /legacy/patients/P-" + subject)))
+                    .as("patient lookups").hasSize(2);
             assertThat(java.util.List.of(a, b)).allSatisfy(reply -> {
                 assertThat(reply.header("X-Result-Code")).isEqualTo("Y");
                 assertThat(reply.json().path("inboxId").asText()).as(reply.body()).isEqualTo(recorded);
