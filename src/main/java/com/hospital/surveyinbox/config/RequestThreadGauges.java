@@ -19,6 +19,7 @@ import org.springframework.stereotype.Component;
 @Component
 class RequestThreadGauges implements ApplicationListener<WebServerInitializedEvent> {
 
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RequestThreadGauges.class);
     private final MeterRegistry meters;
 
     RequestThreadGauges(MeterRegistry meters) {
@@ -34,8 +35,8 @@ class RequestThreadGauges implements ApplicationListener<WebServerInitializedEve
         Executor executor = tomcat.getTomcat().getConnector().getProtocolHandler().getExecutor();
         if (!(executor instanceof org.apache.tomcat.util.threads.ThreadPoolExecutor pool)) {
             // e.g. virtual threads: no pool to read, and SurveyInboxRequestThreadsSaturated has nothing to watch
-            org.slf4j.LoggerFactory.getLogger(RequestThreadGauges.class).warn(
-                    "Request thread gauges not registered: the connector's executor is a {}", executor == null ? null : executor.getClass().getName());
+            log.warn("Request thread gauges not registered: the connector's executor is a {}",
+                    executor == null ? null : executor.getClass().getName());
             return;
         }
         Gauge.builder("adapter.http.threads.busy", pool, org.apache.tomcat.util.threads.ThreadPoolExecutor::getActiveCount)
