@@ -52,10 +52,17 @@ class MigrationOnBigTableTest {
         AtomicBoolean sending = new AtomicBoolean(true);
         AtomicLong longestNanos = new AtomicLong();
         AtomicLong inserted = new AtomicLong();
+        AtomicLong senderPid = new AtomicLong();
+        java.util.concurrent.CountDownLatch connected = new java.util.concurrent.CountDownLatch(1);
         Thread sender = new Thread(() -> {
             try (Connection c = DriverManager.getConnection(url, EmbeddedServices.DB_USER, "");
                  PreparedStatement insert = c.prepareStatement(
                          "INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload) VALUES (?, 'SEND', ?)")) {
+                try (Statement pid = c.createStatement(); var rs = pid.executeQuery("SELECT pg_backend_pid()")) {
+                    rs.next();
+                    senderPid.set(rs.getLong(1));
+                }
+                connected.countDown();
                 while (sending.get()) {
                     long start = System.nanoTime();
                     insert.setString(1, "NEW-" + inserted.get());
@@ -69,6 +76,29 @@ class MigrationOnBigTableTest {
             }
         }, "migration-sender");
         sender.start();
+        assertThat(connected.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        // what the sender's session waits for, sampled every 10 ms while the migrations run: an insert held by a
+        // migration's lock (a plain CREATE INDEX holds them for its whole build) shows as wait_event_type Lock
+        AtomicLong samples = new AtomicLong();
+        AtomicLong lockSamples = new AtomicLong();
+        Thread sampler = new Thread(() -> {
+            try (Connection c = DriverManager.getConnection(url, EmbeddedServices.DB_USER, "");
+                 PreparedStatement waiting = c.prepareStatement(
+                         "SELECT wait_event_type FROM pg_stat_activity WHERE pid = " + senderPid.get())) {
+                while (sending.get()) {
+                    try (var rs = waiting.executeQuery()) {
+                        if (rs.next() && "Lock".equals(rs.getString(1))) {
+                            lockSamples.incrementAndGet();
+                        }
+                    }
+                    samples.incrementAndGet();
+                    Thread.sleep(10); // a sampling period, not a wait for a condition
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }, "migration-lock-sampler");
+        sampler.start();
         long migrating = System.nanoTime();
         try {
             com.hospital.surveyinbox.config.FlywayConnection.configure(Flyway.configure(), url, EmbeddedServices.DB_USER, "",
@@ -76,11 +106,13 @@ class MigrationOnBigTableTest {
         } finally {
             sending.set(false);
             sender.join(30_000);
+            sampler.join(30_000);
         }
         long migrationMillis = (System.nanoTime() - migrating) / 1_000_000;
         long longestMillis = longestNanos.get() / 1_000_000;
         String report = "migrations after V4 on " + ROWS + " rows: " + migrationMillis + " ms; inserts meanwhile: "
-                + inserted.get() + ", longest insert: " + longestMillis + " ms (goal < 500 ms)";
+                + inserted.get() + ", longest insert: " + longestMillis + " ms (goal < 500 ms); the sender seen waiting for a lock in "
+                + lockSamples.get() + " of " + samples.get() + " samples";
         System.out.println(report);
         Files.createDirectories(Path.of("target"));
         Files.writeString(Path.of("target/migration-on-big-table.txt"), report + "\n");
@@ -91,8 +123,12 @@ class MigrationOnBigTableTest {
             assertThat(rs.getLong(1)).as("invalid indexes").isZero();
         }
         assertThat(inserted.get()).as("the sender kept inserting").isPositive();
-        // the goal; a plain CREATE INDEX on the million rows holds the inserts for its whole build
-        assertThat(longestMillis).as(report).isLessThan(500);
+        // a plain CREATE INDEX on the million rows holds the inserts for its whole build: seen waiting for its lock
+        // in sample after sample. Not the longest insert's time (the goal, < 500 ms, reported above): on a
+        // loaded machine a single insert took 932 ms with no lock in its way, failing a clean clone
+        assertThat(samples.get()).as(report).isGreaterThan(20);
+        // a few samples may catch the brief locks of a column added (2 of 404 measured); a build is hundreds of ms
+        assertThat(lockSamples.get()).as(report).isLessThanOrEqualTo(15);
         try (Connection admin = DriverManager.getConnection(services.jdbcUrl(), EmbeddedServices.DB_USER, "");
              Statement s = admin.createStatement()) {
             s.execute("DROP DATABASE " + database + " WITH (FORCE)");
