@@ -81,24 +81,20 @@ class MigrationOnBigTableTest {
         // migration's lock (a plain CREATE INDEX holds them for its whole build) shows as wait_event_type Lock
         AtomicLong samples = new AtomicLong();
         AtomicLong lockSamples = new AtomicLong();
-        Thread sampler = new Thread(() -> {
-            try (Connection c = DriverManager.getConnection(url, EmbeddedServices.DB_USER, "");
-                 PreparedStatement waiting = c.prepareStatement(
-                         "SELECT wait_event_type FROM pg_stat_activity WHERE pid = " + senderPid.get())) {
-                while (sending.get()) {
-                    try (var rs = waiting.executeQuery()) {
-                        if (rs.next() && "Lock".equals(rs.getString(1))) {
-                            lockSamples.incrementAndGet();
-                        }
-                    }
-                    samples.incrementAndGet();
-                    Thread.sleep(10); // a sampling period, not a wait for a condition
+        java.util.concurrent.ScheduledExecutorService sampler = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        Connection sampling = DriverManager.getConnection(url, EmbeddedServices.DB_USER, "");
+        PreparedStatement waiting = sampling.prepareStatement(
+                "SELECT wait_event_type FROM pg_stat_activity WHERE pid = " + senderPid.get());
+        sampler.scheduleAtFixedRate(() -> {
+            try (var rs = waiting.executeQuery()) {
+                if (rs.next() && "Lock".equals(rs.getString(1))) {
+                    lockSamples.incrementAndGet();
                 }
-            } catch (Exception e) {
+                samples.incrementAndGet();
+            } catch (java.sql.SQLException e) {
                 throw new IllegalStateException(e);
             }
-        }, "migration-lock-sampler");
-        sampler.start();
+        }, 0, 10, java.util.concurrent.TimeUnit.MILLISECONDS);
         long migrating = System.nanoTime();
         try {
             com.hospital.surveyinbox.config.FlywayConnection.configure(Flyway.configure(), url, EmbeddedServices.DB_USER, "",
@@ -106,7 +102,9 @@ class MigrationOnBigTableTest {
         } finally {
             sending.set(false);
             sender.join(30_000);
-            sampler.join(30_000);
+            sampler.shutdown();
+            assertThat(sampler.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            sampling.close();
         }
         long migrationMillis = (System.nanoTime() - migrating) / 1_000_000;
         long longestMillis = longestNanos.get() / 1_000_000;
