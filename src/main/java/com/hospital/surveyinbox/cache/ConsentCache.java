@@ -119,7 +119,7 @@ public class ConsentCache {
     ConsentCache(AdapterProperties properties, MeterRegistry meters, com.fasterxml.jackson.databind.ObjectMapper json,
             org.springframework.beans.factory.ObjectProvider<org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory> connections,
             java.time.Duration trial, java.util.function.LongSupplier nanoTime) {
-        this.json = json;
+        this.wholeText = json.reader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
         this.properties = properties;
         this.meters = meters;
         this.connections = connections;
@@ -307,7 +307,8 @@ public class ConsentCache {
     }
 
     /** Boot's ObjectMapper: a cached list is only read as a tree, to tell a JSON array from anything else. */
-    private final com.fasterxml.jackson.databind.ObjectMapper json;
+    /** Reads the whole text: an array followed by anything else ("[]<html>…", two values) is not one (made once: every hit reads it). */
+    private final com.fasterxml.jackson.databind.ObjectReader wholeText;
 
     /**
      * The legacy system's answer as it is cached and sent on in the bundle: a JSON array (CONTRACT §3:
@@ -328,9 +329,7 @@ public class ConsentCache {
      */
     public boolean isList(String text) {
         try {
-            // the whole text: an array followed by anything else ("[]<html>…", two values) is not one
-            return text != null && json.reader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-                    .readTree(text) instanceof com.fasterxml.jackson.databind.node.ArrayNode;
+            return text != null && wholeText.readTree(text) instanceof com.fasterxml.jackson.databind.node.ArrayNode;
         } catch (java.io.IOException e) {
             return false;
         }

@@ -82,6 +82,13 @@ class ManifestConsistencyTest {
         return flat;
     }
 
+    /** config/application.yaml's {@code prefix} bound as Spring Boot binds it. */
+    static <T> T bound(String prefix, Class<T> type) {
+        return new org.springframework.boot.context.properties.bind.Binder(
+                new org.springframework.boot.context.properties.source.MapConfigurationPropertySource(flatten("", appConfig)))
+                .bind(prefix, type).get();
+    }
+
     @SuppressWarnings("unchecked")
     static <T> T at(Object node, String... path) {
         Object current = node;
@@ -340,9 +347,8 @@ class ManifestConsistencyTest {
                 .isGreaterThanOrEqualTo(budget * 1000L + com.hospital.surveyinbox.config.JobRegistrationLock.TIMEOUT_MILLIS);
         // a pod started while another migrates waits for Flyway's lock as long as the migration may take: Flyway's
         // default (50 tries, 1 s apart) made it fail and crash-loop. Bound as Boot binds it:
-        org.springframework.boot.autoconfigure.flyway.FlywayProperties flyway = new org.springframework.boot.context.properties.bind.Binder(
-                new org.springframework.boot.context.properties.source.MapConfigurationPropertySource(flatten("", appConfig)))
-                .bind("spring.flyway", org.springframework.boot.autoconfigure.flyway.FlywayProperties.class).get();
+        org.springframework.boot.autoconfigure.flyway.FlywayProperties flyway =
+                bound("spring.flyway", org.springframework.boot.autoconfigure.flyway.FlywayProperties.class);
         // as long as another instance's migrations may wait (their loops), within the startup budget together with
         // the job registration lock's wait (Camel starts inside Boot's refresh: liveness is down until both are over)
         // and a start's own time
@@ -574,9 +580,8 @@ class ManifestConsistencyTest {
         // Tomcat keeps an idle connection longer than the ingress keeps its upstream connections (ingress-nginx's
         // upstream-keepalive-timeout, 60 s, not set per Ingress): equal, nginx could reuse a socket Tomcat was closing
         // and answer a POST 502 (never retried)
-        org.springframework.boot.autoconfigure.web.ServerProperties server = new org.springframework.boot.context.properties.bind.Binder(
-                new org.springframework.boot.context.properties.source.MapConfigurationPropertySource(flatten("", appConfig)))
-                .bind("server", org.springframework.boot.autoconfigure.web.ServerProperties.class).get();
+        org.springframework.boot.autoconfigure.web.ServerProperties server =
+                bound("server", org.springframework.boot.autoconfigure.web.ServerProperties.class);
         assertThat(server.getTomcat().getKeepAliveTimeout()).as("server.tomcat.keep-alive-timeout").isGreaterThan(Duration.ofSeconds(60));
         assertThat(ingress.toString()).doesNotContain("upstream-keepalive-timeout");
         long readTimeout = Long.parseLong(at(ingress, "metadata", "annotations", "nginx.ingress.kubernetes.io/proxy-read-timeout"));

@@ -24,13 +24,14 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 @ExtendWith(OutputCaptureExtension.class)
 class ObservabilityTest extends IntegrationTest {
 
+    /** The sum of a metric's series whose labels contain {@code labels} ("" : every series, labelled or not); NaN when none. */
     private double metric(String name, String labels) {
         String body = client.management("/actuator/prometheus").body();
-        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "\\{([^}]*)\\} ([0-9.eE+-]+)$").matcher(body);
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "(?:\\{([^}]*)\\})? ([0-9.eE+-]+)$").matcher(body);
         double sum = 0;
         boolean found = false;
         while (m.find()) {
-            if (m.group(1).contains(labels)) {
+            if ((m.group(1) == null ? "" : m.group(1)).contains(labels)) {
                 sum += Double.parseDouble(m.group(2));
                 found = true;
             }
@@ -62,19 +63,6 @@ class ObservabilityTest extends IntegrationTest {
                 "camel_exchanges_total");
     }
 
-    /** A metric without labels (or the sum of its series); NaN when absent. */
-    private double unlabelled(String name) {
-        String body = client.management("/actuator/prometheus").body();
-        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "(?:\\{[^}]*\\})? ([0-9.eE+-]+)$").matcher(body);
-        double sum = 0;
-        boolean found = false;
-        while (m.find()) {
-            sum += Double.parseDouble(m.group(1));
-            found = true;
-        }
-        return found ? sum : Double.NaN;
-    }
-
     /**
      * Receptions that wait for the database (here a lock on the inbox table, as a slow database would) hold the public
      * port's request threads, and the gauges count them: the saturation that turns connections away at the ingress
@@ -84,8 +72,8 @@ class ObservabilityTest extends IntegrationTest {
     @Test
     void requestThreadsHeldByWaitingReceptionsAreCountedBusy(@org.springframework.beans.factory.annotation.Autowired
                                                             io.micrometer.core.instrument.MeterRegistry meters) throws Exception {
-        assertThat(unlabelled("adapter_http_threads_max")).isEqualTo(200);
-        assertThat(unlabelled("adapter_http_threads_queued")).isZero();
+        assertThat(metric("adapter_http_threads_max", "")).isEqualTo(200);
+        assertThat(metric("adapter_http_threads_queued", "")).isZero();
         io.micrometer.core.instrument.Gauge busy = meters.get("adapter.http.threads.busy").gauge();
         java.util.concurrent.atomic.AtomicReference<Double> most = new java.util.concurrent.atomic.AtomicReference<>(0.0);
         int held = 6;
@@ -118,7 +106,7 @@ class ObservabilityTest extends IntegrationTest {
                 rows.awaitStatus(answer.json().get("inboxId").asText(), "COMPLETED");
             }
         }
-        await().atMost(Duration.ofSeconds(10)).until(() -> unlabelled("adapter_http_threads_busy") < held);
+        await().atMost(Duration.ofSeconds(10)).until(() -> metric("adapter_http_threads_busy", "") < held);
     }
 
     /**

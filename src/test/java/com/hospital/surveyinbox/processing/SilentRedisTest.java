@@ -40,12 +40,23 @@ class SilentRedisTest extends IntegrationTest {
     }
 
     private double reconnects(String reason) {
-        var counter = meters.find("adapter.consent.cache.reconnects").tag("reason", reason).counter();
-        return counter == null ? 0 : counter.count();
+        return count("adapter.consent.cache.reconnects", "reason", reason);
     }
 
     private double counted(String result) {
-        var counter = meters.find("adapter.consent.cache").tag("result", result).counter();
+        return count("adapter.consent.cache", "result", result);
+    }
+
+    /** Messages of survey {@code srvyNo}, one at a time, each to its completion, until {@code seen} holds. */
+    private void sendUntil(String srvyNo, Duration atMost, java.util.concurrent.Callable<Boolean> seen) {
+        await().atMost(atMost).pollInterval(Duration.ofMillis(100)).until(() -> {
+            rows.awaitStatus(client.accept(ConsentCacheTest.send(uniqueSubject("S"), srvyNo)), "COMPLETED");
+            return seen.call();
+        });
+    }
+
+    private double count(String name, String tag, String value) {
+        var counter = meters.find(name).tag(tag, value).counter();
         return counter == null ? 0 : counter.count();
     }
 
@@ -85,10 +96,7 @@ class SilentRedisTest extends IntegrationTest {
             });
         }
         String srvyNo = uniqueSubject("READONLY");
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> {
-            rows.awaitStatus(client.accept(ConsentCacheTest.send(uniqueSubject("RO"), srvyNo)), "COMPLETED");
-            return redis.hasKey("survey-inbox-adapter:consents:" + srvyNo);
-        });
+        sendUntil(srvyNo, Duration.ofSeconds(30), () -> redis.hasKey("survey-inbox-adapter:consents:" + srvyNo));
     }
 
     /**
@@ -118,10 +126,7 @@ class SilentRedisTest extends IntegrationTest {
 
         String srvyNo = uniqueSubject("SLOWREDIS");
         double hitsBefore = hits();
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> {
-            rows.awaitStatus(client.accept(ConsentCacheTest.send(uniqueSubject("SR"), srvyNo)), "COMPLETED");
-            return hits() > hitsBefore;
-        });
+        sendUntil(srvyNo, Duration.ofSeconds(30), () -> hits() > hitsBefore);
     }
 
     /**
@@ -140,10 +145,7 @@ class SilentRedisTest extends IntegrationTest {
         PROXY.blackholeOpenConnections();
 
         // the survey's messages keep coming; each completes (a timed-out command is a miss), and the hits come back
-        await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(100)).until(() -> {
-            rows.awaitStatus(client.accept(ConsentCacheTest.send(uniqueSubject("S"), srvyNo)), "COMPLETED");
-            return hits() > hitsBefore;
-        });
+        sendUntil(srvyNo, Duration.ofSeconds(40), () -> hits() > hitsBefore);
         assertThat(PROXY.accepted()).as("a new connection").isGreaterThan(connections);
         assertThat(reconnects("silent")).as("counted").isGreaterThan(replaced);
     }
