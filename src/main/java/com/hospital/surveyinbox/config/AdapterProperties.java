@@ -451,7 +451,10 @@ public class AdapterProperties {
     public static class Circuit {
         /** false charges every system error as an attempt (the plain retry ledger). */
         private final boolean enabled;
-        /** Consecutive system errors (count) from one downstream that open its circuit. */
+        /**
+         * Consecutive system errors (count) from one downstream that open its circuit; as many different requests of
+         * one call failing since that call last answered open it too.
+         */
         @Min(1) private final int failureThreshold;
         /** How long an open circuit defers rows before letting trial calls through. */
         @NotNull @DurationMin(millis = 100) private final Duration openDuration;

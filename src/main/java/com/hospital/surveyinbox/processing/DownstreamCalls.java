@@ -45,6 +45,8 @@ public class DownstreamCalls {
     /** Exchange property: the last call's name, taken before the call (a failing {@code step} clears its own id). */
     static final String CALL = "downstreamCall";
     private static final String STARTED = "downstreamStartedNanos";
+    /** The request's fingerprint (URL, query, body): the circuit tells one request failing again from many failing. */
+    private static final String REQUEST = "downstreamRequest";
 
     private final AdapterProperties properties;
     private final DownstreamCircuits circuits;
@@ -74,7 +76,18 @@ public class DownstreamCalls {
         if (exchange.getMessage().getBody() != null && exchange.getMessage().getHeader(Exchange.CONTENT_TYPE) == null) {
             exchange.getMessage().setHeader(Exchange.CONTENT_TYPE, "application/json; charset=UTF-8");
         }
+        exchange.setProperty(REQUEST, fingerprint(uri, exchange.getMessage().getHeader(Exchange.HTTP_QUERY, String.class),
+                exchange.getMessage().getBody()));
         exchange.setProperty(STARTED, System.nanoTime());
+    }
+
+    /**
+     * What tells two requests apart for the circuit: the endpoint (its path holds the path values), the query and a
+     * text body (the routes send JSON text). Kept in memory only; a collision makes two requests count as one.
+     */
+    static int fingerprint(String uri, String query, Object body) {
+        return java.util.Objects.hash(uri, query, body instanceof byte[] bytes ? java.util.Arrays.hashCode(bytes)
+                : body instanceof CharSequence text ? text.toString() : null);
     }
 
     /** A 4xx: the downstream answered and refused (CONTRACT §3: a business error when it says why); not a 3xx or 5xx. */
@@ -105,7 +118,7 @@ public class DownstreamCalls {
         Exception failure = exchange.getException();
         if (failure == null) {
             Integer status = exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class);
-            circuits.recordSuccess(downstream);
+            circuits.recordSuccess(downstream, callOf(exchange));
             stopTimer(exchange, status == null ? "error" : (status / 100) + "xx");
             exchange.getMessage().getHeaders().keySet().removeIf(name -> !Exchange.HTTP_RESPONSE_CODE.equals(name));
             // the answer as text: a variable that receives it can be read by as many steps as need it
@@ -118,17 +131,17 @@ public class DownstreamCalls {
         if (http != null) {
             stopTimer(exchange, (http.getStatusCode() / 100) + "xx");
             if (refusal(http)) {
-                circuits.recordSuccess(downstream); // it answered: a refusal is no sign of an outage
+                circuits.recordSuccess(downstream, call); // it answered: a refusal is no sign of an outage
                 if (businessMessage(http.getResponseBody()) == null) {
                     meters.counter("adapter.downstream.errors", "call", call, "kind", "4xx").increment();
                 }
             } else { // a 5xx, or a redirect (never followed: a gateway or address that is wrong, not an answer)
-                circuits.recordFailure(downstream);
+                circuits.recordFailure(downstream, call, requestOf(exchange));
                 meters.counter("adapter.downstream.errors", "call", call, "kind", http.getStatusCode() >= 500 ? "5xx" : "3xx").increment();
             }
         } else { // the call itself failed: timeout, refused, reset
             stopTimer(exchange, "error");
-            circuits.recordFailure(downstream);
+            circuits.recordFailure(downstream, call, requestOf(exchange));
             meters.counter("adapter.downstream.errors", "call", call, "kind", "transport").increment();
         }
     }
@@ -289,6 +302,11 @@ public class DownstreamCalls {
             Timer.builder("adapter.downstream.calls").tag("call", callOf(exchange)).tag("outcome", outcome)
                     .serviceLevelObjectives(com.hospital.surveyinbox.config.LatencyBuckets.DOWNSTREAM).register(meters).record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
         }
+    }
+
+    private static int requestOf(Exchange exchange) {
+        Integer request = exchange.getProperty(REQUEST, Integer.class);
+        return request == null ? 0 : request;
     }
 
     /** The enclosing {@code step} id names the call; a bare HTTP step is named by its downstream. */

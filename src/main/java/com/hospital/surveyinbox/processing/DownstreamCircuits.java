@@ -15,7 +15,13 @@ import org.springframework.stereotype.Component;
 
 /**
  * One circuit per downstream (legacy, account, survey), so a plain outage is not billed to the rows.
- * {@code failure-threshold} consecutive system errors (5xx, timeout, refused) open it; while open, rows
+ * {@code failure-threshold} consecutive system errors (5xx, timeout, refused) open it, and so do
+ * {@code failure-threshold} <em>different</em> requests of one call failing since that call last answered, whatever
+ * its downstream's other calls do: the account system's guest creation down while its search answers (each message's
+ * search, a 404, cleared the count above before its creation failed, so it never opened and every row was charged
+ * its attempts to DEAD). Different requests, because one request failing again and again is a failing request, not a
+ * failing downstream: one survey whose consent lookup always fails (the same GET for all its messages, most other
+ * lookups served from the cache) must not hold the whole legacy circuit. While open, rows
  * that need that downstream are deferred without being charged an attempt and without a call. After
  * {@code open-duration} it half-opens: up to {@code failure-threshold} trial calls go through (each one
  * charged like any call: a row whose own calls always fail must reach DEAD, not be deferred forever), the
@@ -46,6 +52,11 @@ public class DownstreamCircuits {
         Instant openedAt;
         /** Trial calls let through since the circuit last (re-)opened. */
         int trials;
+        /**
+         * Per call (a step id): the different requests (their fingerprints) that failed since the call last answered;
+         * at most failure-threshold are kept, one more opens the circuit. Only the call's own answer clears them.
+         */
+        final Map<String, java.util.Set<Integer>> failedRequests = new java.util.HashMap<>();
     }
 
     private final AdapterProperties properties;
@@ -113,7 +124,14 @@ public class DownstreamCircuits {
         }
     }
 
-    public void recordSuccess(String downstream) {
+    /**
+     * {@code call} (a step id) of {@code downstream} answered: the circuit closes (a trial passed) and its count starts
+     * again. The call's failed requests are forgotten; another call's are kept while the circuit was closed (a write
+     * side down opens it however often the reads answer), and forgotten when this answer closes it: after a trial
+     * passed, failure-threshold different requests must fail again to re-open it, so a record filled slowly (one
+     * survey's lookup failing for weeks, a few others now and then) opens it once, not at each failure from then on.
+     */
+    public void recordSuccess(String downstream, String call) {
         Circuit c = circuits.get(downstream);
         if (c == null) {
             return;
@@ -121,26 +139,50 @@ public class DownstreamCircuits {
         synchronized (c) {
             if (c.openedAt != null) {
                 log.info("Circuit of {} closed: it answers again", downstream);
+                c.failedRequests.clear();
             }
+            c.failedRequests.remove(call);
             c.consecutiveFailures = 0;
             c.openedAt = null;
             c.trials = 0;
         }
     }
 
-    public void recordFailure(String downstream) {
+    /** Closes the circuit and forgets every call's failed requests (a test's clean start). */
+    public void reset(String downstream) {
+        Circuit c = circuits.get(downstream);
+        if (c != null) {
+            synchronized (c) {
+                c.failedRequests.clear();
+            }
+            recordSuccess(downstream, "");
+        }
+    }
+
+    /**
+     * A system error of {@code call} (a step id) of {@code downstream}, for the request whose fingerprint is
+     * {@code request} (the same request sent again has the same one): failure-threshold in a row of the downstream,
+     * or failure-threshold different requests of the call since it last answered, open the circuit.
+     */
+    public void recordFailure(String downstream, String call, int request) {
         Circuit c = circuits.get(downstream);
         if (c == null) {
             return;
         }
         synchronized (c) {
             c.consecutiveFailures++;
+            int threshold = properties.getCircuit().getFailureThreshold();
+            java.util.Set<Integer> failed = c.failedRequests.computeIfAbsent(call, k -> new java.util.HashSet<>());
+            if (failed.size() < threshold) {
+                failed.add(request);
+            }
             State before = state(downstream);
-            if (before != State.CLOSED || c.consecutiveFailures >= properties.getCircuit().getFailureThreshold()) {
+            if (before != State.CLOSED || c.consecutiveFailures >= threshold || failed.size() >= threshold) {
                 if (before != State.OPEN) {
                     openings.get(downstream).increment();
-                    log.warn("Circuit of {} open after {} consecutive system errors: rows needing it wait uncharged for {}",
-                            downstream, c.consecutiveFailures, properties.getCircuit().getOpenDuration());
+                    log.warn("Circuit of {} open after {} consecutive system errors, {} different requests of {} failing: "
+                                    + "rows needing it wait uncharged for {}",
+                            downstream, c.consecutiveFailures, failed.size(), call, properties.getCircuit().getOpenDuration());
                 }
                 c.openedAt = clock.instant();
                 c.trials = 0;

@@ -14,6 +14,11 @@ import org.junit.jupiter.api.Test;
 /** Half-open lets a bounded number of trials through (each charged by the caller); open lets none. */
 class DownstreamCircuitsTest {
 
+    private static final String PATIENT = "inbox-register-legacy-patient";
+    private static final String CONSENTS = "inbox-register-legacy-consents";
+    private static final String GUEST_FIND = "inbox-register-account-guest-find";
+    private static final String GUEST_CREATE = "inbox-register-account-guest-create";
+
     /** A clock the test moves. */
     static final class MovableClock extends Clock {
         Instant now = Instant.parse("2026-12-01T00:00:00Z");
@@ -43,12 +48,12 @@ class DownstreamCircuitsTest {
 
         for (int i = 0; i < 3; i++) {
             assertThat(circuits.admit("legacy")).isTrue();
-            circuits.recordFailure("legacy");
+            circuits.recordFailure("legacy", PATIENT, i);
         }
         assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.OPEN);
         assertThat(circuits.admit("legacy")).isFalse();
         assertThat(circuits.admit("survey")).isTrue();
-        circuits.recordFailure("legacy"); // a call made before it opened fails late: still the same opening
+        circuits.recordFailure("legacy", PATIENT, 7); // a call made before it opened fails late: still the same opening
         assertThat(openings(meters, "legacy")).isEqualTo(1);
 
         clock.now = clock.now.plus(Duration.ofSeconds(31));
@@ -58,16 +63,107 @@ class DownstreamCircuitsTest {
         assertThat(circuits.admit("legacy")).isTrue();
         assertThat(circuits.admit("legacy")).as("trials of this phase taken").isFalse();
 
-        circuits.recordFailure("legacy");
+        circuits.recordFailure("legacy", PATIENT, 8);
         assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.OPEN);
         assertThat(openings(meters, "legacy")).as("a failed trial re-opens: counted (the alert counts openings)").isEqualTo(2);
         clock.now = clock.now.plus(Duration.ofSeconds(31));
         assertThat(circuits.admit("legacy")).as("a new phase, new trials").isTrue();
-        circuits.recordSuccess("legacy");
+        circuits.recordSuccess("legacy", PATIENT);
         assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.CLOSED);
         for (int i = 0; i < 10; i++) {
             assertThat(circuits.admit("legacy")).isTrue();
         }
+    }
+
+    /**
+     * One call of a downstream failing for every request while another call answers (the account system's guest
+     * creation down, its search up: each new patient's search answered 404 before its creation failed) opens the
+     * circuit after failure-threshold different requests: the search's answer cleared the downstream's count each
+     * time, so it never opened and every row was charged its attempts to DEAD. The search answering a trial closes
+     * it; failure-threshold more creations failing open it again (each phase costs the rows that many attempts).
+     */
+    @Test
+    void oneCallFailingForDifferentRequestsWhileAnotherAnswersOpensTheCircuit() {
+        MovableClock clock = new MovableClock();
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        DownstreamCircuits circuits = new DownstreamCircuits(TestProperties.bind(Map.of(
+                "adapter.circuit.failure-threshold", "3", "adapter.circuit.open-duration", "PT30S")), meters, clock);
+        for (int patient = 0; patient < 2; patient++) {
+            circuits.recordSuccess("account", GUEST_FIND);
+            circuits.recordFailure("account", GUEST_CREATE, patient);
+            assertThat(circuits.state("account")).isEqualTo(DownstreamCircuits.State.CLOSED);
+        }
+        circuits.recordSuccess("account", GUEST_FIND);
+        circuits.recordFailure("account", GUEST_CREATE, 2);
+        assertThat(circuits.state("account")).as("a third patient's creation failed").isEqualTo(DownstreamCircuits.State.OPEN);
+        assertThat(circuits.admit("account")).isFalse();
+
+        clock.now = clock.now.plus(Duration.ofSeconds(31));
+        assertThat(circuits.admit("account")).as("a trial").isTrue();
+        circuits.recordSuccess("account", GUEST_FIND);
+        assertThat(circuits.state("account")).as("the search answered: closed").isEqualTo(DownstreamCircuits.State.CLOSED);
+        for (int patient = 10; patient < 12; patient++) {
+            circuits.recordSuccess("account", GUEST_FIND);
+            circuits.recordFailure("account", GUEST_CREATE, patient);
+            assertThat(circuits.state("account")).as("a trial passed: a new record of failures").isEqualTo(DownstreamCircuits.State.CLOSED);
+        }
+        circuits.recordFailure("account", GUEST_CREATE, 12);
+        assertThat(circuits.state("account")).as("the creation still fails: open again").isEqualTo(DownstreamCircuits.State.OPEN);
+        assertThat(openings(meters, "account")).isEqualTo(2);
+
+        clock.now = clock.now.plus(Duration.ofSeconds(31));
+        circuits.recordSuccess("account", GUEST_CREATE);
+        circuits.recordFailure("account", GUEST_CREATE, 3);
+        assertThat(circuits.state("account")).as("the creation answered once: its record starts again").isEqualTo(DownstreamCircuits.State.CLOSED);
+        circuits.recordFailure("legacy", PATIENT, 1);
+        circuits.reset("account");
+        circuits.recordFailure("account", GUEST_CREATE, 4);
+        circuits.recordFailure("account", GUEST_CREATE, 5);
+        assertThat(circuits.state("account")).as("reset forgot the creation's failures").isEqualTo(DownstreamCircuits.State.CLOSED);
+    }
+
+    /**
+     * The same request failing again and again is a failing request, not a failing downstream: one survey whose
+     * consent lookup always fails (the same GET for each of its messages; other surveys' lists come from the cache, so
+     * that call rarely answers) must not open the legacy circuit while the patient lookups answer in between.
+     */
+    @Test
+    void oneRequestFailingAgainAndAgainDoesNotOpenTheCircuit() {
+        DownstreamCircuits circuits = new DownstreamCircuits(TestProperties.bind(Map.of(
+                "adapter.circuit.failure-threshold", "3", "adapter.circuit.open-duration", "PT30S")),
+                new SimpleMeterRegistry(), new MovableClock());
+        int theSurveysLookup = DownstreamCalls.fingerprint("http://legacy/surveys/S1/consents", null, null);
+        for (int message = 0; message < 20; message++) {
+            circuits.recordFailure("legacy", CONSENTS, theSurveysLookup);
+            circuits.recordSuccess("legacy", PATIENT); // another message's patient lookup
+        }
+        assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.CLOSED);
+        circuits.recordFailure("legacy", CONSENTS, DownstreamCalls.fingerprint("http://legacy/surveys/S2/consents", null, null));
+        circuits.recordSuccess("legacy", PATIENT);
+        circuits.recordFailure("legacy", CONSENTS, DownstreamCalls.fingerprint("http://legacy/surveys/S3/consents", null, null));
+        assertThat(circuits.state("legacy")).as("three surveys' lookups failing: the lookup is down").isEqualTo(DownstreamCircuits.State.OPEN);
+
+        circuits.recordSuccess("legacy", PATIENT); // a trial passed (the clock is not moved: the record is what counts)
+        for (int message = 0; message < 20; message++) {
+            circuits.recordFailure("legacy", CONSENTS, theSurveysLookup);
+            circuits.recordSuccess("legacy", PATIENT);
+        }
+        assertThat(circuits.state("legacy")).as("the full record was forgotten when it closed: the one survey does not re-open it")
+                .isEqualTo(DownstreamCircuits.State.CLOSED);
+    }
+
+    /** Requests differ by path, query or body; the same request sent again has the same fingerprint. */
+    @Test
+    void aRequestsFingerprintTellsPathQueryAndBodyApart() {
+        int create = DownstreamCalls.fingerprint("http://account/guests", null, "{\"patno\":\"1\"}");
+        assertThat(DownstreamCalls.fingerprint("http://account/guests", null, "{\"patno\":\"1\"}")).isEqualTo(create);
+        assertThat(DownstreamCalls.fingerprint("http://account/guests", null, "{\"patno\":\"1\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+                .isNotEqualTo(DownstreamCalls.fingerprint("http://account/guests", null, "{\"patno\":\"2\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        assertThat(DownstreamCalls.fingerprint("http://account/guests", null, "{\"patno\":\"2\"}")).isNotEqualTo(create);
+        assertThat(DownstreamCalls.fingerprint("http://account/guests", "patno=1", null))
+                .isNotEqualTo(DownstreamCalls.fingerprint("http://account/guests", "patno=2", null));
+        assertThat(DownstreamCalls.fingerprint("http://legacy/patients/1", null, null))
+                .isNotEqualTo(DownstreamCalls.fingerprint("http://legacy/patients/2", null, null));
     }
 
     private static double openings(SimpleMeterRegistry meters, String downstream) {
@@ -89,7 +185,7 @@ class DownstreamCircuitsTest {
                 new com.hospital.surveyinbox.config.MonotonicClock(Instant.parse("2026-10-25T00:59:00Z"), nanos::get);
         DownstreamCircuits circuits = new DownstreamCircuits(TestProperties.bind(Map.of(
                 "adapter.circuit.failure-threshold", "1", "adapter.circuit.open-duration", "PT30S")), new SimpleMeterRegistry(), clock);
-        circuits.recordFailure("legacy");
+        circuits.recordFailure("legacy", PATIENT, 1);
         assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.OPEN);
         nanos.addAndGet(Duration.ofSeconds(29).toNanos());
         assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.OPEN);

@@ -29,7 +29,7 @@ class HostileAnswersTest extends IntegrationTest {
      */
     @AfterEach
     void closeCircuits() {
-        DownstreamCircuits.DOWNSTREAMS.forEach(circuits::recordSuccess);
+        DownstreamCircuits.DOWNSTREAMS.forEach(circuits::reset);
     }
 
     private DownstreamSimulator.Fault answer(String methodAndPath, int status, String body, Map<String, String> headers,

@@ -83,7 +83,7 @@ class RollbackToggleTest extends IntegrationTest {
                     + "\",\"formCd\":\"F100\"}").status()).isEqualTo(503);
         } finally {
             simulator().remove(down);
-            circuits.recordSuccess("legacy");
+            circuits.reset("legacy");
         }
         assertThat(slots.available()).isEqualTo(24);
     }

@@ -12,6 +12,51 @@ import org.junit.jupiter.api.Test;
 /** The route kit for {@code routes/inbox-register.camel.yaml} (and the {@code inbox-downstream} configuration its calls run in) (shared setup: {@link RouteKit}). */
 class InboxRegisterRouteTest extends RouteKit {
 
+    @org.springframework.beans.factory.annotation.Autowired
+    com.hospital.surveyinbox.processing.DownstreamCircuits circuits;
+
+    private long guestCreations() {
+        return simulator().requests().stream().filter(r -> r.line().startsWith("POST /account/guests")).count();
+    }
+
+    /**
+     * The account system's guest creation down while its search answers, messages one at a time (a quiet hour): each
+     * message's search (a 404, an answer) cleared the account circuit's count before its creation failed, so the
+     * circuit never opened and every message was charged its attempts to DEAD, a failure reply each. Now the
+     * creation failing for failure-threshold (5) different patients opens it: the next message waits uncharged, no
+     * call made. One patient's creation failing again and again (its row's retries) is one request and opens nothing.
+     */
+    @Test
+    void aGuestCreationDownWhileTheSearchAnswersOpensTheAccountCircuit() {
+        circuits.reset("account");
+        com.hospital.surveyinbox.support.DownstreamSimulator.Fault down =
+                simulator().failWhen("POST /account/guests", 503, "{\"error\":\"maintenance\"}");
+        try {
+            String again = uniqueSubject("ALONE-GUESTAGAIN");
+            for (int retry = 0; retry < 8; retry++) {
+                Outcome outcome = register(again, ServiceClient.message(again, "P-" + again, ""), Map.of());
+                assertThat(outcome.deferred()).as("one patient's retries: " + outcome).isFalse();
+                assertThat(outcome.failureReason()).isEqualTo(Outcome.SYSTEM_ERROR);
+            }
+            for (int patient = 0; patient < 4; patient++) {
+                String subject = uniqueSubject("ALONE-GUESTDOWN");
+                Outcome outcome = register(subject, ServiceClient.message(subject, "P-" + subject, ""), Map.of());
+                assertThat(outcome.failureReason()).as("patient " + patient).isEqualTo(Outcome.SYSTEM_ERROR);
+            }
+            // the fifth different request (the first patient's counted once)
+            assertThat(circuits.state("account")).isEqualTo(com.hospital.surveyinbox.processing.DownstreamCircuits.State.OPEN);
+            long creations = guestCreations();
+            String next = uniqueSubject("ALONE-GUESTDOWN");
+            Outcome waiting = register(next, ServiceClient.message(next, "P-" + next, ""), Map.of());
+            assertThat(waiting.deferred()).as(waiting.toString()).isTrue();
+            assertThat(waiting.failureReason()).isEqualTo("waiting: account unavailable (circuit open)");
+            assertThat(guestCreations()).as("no call made").isEqualTo(creations);
+        } finally {
+            simulator().remove(down);
+            circuits.reset("account");
+        }
+    }
+
     @Test
     void registerSendsTheBundleWithItsIdempotencyKeyAndOnlyTheHeadersItMeans() throws Exception {
         String subject = uniqueSubject("ALONE-REG");
