@@ -107,6 +107,14 @@ public class DownstreamCircuits {
     }
 
     /**
+     * Whether {@code downstream}'s circuit is open now (not half-open, and never while circuits are disabled): the legacy
+     * reply waits then (routes/inbox-reply.camel.yaml, inbox-reply-if-legacy-circuit-open) without taking a trial.
+     */
+    public boolean isOpen(String downstream) {
+        return properties.getCircuit().isEnabled() && state(downstream) == State.OPEN;
+    }
+
+    /**
      * Whether a call to {@code downstream} may be made now: always while closed, never while open, and while
      * half-open as one of at most {@code failure-threshold} trials of this half-open phase.
      */
