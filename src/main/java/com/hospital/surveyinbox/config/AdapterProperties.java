@@ -45,6 +45,9 @@ public class AdapterProperties {
     /** Schema migrations. */
     @Valid private final Migration migration;
 
+    /** The service's own log lines. */
+    @Valid private final Logging logging;
+
     public AdapterProperties(@DefaultValue Inbox inbox,
             @DefaultValue Kafka kafka,
             @DefaultValue Legacy legacy,
@@ -57,7 +60,8 @@ public class AdapterProperties {
             @DefaultValue Circuit circuit,
             @DefaultValue Crypto crypto,
             @DefaultValue Retention retention,
-            @DefaultValue Migration migration) {
+            @DefaultValue Migration migration,
+            @DefaultValue Logging logging) {
         this.inbox = inbox;
         this.kafka = kafka;
         this.legacy = legacy;
@@ -71,6 +75,7 @@ public class AdapterProperties {
         this.crypto = crypto;
         this.retention = retention;
         this.migration = migration;
+        this.logging = logging;
     }
 
     public Inbox getInbox() { return inbox; }
@@ -86,6 +91,28 @@ public class AdapterProperties {
     public Crypto getCrypto() { return crypto; }
     public Retention getRetention() { return retention; }
     public Migration getMigration() { return migration; }
+    public Logging getLogging() { return logging; }
+
+    /** The service's own log lines (config/RepeatedLogLines). */
+    public static class Logging {
+        /**
+         * WARN and ERROR lines of one kind (logger, level, message with its numbers masked) written per
+         * repeat-window; the others are dropped, counted, and said in one line when the window ends. 0 writes every
+         * line.
+         */
+        @Min(0) private final int repeatLimit;
+        /** The window of repeat-limit. */
+        @NotNull @DurationMin(seconds = 1) private final Duration repeatWindow;
+
+        public Logging(@DefaultValue("20") int repeatLimit,
+                @DefaultValue("PT1M") @DurationUnit(ChronoUnit.SECONDS) Duration repeatWindow) {
+            this.repeatLimit = repeatLimit;
+            this.repeatWindow = repeatWindow;
+        }
+
+        public int getRepeatLimit() { return repeatLimit; }
+        public Duration getRepeatWindow() { return repeatWindow; }
+    }
 
     /** Schema migrations (Flyway, on a connection of its own: config/FlywayConnection). */
     public static class Migration {

@@ -1,0 +1,164 @@
+package com.hospital.surveyinbox.config;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.turbo.TurboFilter;
+import ch.qos.logback.core.spi.FilterReply;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import java.util.regex.Pattern;
+import org.slf4j.Marker;
+
+/**
+ * A cap on log lines that say the same thing over and over: at most {@code limit} lines of one kind per
+ * {@code window}; the others are dropped, counted, and said in one line when the window ends ("N more lines like
+ * this were dropped"). An outage made one line per request or row (Tomcat's "Executor rejected socket" with its
+ * stack trace per turned-away connection, one per 503 reception, one per failed call, the Kafka clients' reconnect
+ * lines): thousands a second, the log pipeline's cost and the lines that mattered lost among them.
+ *
+ * <p>A kind is the logger, the level, the message with its numbers masked (an id, a count, a port, an object's hash:
+ * {@code Inbox 123 ...} and {@code Inbox 456 ...} are one kind) and the throwable's class. Only WARN and ERROR lines
+ * that would be written count: INFO is the rows' journal ("Inbox 123 claimed", "... COMPLETED"), as many lines as
+ * messages whatever happens, and never capped. Kinds are kept in a bounded map, least recently used
+ * first out. Installed by {@link RepeatedLogLinesInstaller}.
+ */
+public final class RepeatedLogLines extends TurboFilter {
+
+    /** Kinds remembered at once; a new one beyond it forgets the least recently used. */
+    static final int MAX_KINDS = 1000;
+    private static final Pattern NUMBERS = Pattern.compile("@?[0-9a-fA-F]*[0-9][0-9a-fA-F]*");
+    private static final int SHOWN = 200;
+
+    private static final class Window {
+        final Logger logger;
+        final Level level;
+        final String shown;
+        long start;
+        int written;
+        int dropped;
+
+        Window(Logger logger, Level level, String shown, long start) {
+            this.logger = logger;
+            this.level = level;
+            this.shown = shown;
+            this.start = start;
+        }
+    }
+
+    private final int limit;
+    private final long windowNanos;
+    private final LongSupplier nanos;
+    private final Consumer<String> droppedOf;
+    private final Map<String, Window> windows = new LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Window> eldest) {
+            return size() > MAX_KINDS;
+        }
+    };
+    /** Set while this filter writes its own summary line (which passes through it too). */
+    private final ThreadLocal<Boolean> summarizing = new ThreadLocal<>();
+
+    /**
+     * @param limit lines of one kind written per window (at least 1)
+     * @param windowNanos the window's length
+     * @param nanos a monotonic clock (System::nanoTime)
+     * @param droppedOf told the logger's name of each dropped line (a counter)
+     */
+    public RepeatedLogLines(int limit, long windowNanos, LongSupplier nanos, Consumer<String> droppedOf) {
+        this.limit = limit;
+        this.windowNanos = windowNanos;
+        this.nanos = nanos;
+        this.droppedOf = droppedOf;
+        setName("repeated-log-lines");
+    }
+
+    @Override
+    public FilterReply decide(Marker marker, Logger logger, Level level, String format, Object[] params, Throwable t) {
+        // isDebugEnabled() and the like come here without a format: the cheap answers first
+        if (format == null || level == null || level.levelInt < Level.WARN_INT || logger == null
+                || !level.isGreaterOrEqual(logger.getEffectiveLevel()) || summarizing.get() != null) {
+            return FilterReply.NEUTRAL;
+        }
+        String masked = NUMBERS.matcher(format).replaceAll("#");
+        String kind = logger.getName() + '\u0000' + level + '\u0000' + masked + '\u0000' + (t == null ? "" : t.getClass().getName());
+        long now = nanos.getAsLong();
+        int droppedBefore = 0;
+        boolean write;
+        synchronized (windows) {
+            Window w = windows.get(kind);
+            if (w == null) {
+                w = new Window(logger, level, masked.length() > SHOWN ? masked.substring(0, SHOWN) + "…" : masked, now);
+                windows.put(kind, w);
+            } else if (now - w.start >= windowNanos) {
+                droppedBefore = w.dropped;
+                w.start = now;
+                w.written = 0;
+                w.dropped = 0;
+            }
+            write = w.written < limit;
+            if (write) {
+                w.written++;
+            } else {
+                w.dropped++;
+            }
+        }
+        if (droppedBefore > 0) {
+            summarize(logger, level, droppedBefore, masked.length() > SHOWN ? masked.substring(0, SHOWN) + "…" : masked);
+        }
+        if (!write) {
+            droppedOf.accept(logger.getName());
+            return FilterReply.DENY;
+        }
+        return FilterReply.NEUTRAL;
+    }
+
+    /**
+     * Says the drops of every window that has ended (a storm that stopped is reported too, not only at its kind's
+     * next line) and forgets those kinds. Run every window by the installer.
+     */
+    public void flush() {
+        long now = nanos.getAsLong();
+        List<Window> ended = new ArrayList<>();
+        synchronized (windows) {
+            for (Iterator<Window> it = windows.values().iterator(); it.hasNext(); ) {
+                Window w = it.next();
+                if (now - w.start >= windowNanos) {
+                    if (w.dropped > 0) {
+                        ended.add(w);
+                    }
+                    it.remove();
+                }
+            }
+        }
+        for (Window w : ended) {
+            summarize(w.logger, w.level, w.dropped, w.shown);
+        }
+    }
+
+    /** Kinds remembered now. */
+    int kinds() {
+        synchronized (windows) {
+            return windows.size();
+        }
+    }
+
+    private void summarize(Logger logger, Level level, int dropped, String shown) {
+        summarizing.set(Boolean.TRUE);
+        try {
+            String line = "{} more lines like this one were dropped in the last {} s (adapter.logging.repeat-limit {}): {}";
+            Object[] args = {dropped, windowNanos / 1_000_000_000L, limit, shown};
+            if (level.levelInt >= Level.ERROR_INT) {
+                logger.error(line, args);
+            } else {
+                logger.warn(line, args);
+            }
+        } finally {
+            summarizing.remove();
+        }
+    }
+}

@@ -1,0 +1,112 @@
+package com.hospital.surveyinbox.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The cap on repeated log lines, on a Logback context of its own (a clock the test moves). */
+class RepeatedLogLinesTest {
+
+    private static final long MINUTE = 60_000_000_000L;
+
+    private final AtomicLong nanos = new AtomicLong(1_000);
+    private final List<String> dropped = new ArrayList<>();
+    private final LoggerContext context = new LoggerContext();
+    private final ListAppender<ILoggingEvent> written = new ListAppender<>();
+    private RepeatedLogLines filter;
+
+    @BeforeEach
+    void logback() {
+        filter = new RepeatedLogLines(3, MINUTE, nanos::get, dropped::add);
+        filter.start();
+        context.addTurboFilter(filter);
+        written.setContext(context);
+        written.start();
+        Logger root = context.getLogger(Logger.ROOT_LOGGER_NAME);
+        root.setLevel(Level.INFO);
+        root.addAppender(written);
+    }
+
+    private List<String> lines() {
+        return written.list.stream().map(ILoggingEvent::getFormattedMessage).toList();
+    }
+
+    /**
+     * One line per request in an outage (ids, ports and object hashes differ, the message does not): three a minute
+     * are written, the rest dropped and counted, and the first line of the next minute is preceded by how many were.
+     */
+    @Test
+    void linesThatDifferOnlyInTheirNumbersAreCappedPerWindowAndTheirDropsSaid() {
+        Logger reception = context.getLogger("inbox-receive");
+        for (int i = 0; i < 50; i++) {
+            reception.warn("Inbox unavailable; answering 503 so the sender retries: row {} on port {}", 1000 + i, 5432);
+        }
+        Logger tomcat = context.getLogger("org.apache.tomcat.util.net.NioEndpoint");
+        RuntimeException rejected = new java.util.concurrent.RejectedExecutionException("queue full");
+        for (int i = 0; i < 10; i++) {
+            tomcat.warn("Executor rejected socket [org.apache.tomcat.util.net.NioEndpoint$NioSocketWrapper@" + Integer.toHexString(0x2bd0c5b9 + i * 7919)
+                    + ":java.nio.channels.SocketChannel[connected local=/127.0.0.1:8080 remote=/127.0.0.1:" + (52000 + i) + "]] for processing", rejected);
+        }
+        assertThat(lines()).hasSize(6);
+        assertThat(dropped).hasSize(47 + 7).containsOnly("inbox-receive", "org.apache.tomcat.util.net.NioEndpoint");
+
+        nanos.addAndGet(MINUTE);
+        reception.warn("Inbox unavailable; answering 503 so the sender retries: row {} on port {}", 2000, 5432);
+        assertThat(lines().subList(6, 8)).satisfiesExactly(
+                summary -> assertThat(summary).startsWith("47 more lines like this one were dropped in the last 60 s")
+                        .contains("Inbox unavailable; answering # so the sender retries: row {} on port {}"),
+                line -> assertThat(line).contains("row 2000"));
+        assertThat(written.list.get(6).getLevel()).isEqualTo(Level.WARN);
+
+        // a storm that stopped is said too, at the window's end, without a line of its kind to carry it
+        filter.flush();
+        assertThat(lines()).hasSize(9);
+        assertThat(lines().get(8)).startsWith("7 more lines like this one were dropped").contains("Executor rejected socket [");
+        filter.flush();
+        assertThat(lines()).as("said once").hasSize(9);
+    }
+
+    /**
+     * Different messages, levels and loggers are counted apart; INFO lines (the rows' journal, one per message) are
+     * never capped; lines a logger would not write never count.
+     */
+    @Test
+    void onlyWarningsAndErrorsOfOneKindThatWouldBeWrittenCountTogether() {
+        Logger worker = context.getLogger("com.hospital.surveyinbox.processing.DownstreamCalls");
+        Logger quiet = context.getLogger("org.apache.kafka");
+        quiet.setLevel(Level.ERROR);
+        for (int i = 0; i < 10; i++) {
+            worker.debug("debug {}", i);
+            quiet.warn("Connection to node {} could not be established", i);
+            worker.info("Inbox {} COMPLETED", i);
+            worker.warn("System error from {} at {}: HTTP {}", "legacy", "inbox-register-legacy-patient", 503);
+            worker.error("System error from {} at {}: HTTP {}", "legacy", "inbox-register-legacy-patient", 503);
+            worker.warn("Circuit of {} open", "legacy");
+        }
+        assertThat(lines()).hasSize(10 + 3 + 3 + 3);
+        assertThat(dropped).hasSize(21);
+        quiet.error("Connection to node {} could not be established", -1);
+        assertThat(lines()).as("the quiet logger's WARN lines never counted").hasSize(20);
+    }
+
+    /** The kinds remembered are bounded: messages that never repeat (each with its own text) cannot grow the map. */
+    @Test
+    void kindsAreBoundedAndTheOldestForgotten() {
+        Logger route = context.getLogger("inbox-ops");
+        for (int i = 0; i < RepeatedLogLines.MAX_KINDS + 10; i++) {
+            route.warn("operator read " + "abcdefghij".charAt(i % 10) + "xyz".repeat(i / 10 + 1));
+        }
+        assertThat(dropped).isEmpty();
+        assertThat(lines()).hasSize(RepeatedLogLines.MAX_KINDS + 10);
+        assertThat(filter.kinds()).isEqualTo(RepeatedLogLines.MAX_KINDS);
+    }
+}
