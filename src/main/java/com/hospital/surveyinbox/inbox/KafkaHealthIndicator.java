@@ -21,23 +21,27 @@ import org.springframework.stereotype.Component;
 @Component("kafka")
 public class KafkaHealthIndicator extends AbstractHealthIndicator implements DisposableBean {
 
-    private final Admin admin;
+    private final Map<String, Object> adminConfig;
+    /** Made at the first check, not at start: a bootstrap name that does not resolve must not stop the pod. */
+    private Admin admin;
     private final String topic;
     private final KafkaTopicProvisioner provisioner;
 
     public KafkaHealthIndicator(@Value("${camel.component.kafka.brokers}") String brokers, AdapterProperties properties,
                                 KafkaTopicProvisioner provisioner) {
         super("Kafka health check failed");
-        this.admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers,
+        this.adminConfig = Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers,
                 AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 2_000,
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 3_000));
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 3_000);
         this.topic = properties.getKafka().getTopic();
         this.provisioner = provisioner;
     }
 
     @Override
     protected void doHealthCheck(Health.Builder builder) throws Exception {
-        var cluster = admin.describeCluster(new DescribeClusterOptions().timeoutMs(2_000));
+        // the client refuses a bootstrap list none of whose names resolves ("No resolvable bootstrap urls"): DOWN
+        // with that reason (AbstractHealthIndicator), asked again at the next check
+        var cluster = admin().describeCluster(new DescribeClusterOptions().timeoutMs(2_000));
         int nodes = cluster.nodes().get(3, TimeUnit.SECONDS).size();
         builder.withDetail("clusterId", cluster.clusterId().get(3, TimeUnit.SECONDS)).withDetail("brokers", nodes);
         if (provisioner.ensured()) {
@@ -49,8 +53,17 @@ public class KafkaHealthIndicator extends AbstractHealthIndicator implements Dis
         }
     }
 
+    private synchronized Admin admin() {
+        if (admin == null) {
+            admin = Admin.create(adminConfig);
+        }
+        return admin;
+    }
+
     @Override
-    public void destroy() {
-        admin.close(java.time.Duration.ofSeconds(2));
+    public synchronized void destroy() {
+        if (admin != null) {
+            admin.close(java.time.Duration.ofSeconds(2));
+        }
     }
 }
