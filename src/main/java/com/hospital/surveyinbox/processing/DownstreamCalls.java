@@ -76,14 +76,16 @@ public class DownstreamCalls {
         if (exchange.getMessage().getBody() != null && exchange.getMessage().getHeader(Exchange.CONTENT_TYPE) == null) {
             exchange.getMessage().setHeader(Exchange.CONTENT_TYPE, "application/json; charset=UTF-8");
         }
-        exchange.setProperty(REQUEST, fingerprint(uri, exchange.getMessage().getHeader(Exchange.HTTP_QUERY, String.class),
-                exchange.getMessage().getBody()));
+        // toD's endpoint is the base URL alone: the path values travel in CamelHttpPath
+        String path = exchange.getMessage().getHeader(Exchange.HTTP_PATH, String.class);
+        exchange.setProperty(REQUEST, fingerprint(path == null ? uri : uri + "|" + path,
+                exchange.getMessage().getHeader(Exchange.HTTP_QUERY, String.class), exchange.getMessage().getBody()));
         exchange.setProperty(STARTED, System.nanoTime());
     }
 
     /**
-     * What tells two requests apart for the circuit: the endpoint (its path holds the path values), the query and a
-     * text body (the routes send JSON text). Kept in memory only; a collision makes two requests count as one.
+     * What tells two requests apart for the circuit: the endpoint and path (the path values), the query and a text
+     * body (the routes send JSON text). Kept in memory only; a collision makes two requests count as one.
      */
     static int fingerprint(String uri, String query, Object body) {
         return java.util.Objects.hash(uri, query, body instanceof byte[] bytes ? java.util.Arrays.hashCode(bytes)

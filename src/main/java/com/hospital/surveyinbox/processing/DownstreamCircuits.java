@@ -25,7 +25,8 @@ import org.springframework.stereotype.Component;
  * that need that downstream are deferred without being charged an attempt and without a call. After
  * {@code open-duration} it half-opens: up to {@code failure-threshold} trial calls go through (each one
  * charged like any call: a row whose own calls always fail must reach DEAD, not be deferred forever), the
- * others are deferred as while open; the first success closes it, a failure re-opens it. So an outage
+ * others are deferred as while open; the first success closes it (when one call's failures opened it, that call's
+ * success: the others answered all along), a failure re-opens it. So an outage
  * costs at most {@code failure-threshold} attempts per {@code open-duration} in all, spread over the rows,
  * while rows that always get a 5xx (a poison row, no other traffic) are charged on every retry and go DEAD
  * after {@code max-attempts} of them. Any HTTP answer below 500 counts as "the downstream is up", business
@@ -57,6 +58,12 @@ public class DownstreamCircuits {
          * at most failure-threshold are kept, one more opens the circuit. Only the call's own answer clears them.
          */
         final Map<String, java.util.Set<Integer>> failedRequests = new java.util.HashMap<>();
+        /**
+         * The call whose different failing requests opened the circuit (null: the downstream's count did): only its
+         * own answer closes it then. The calls that still work (the search, while the creation is down) answered all
+         * along, and closed it at once: a trial, or a call let through before it opened and answered just after.
+         */
+        String openedBy;
     }
 
     private final AdapterProperties properties;
@@ -145,13 +152,17 @@ public class DownstreamCircuits {
             return;
         }
         synchronized (c) {
+            c.failedRequests.remove(call);
+            c.consecutiveFailures = 0;
+            if (c.openedAt != null && c.openedBy != null && !c.openedBy.equals(call)) {
+                return; // another call answered: the one that opened it has not
+            }
             if (c.openedAt != null) {
                 log.info("Circuit of {} closed: it answers again", downstream);
                 c.failedRequests.clear();
             }
-            c.failedRequests.remove(call);
-            c.consecutiveFailures = 0;
             c.openedAt = null;
+            c.openedBy = null;
             c.trials = 0;
         }
     }
@@ -162,6 +173,7 @@ public class DownstreamCircuits {
         if (c != null) {
             synchronized (c) {
                 c.failedRequests.clear();
+                c.openedBy = null;
             }
             recordSuccess(downstream, "");
         }
@@ -174,8 +186,8 @@ public class DownstreamCircuits {
      */
     public void recordFailure(String downstream, String call, int request) {
         Circuit c = circuits.get(downstream);
-        if (c == null) {
-            return;
+        if (c == null || !properties.getCircuit().isEnabled()) {
+            return; // disabled: nothing opens, nothing is counted as an opening
         }
         synchronized (c) {
             c.consecutiveFailures++;
@@ -186,6 +198,11 @@ public class DownstreamCircuits {
             }
             State before = state(downstream);
             if (before != State.CLOSED || c.consecutiveFailures >= threshold || failed.size() >= threshold) {
+                if (before == State.CLOSED) {
+                    c.openedBy = c.consecutiveFailures >= threshold ? null : call;
+                } else if (c.openedBy != null && !c.openedBy.equals(call)) {
+                    c.openedBy = null; // a failed trial of another call: the downstream as a whole is failing
+                }
                 if (before != State.OPEN) {
                     openings.get(downstream).increment();
                     log.warn("Circuit of {} open after {} consecutive system errors, {} different requests of {} failing: "

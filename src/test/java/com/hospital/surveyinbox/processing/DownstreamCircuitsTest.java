@@ -79,8 +79,8 @@ class DownstreamCircuitsTest {
      * One call of a downstream failing for every request while another call answers (the account system's guest
      * creation down, its search up: each new patient's search answered 404 before its creation failed) opens the
      * circuit after failure-threshold different requests: the search's answer cleared the downstream's count each
-     * time, so it never opened and every row was charged its attempts to DEAD. The search answering a trial closes
-     * it; failure-threshold more creations failing open it again (each phase costs the rows that many attempts).
+     * time, so it never opened and every row was charged its attempts to DEAD. Opened so, only the creation's answer
+     * closes it: the search answered all along (as a trial, or let through before it opened and answering after).
      */
     @Test
     void oneCallFailingForDifferentRequestsWhileAnotherAnswersOpensTheCircuit() {
@@ -98,16 +98,15 @@ class DownstreamCircuitsTest {
         assertThat(circuits.state("account")).as("a third patient's creation failed").isEqualTo(DownstreamCircuits.State.OPEN);
         assertThat(circuits.admit("account")).isFalse();
 
+        circuits.recordSuccess("account", GUEST_FIND); // a search let through before it opened answers just after
+        assertThat(circuits.state("account")).as("the search answering does not close it").isEqualTo(DownstreamCircuits.State.OPEN);
+
         clock.now = clock.now.plus(Duration.ofSeconds(31));
-        assertThat(circuits.admit("account")).as("a trial").isTrue();
+        assertThat(circuits.admit("account")).as("a trial: the search").isTrue();
         circuits.recordSuccess("account", GUEST_FIND);
-        assertThat(circuits.state("account")).as("the search answered: closed").isEqualTo(DownstreamCircuits.State.CLOSED);
-        for (int patient = 10; patient < 12; patient++) {
-            circuits.recordSuccess("account", GUEST_FIND);
-            circuits.recordFailure("account", GUEST_CREATE, patient);
-            assertThat(circuits.state("account")).as("a trial passed: a new record of failures").isEqualTo(DownstreamCircuits.State.CLOSED);
-        }
-        circuits.recordFailure("account", GUEST_CREATE, 12);
+        assertThat(circuits.state("account")).as("the search answered a trial: still half-open").isEqualTo(DownstreamCircuits.State.HALF_OPEN);
+        assertThat(circuits.admit("account")).as("a trial: the creation").isTrue();
+        circuits.recordFailure("account", GUEST_CREATE, 3);
         assertThat(circuits.state("account")).as("the creation still fails: open again").isEqualTo(DownstreamCircuits.State.OPEN);
         assertThat(openings(meters, "account")).isEqualTo(2);
 
@@ -120,6 +119,20 @@ class DownstreamCircuitsTest {
         circuits.recordFailure("account", GUEST_CREATE, 4);
         circuits.recordFailure("account", GUEST_CREATE, 5);
         assertThat(circuits.state("account")).as("reset forgot the creation's failures").isEqualTo(DownstreamCircuits.State.CLOSED);
+    }
+
+    /** Circuits disabled: nothing opens, and no opening is counted (the alert counts openings). */
+    @Test
+    void disabledCircuitsNeitherOpenNorCountOpenings() {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        DownstreamCircuits circuits = new DownstreamCircuits(TestProperties.bind(Map.of("adapter.circuit.enabled", "false",
+                "adapter.circuit.failure-threshold", "3")), meters, new MovableClock());
+        for (int request = 0; request < 10; request++) {
+            circuits.recordFailure("legacy", PATIENT, request);
+        }
+        assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.CLOSED);
+        assertThat(circuits.isOpen("legacy")).isFalse();
+        assertThat(openings(meters, "legacy")).isZero();
     }
 
     /**
@@ -143,7 +156,10 @@ class DownstreamCircuitsTest {
         circuits.recordFailure("legacy", CONSENTS, DownstreamCalls.fingerprint("http://legacy/surveys/S3/consents", null, null));
         assertThat(circuits.state("legacy")).as("three surveys' lookups failing: the lookup is down").isEqualTo(DownstreamCircuits.State.OPEN);
 
-        circuits.recordSuccess("legacy", PATIENT); // a trial passed (the clock is not moved: the record is what counts)
+        circuits.recordSuccess("legacy", PATIENT);
+        assertThat(circuits.state("legacy")).as("opened by the lookup: the patient call answering does not close it")
+                .isEqualTo(DownstreamCircuits.State.OPEN);
+        circuits.recordSuccess("legacy", CONSENTS); // another survey's lookup answered a trial
         for (int message = 0; message < 20; message++) {
             circuits.recordFailure("legacy", CONSENTS, theSurveysLookup);
             circuits.recordSuccess("legacy", PATIENT);

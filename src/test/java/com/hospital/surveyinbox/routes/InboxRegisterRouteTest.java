@@ -20,6 +20,32 @@ class InboxRegisterRouteTest extends RouteKit {
     }
 
     /**
+     * The legacy patient lookup down while the consent lookups answer (each message a survey not in the cache): the
+     * lookups' answers clear the legacy count, so only the patient call's different failing requests can open the
+     * circuit. Its values are in the path (toD sends the base URL as the endpoint and the path apart): the requests
+     * of different patients must count as different, or the circuit never opens.
+     */
+    @Test
+    void aPatientLookupDownForDifferentPatientsOpensTheLegacyCircuit() {
+        circuits.reset("legacy");
+        String run = uniqueSubject("ALONE-PATDOWN");
+        com.hospital.surveyinbox.support.DownstreamSimulator.Fault down =
+                simulator().failWhen("GET /legacy/patients/P-" + run, 503, "{\"error\":\"maintenance\"}");
+        try {
+            for (int patient = 0; patient < 5; patient++) {
+                assertThat(circuits.state("legacy")).as("patient " + patient).isEqualTo(com.hospital.surveyinbox.processing.DownstreamCircuits.State.CLOSED);
+                String subject = run + "-" + patient;
+                Outcome outcome = register(subject, ServiceClient.message(subject, "P-" + subject, "\"srvyNo\":\"SV-" + subject + "\""), Map.of());
+                assertThat(outcome.failureReason()).as("patient " + patient).isEqualTo(Outcome.SYSTEM_ERROR);
+            }
+            assertThat(circuits.state("legacy")).isEqualTo(com.hospital.surveyinbox.processing.DownstreamCircuits.State.OPEN);
+        } finally {
+            simulator().remove(down);
+            circuits.reset("legacy");
+        }
+    }
+
+    /**
      * The account system's guest creation down while its search answers, messages one at a time (a quiet hour): each
      * message's search (a 404, an answer) cleared the account circuit's count before its creation failed, so the
      * circuit never opened and every message was charged its attempts to DEAD, a failure reply each. Now the
