@@ -21,16 +21,22 @@ import org.slf4j.Marker;
  * stack trace per turned-away connection, one per 503 reception, one per failed call, the Kafka clients' reconnect
  * lines): thousands a second, the log pipeline's cost and the lines that mattered lost among them.
  *
- * <p>A kind is the logger, the level, the message with its numbers masked (an id, a count, a port, an object's hash:
- * {@code Inbox 123 ...} and {@code Inbox 456 ...} are one kind) and the throwable's class. Only WARN and ERROR lines
+ * <p>A kind is the logger, the level, the line as written with its numbers masked (an id, a count, a port, an
+ * object's hash: {@code Inbox 123 ...} and {@code Inbox 456 ...} are one kind, {@code System error from legacy ...}
+ * and {@code ... from survey ...} two) and the throwable's class. A line with the marker {@link #ALWAYS} is never
+ * dropped: the only record of something (a subject registered synchronously but not recorded). Only WARN and ERROR lines
  * that would be written count: INFO is the rows' journal ("Inbox 123 claimed", "... COMPLETED"), as many lines as
  * messages whatever happens, and never capped. Kinds are kept in a bounded map, least recently used
  * first out. Installed by {@link RepeatedLogLinesInstaller}.
  */
 public final class RepeatedLogLines extends TurboFilter {
 
-    /** Kinds remembered at once; a new one beyond it forgets the least recently used. */
+    /** Kinds remembered at once; a new one beyond it forgets the least recently used (its drops said first). */
     static final int MAX_KINDS = 1000;
+    /** A line with this marker (Camel's log EIP: {@code marker: ALWAYS}) is always written, whatever its kind's count. */
+    public static final String ALWAYS = "ALWAYS";
+    /** Characters of a line that make its kind: a kind is no bigger than this in memory. */
+    private static final int KIND_CHARS = 300;
     private static final Pattern NUMBERS = Pattern.compile("@?[0-9a-fA-F]*[0-9][0-9a-fA-F]*");
     private static final int SHOWN = 200;
 
@@ -57,9 +63,17 @@ public final class RepeatedLogLines extends TurboFilter {
     private final Map<String, Window> windows = new LinkedHashMap<>(64, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, Window> eldest) {
-            return size() > MAX_KINDS;
+            if (size() <= MAX_KINDS) {
+                return false;
+            }
+            if (eldest.getValue().dropped > 0) {
+                forgotten.get().add(eldest.getValue());
+            }
+            return true;
         }
     };
+    /** Windows forgotten (to bound the map) with drops not yet said, said once the map's lock is released. */
+    private final ThreadLocal<List<Window>> forgotten = ThreadLocal.withInitial(ArrayList::new);
     /** Set while this filter writes its own summary line (which passes through it too). */
     private final ThreadLocal<Boolean> summarizing = new ThreadLocal<>();
 
@@ -81,11 +95,17 @@ public final class RepeatedLogLines extends TurboFilter {
     public FilterReply decide(Marker marker, Logger logger, Level level, String format, Object[] params, Throwable t) {
         // isDebugEnabled() and the like come here without a format: the cheap answers first
         if (format == null || level == null || level.levelInt < Level.WARN_INT || logger == null
-                || !level.isGreaterOrEqual(logger.getEffectiveLevel()) || summarizing.get() != null) {
+                || !level.isGreaterOrEqual(logger.getEffectiveLevel()) || summarizing.get() != null
+                || (marker != null && marker.contains(ALWAYS))) {
             return FilterReply.NEUTRAL;
         }
-        String masked = NUMBERS.matcher(format).replaceAll("#");
-        String kind = logger.getName() + '\u0000' + level + '\u0000' + masked + '\u0000' + (t == null ? "" : t.getClass().getName());
+        // the line as it will be written (a WARN or ERROR: rare, formatted once more here), its numbers masked; a
+        // throwable passed last among the parameters is the line's throwable, as Logback takes it
+        var line = org.slf4j.helpers.MessageFormatter.arrayFormat(format, params);
+        Throwable thrown = t != null ? t : line.getThrowable();
+        String text = line.getMessage();
+        String masked = NUMBERS.matcher(text.length() > KIND_CHARS ? text.substring(0, KIND_CHARS) : text).replaceAll("#");
+        String kind = logger.getName() + '\u0000' + level + '\u0000' + masked + '\u0000' + (thrown == null ? "" : thrown.getClass().getName());
         long now = nanos.getAsLong();
         int droppedBefore = 0;
         boolean write;
@@ -107,6 +127,7 @@ public final class RepeatedLogLines extends TurboFilter {
                 w.dropped++;
             }
         }
+        sayForgotten();
         if (droppedBefore > 0) {
             summarize(logger, level, droppedBefore, masked.length() > SHOWN ? masked.substring(0, SHOWN) + "…" : masked);
         }
@@ -137,6 +158,17 @@ public final class RepeatedLogLines extends TurboFilter {
         }
         for (Window w : ended) {
             summarize(w.logger, w.level, w.dropped, w.shown);
+        }
+    }
+
+    private void sayForgotten() {
+        List<Window> said = forgotten.get();
+        if (!said.isEmpty()) {
+            List<Window> copy = new ArrayList<>(said);
+            said.clear();
+            for (Window w : copy) {
+                summarize(w.logger, w.level, w.dropped, w.shown);
+            }
         }
     }
 

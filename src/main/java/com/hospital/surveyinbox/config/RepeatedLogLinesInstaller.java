@@ -49,8 +49,13 @@ public class RepeatedLogLinesInstaller implements InitializingBean, DisposableBe
         });
         long every = Math.max(1, logging.getRepeatWindow().toMillis());
         ticks.scheduleWithFixedDelay(() -> {
-            installed();
-            filter.flush();
+            try {
+                installed();
+                filter.flush();
+            } catch (RuntimeException e) {
+                // a failed tick must not end the ticks (a scheduled task that throws is never run again)
+                LoggerFactory.getLogger(RepeatedLogLinesInstaller.class).warn("Repeated log lines: a tick failed ({})", e.toString());
+            }
         }, every, every, TimeUnit.MILLISECONDS);
     }
 

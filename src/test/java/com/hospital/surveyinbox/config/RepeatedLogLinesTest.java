@@ -36,6 +36,16 @@ class RepeatedLogLinesTest {
         root.addAppender(written);
     }
 
+    /** A distinct text for each number, without digits (digits are masked). */
+    private static String letters(int n) {
+        StringBuilder text = new StringBuilder();
+        do {
+            text.append((char) ('a' + n % 26));
+            n /= 26;
+        } while (n > 0);
+        return text.toString();
+    }
+
     private List<String> lines() {
         return written.list.stream().map(ILoggingEvent::getFormattedMessage).toList();
     }
@@ -63,7 +73,7 @@ class RepeatedLogLinesTest {
         reception.warn("Inbox unavailable; answering 503 so the sender retries: row {} on port {}", 2000, 5432);
         assertThat(lines().subList(6, 8)).satisfiesExactly(
                 summary -> assertThat(summary).startsWith("47 more lines like this one were dropped in the last 60 s")
-                        .contains("Inbox unavailable; answering # so the sender retries: row {} on port {}"),
+                        .contains("Inbox unavailable; answering # so the sender retries: row # on port #"),
                 line -> assertThat(line).contains("row 2000"));
         assertThat(written.list.get(6).getLevel()).isEqualTo(Level.WARN);
 
@@ -96,6 +106,33 @@ class RepeatedLogLinesTest {
         assertThat(dropped).hasSize(21);
         quiet.error("Connection to node {} could not be established", -1);
         assertThat(lines()).as("the quiet logger's WARN lines never counted").hasSize(20);
+        // the same template with another downstream or step is another kind: its first line is written
+        worker.warn("System error from {} at {}: HTTP {}", "survey", "inbox-register-survey-bundle", 503);
+        worker.warn("Circuit of {} open", "account");
+        assertThat(lines()).hasSize(22);
+        // a throwable passed last among the parameters is part of the kind, as it is the line's
+        worker.warn("Registration failed at {}", "x", new IllegalStateException("a"));
+        worker.warn("Registration failed at {}", "x", new IllegalStateException("b"));
+        worker.warn("Registration failed at {}", "x", new IllegalStateException("c"));
+        worker.warn("Registration failed at {}", "x", new java.io.UncheckedIOException(new java.io.IOException("d")));
+        assertThat(lines()).hasSize(26);
+        assertThat(dropped).hasSize(21);
+        for (int i = 0; i < 5; i++) {
+            worker.warn("Registration failed at {}", "x", new IllegalStateException("e"));
+        }
+        assertThat(dropped).hasSize(26);
+    }
+
+    /** A line marked ALWAYS (the only record of something) is written whatever its kind's count. */
+    @Test
+    void aLineMarkedAlwaysIsNeverDropped() {
+        Logger reception = context.getLogger("inbox-receive");
+        org.slf4j.Marker always = org.slf4j.MarkerFactory.getMarker(RepeatedLogLines.ALWAYS);
+        for (int i = 0; i < 10; i++) {
+            reception.error(always, "Subject S-{} registered synchronously but not recorded", i);
+        }
+        assertThat(lines()).hasSize(10);
+        assertThat(dropped).isEmpty();
     }
 
     /** The kinds remembered are bounded: messages that never repeat (each with its own text) cannot grow the map. */
@@ -103,10 +140,20 @@ class RepeatedLogLinesTest {
     void kindsAreBoundedAndTheOldestForgotten() {
         Logger route = context.getLogger("inbox-ops");
         for (int i = 0; i < RepeatedLogLines.MAX_KINDS + 10; i++) {
-            route.warn("operator read " + "abcdefghij".charAt(i % 10) + "xyz".repeat(i / 10 + 1));
+            route.warn("operator read " + letters(i));
         }
         assertThat(dropped).isEmpty();
         assertThat(lines()).hasSize(RepeatedLogLines.MAX_KINDS + 10);
         assertThat(filter.kinds()).isEqualTo(RepeatedLogLines.MAX_KINDS);
+
+        // a kind forgotten to bound the map says its drops first
+        Logger storm = context.getLogger("storm");
+        for (int i = 0; i < 5; i++) {
+            storm.warn("the first kind");
+        }
+        for (int i = 0; i < RepeatedLogLines.MAX_KINDS; i++) {
+            route.warn("another read " + letters(i));
+        }
+        assertThat(lines()).anySatisfy(line -> assertThat(line).startsWith("2 more lines like this one were dropped").endsWith("the first kind"));
     }
 }
