@@ -67,8 +67,9 @@ public class DownstreamCalls {
         String downstream = downstreamOf(uri, exchange.getMessage().getHeader(Exchange.HTTP_PATH, String.class));
         exchange.setProperty(DOWNSTREAM, downstream);
         String step = exchange.getProperty(ExchangePropertyKey.STEP_ID, String.class);
-        exchange.setProperty(CALL, step != null ? step : downstream);
-        if (!circuits.admit(downstream)) {
+        String call = step != null ? step : downstream;
+        exchange.setProperty(CALL, call);
+        if (!circuits.admit(downstream, call)) {
             throw new CircuitOpenException(downstream); // open, or half-open with its trials taken
         }
         exchange.getMessage().setHeader("Accept", "application/json");

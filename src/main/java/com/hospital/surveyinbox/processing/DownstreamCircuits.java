@@ -122,10 +122,13 @@ public class DownstreamCircuits {
     }
 
     /**
-     * Whether a call to {@code downstream} may be made now: always while closed, never while open, and while
-     * half-open as one of at most {@code failure-threshold} trials of this half-open phase.
+     * Whether {@code call} (a step id) to {@code downstream} may be made now: always while closed, never while open,
+     * and while half-open as one of at most {@code failure-threshold} trials of this half-open phase. When one call's
+     * failures opened it, the other calls are no trials while it is half-open: they answered all along and their
+     * answers cannot close it, so as trials they would take every slot and hold it half-open with nothing let
+     * through (and if the failing call is not made again, forever).
      */
-    public boolean admit(String downstream) {
+    public boolean admit(String downstream, String call) {
         Circuit c = circuits.get(downstream);
         if (!properties.getCircuit().isEnabled() || c == null) {
             return true;
@@ -134,7 +137,8 @@ public class DownstreamCircuits {
             return switch (state(downstream)) {
                 case CLOSED -> true;
                 case OPEN -> false;
-                case HALF_OPEN -> c.trials++ < properties.getCircuit().getFailureThreshold();
+                case HALF_OPEN -> (c.openedBy != null && !c.openedBy.equals(call))
+                        || c.trials++ < properties.getCircuit().getFailureThreshold();
             };
         }
     }
@@ -151,19 +155,23 @@ public class DownstreamCircuits {
         if (c == null) {
             return;
         }
+        boolean closed;
         synchronized (c) {
             c.failedRequests.remove(call);
             c.consecutiveFailures = 0;
             if (c.openedAt != null && c.openedBy != null && !c.openedBy.equals(call)) {
                 return; // another call answered: the one that opened it has not
             }
-            if (c.openedAt != null) {
-                log.info("Circuit of {} closed: it answers again", downstream);
+            closed = c.openedAt != null;
+            if (closed) {
                 c.failedRequests.clear();
             }
             c.openedAt = null;
             c.openedBy = null;
             c.trials = 0;
+        }
+        if (closed) { // logged outside the circuit's lock: every admit() of the downstream waits on it
+            log.info("Circuit of {} closed: it answers again", downstream);
         }
     }
 
@@ -189,29 +197,47 @@ public class DownstreamCircuits {
         if (c == null || !properties.getCircuit().isEnabled()) {
             return; // disabled: nothing opens, nothing is counted as an opening
         }
+        int threshold = properties.getCircuit().getFailureThreshold();
+        int consecutive;
+        int different;
+        boolean opened = false;
         synchronized (c) {
-            c.consecutiveFailures++;
-            int threshold = properties.getCircuit().getFailureThreshold();
+            consecutive = ++c.consecutiveFailures;
             java.util.Set<Integer> failed = c.failedRequests.computeIfAbsent(call, k -> new java.util.HashSet<>());
             if (failed.size() < threshold) {
                 failed.add(request);
             }
+            different = failed.size();
+            boolean counted = consecutive >= threshold || different >= threshold;
             State before = state(downstream);
-            if (before != State.CLOSED || c.consecutiveFailures >= threshold || failed.size() >= threshold) {
-                if (before == State.CLOSED) {
-                    c.openedBy = c.consecutiveFailures >= threshold ? null : call;
-                } else if (c.openedBy != null && !c.openedBy.equals(call)) {
-                    c.openedBy = null; // a failed trial of another call: the downstream as a whole is failing
+            boolean open;
+            if (before == State.CLOSED) {
+                open = counted;
+                if (open) {
+                    c.openedBy = consecutive >= threshold ? null : call;
                 }
-                if (before != State.OPEN) {
-                    openings.get(downstream).increment();
-                    log.warn("Circuit of {} open after {} consecutive system errors, {} different requests of {} failing: "
-                                    + "rows needing it wait uncharged for {}",
-                            downstream, c.consecutiveFailures, failed.size(), call, properties.getCircuit().getOpenDuration());
+            } else if (c.openedBy == null || c.openedBy.equals(call)) {
+                open = true; // a failed trial (or a call made before it opened failing late): open again
+            } else {
+                // another call failing while one call's failures hold it (not a trial: let through while half-open,
+                // or made before it opened): counted as while closed; the downstream's count or the call's own
+                // record reached makes it the downstream's outage
+                open = counted;
+                if (open) {
+                    c.openedBy = null;
                 }
+            }
+            if (open) {
+                opened = before != State.OPEN;
                 c.openedAt = clock.instant();
                 c.trials = 0;
             }
+        }
+        if (opened) { // counted and logged outside the circuit's lock: every admit() of the downstream waits on it
+            openings.get(downstream).increment();
+            log.warn("Circuit of {} open after {} consecutive system errors, {} different requests of {} failing: "
+                            + "rows needing it wait uncharged for {}",
+                    downstream, consecutive, different, call, properties.getCircuit().getOpenDuration());
         }
     }
 }

@@ -47,31 +47,31 @@ class DownstreamCircuitsTest {
                 "adapter.circuit.failure-threshold", "3", "adapter.circuit.open-duration", "PT30S")), meters, clock);
 
         for (int i = 0; i < 3; i++) {
-            assertThat(circuits.admit("legacy")).isTrue();
+            assertThat(circuits.admit("legacy", PATIENT)).isTrue();
             circuits.recordFailure("legacy", PATIENT, i);
         }
         assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.OPEN);
-        assertThat(circuits.admit("legacy")).isFalse();
-        assertThat(circuits.admit("survey")).isTrue();
+        assertThat(circuits.admit("legacy", PATIENT)).isFalse();
+        assertThat(circuits.admit("survey", "inbox-register-survey-bundle")).isTrue();
         circuits.recordFailure("legacy", PATIENT, 7); // a call made before it opened fails late: still the same opening
         assertThat(openings(meters, "legacy")).isEqualTo(1);
 
         clock.now = clock.now.plus(Duration.ofSeconds(31));
         assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.HALF_OPEN);
-        assertThat(circuits.admit("legacy")).isTrue();
-        assertThat(circuits.admit("legacy")).isTrue();
-        assertThat(circuits.admit("legacy")).isTrue();
-        assertThat(circuits.admit("legacy")).as("trials of this phase taken").isFalse();
+        assertThat(circuits.admit("legacy", PATIENT)).isTrue();
+        assertThat(circuits.admit("legacy", PATIENT)).isTrue();
+        assertThat(circuits.admit("legacy", PATIENT)).isTrue();
+        assertThat(circuits.admit("legacy", PATIENT)).as("trials of this phase taken").isFalse();
 
         circuits.recordFailure("legacy", PATIENT, 8);
         assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.OPEN);
         assertThat(openings(meters, "legacy")).as("a failed trial re-opens: counted (the alert counts openings)").isEqualTo(2);
         clock.now = clock.now.plus(Duration.ofSeconds(31));
-        assertThat(circuits.admit("legacy")).as("a new phase, new trials").isTrue();
+        assertThat(circuits.admit("legacy", PATIENT)).as("a new phase, new trials").isTrue();
         circuits.recordSuccess("legacy", PATIENT);
         assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.CLOSED);
         for (int i = 0; i < 10; i++) {
-            assertThat(circuits.admit("legacy")).isTrue();
+            assertThat(circuits.admit("legacy", PATIENT)).isTrue();
         }
     }
 
@@ -96,25 +96,38 @@ class DownstreamCircuitsTest {
         circuits.recordSuccess("account", GUEST_FIND);
         circuits.recordFailure("account", GUEST_CREATE, 2);
         assertThat(circuits.state("account")).as("a third patient's creation failed").isEqualTo(DownstreamCircuits.State.OPEN);
-        assertThat(circuits.admit("account")).isFalse();
+        assertThat(circuits.admit("account", GUEST_FIND)).isFalse();
 
         circuits.recordSuccess("account", GUEST_FIND); // a search let through before it opened answers just after
         assertThat(circuits.state("account")).as("the search answering does not close it").isEqualTo(DownstreamCircuits.State.OPEN);
 
+        circuits.recordFailure("account", GUEST_FIND, 9); // a search made before it opened times out just after
+        assertThat(circuits.state("account")).isEqualTo(DownstreamCircuits.State.OPEN);
+
         clock.now = clock.now.plus(Duration.ofSeconds(31));
-        assertThat(circuits.admit("account")).as("a trial: the search").isTrue();
-        circuits.recordSuccess("account", GUEST_FIND);
-        assertThat(circuits.state("account")).as("the search answered a trial: still half-open").isEqualTo(DownstreamCircuits.State.HALF_OPEN);
-        assertThat(circuits.admit("account")).as("a trial: the creation").isTrue();
+        circuits.recordFailure("account", GUEST_FIND, 10); // one search failing while half-open: not the downstream
+        assertThat(circuits.state("account")).as("one other failure does not re-open it").isEqualTo(DownstreamCircuits.State.HALF_OPEN);
+        assertThat(openings(meters, "account")).isEqualTo(1);
+        for (int search = 0; search < 10; search++) { // patients with a guest account: their rows complete
+            assertThat(circuits.admit("account", GUEST_FIND)).as("half-open: the search is no trial").isTrue();
+            circuits.recordSuccess("account", GUEST_FIND);
+        }
+        assertThat(circuits.state("account")).as("the search answering does not close it").isEqualTo(DownstreamCircuits.State.HALF_OPEN);
+        for (int trial = 0; trial < 3; trial++) {
+            assertThat(circuits.admit("account", GUEST_CREATE)).as("a trial of the creation").isTrue();
+        }
+        assertThat(circuits.admit("account", GUEST_CREATE)).as("this phase's trials taken").isFalse();
+        assertThat(circuits.admit("account", GUEST_FIND)).as("the search still let through").isTrue();
         circuits.recordFailure("account", GUEST_CREATE, 3);
         assertThat(circuits.state("account")).as("the creation still fails: open again").isEqualTo(DownstreamCircuits.State.OPEN);
         assertThat(openings(meters, "account")).isEqualTo(2);
 
         clock.now = clock.now.plus(Duration.ofSeconds(31));
+        assertThat(circuits.admit("account", GUEST_CREATE)).as("a trial of the creation").isTrue();
         circuits.recordSuccess("account", GUEST_CREATE);
+        assertThat(circuits.state("account")).as("the creation answered: closed").isEqualTo(DownstreamCircuits.State.CLOSED);
         circuits.recordFailure("account", GUEST_CREATE, 3);
         assertThat(circuits.state("account")).as("the creation answered once: its record starts again").isEqualTo(DownstreamCircuits.State.CLOSED);
-        circuits.recordFailure("legacy", PATIENT, 1);
         circuits.reset("account");
         circuits.recordFailure("account", GUEST_CREATE, 4);
         circuits.recordFailure("account", GUEST_CREATE, 5);
@@ -159,7 +172,7 @@ class DownstreamCircuitsTest {
         circuits.recordSuccess("legacy", PATIENT);
         assertThat(circuits.state("legacy")).as("opened by the lookup: the patient call answering does not close it")
                 .isEqualTo(DownstreamCircuits.State.OPEN);
-        circuits.recordSuccess("legacy", CONSENTS); // another survey's lookup answered a trial
+        circuits.recordSuccess("legacy", CONSENTS); // another survey's lookup answered (made before it opened)
         for (int message = 0; message < 20; message++) {
             circuits.recordFailure("legacy", CONSENTS, theSurveysLookup);
             circuits.recordSuccess("legacy", PATIENT);
