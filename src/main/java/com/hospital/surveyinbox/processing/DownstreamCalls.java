@@ -21,7 +21,7 @@ import org.springframework.stereotype.Component;
  * failed registration is named:
  * <ul>
  *   <li>{@link #before}: which downstream the call goes to (by base URL), its circuit (open = the call is
- *       not made: {@link CircuitOpenException}; half-open, only its trials), JSON headers, a timer;</li>
+ *       not made: {@link CircuitOpenException}; half-open, only its trials: DownstreamCircuits), JSON headers, a timer;</li>
  *   <li>{@link #after}: the call is accounted — an answer the step accepts tells the circuit the downstream is
  *       up; a 5xx, a 3xx (never followed), a timeout or a refused connection counts against it (a 4xx does
  *       not: the downstream answered) — the timer stops, and the answer's headers are dropped so nothing of one call is sent on

@@ -16,7 +16,8 @@ import org.springframework.stereotype.Component;
 /**
  * One circuit per downstream (legacy, account, survey), so a plain outage is not billed to the rows.
  * {@code failure-threshold} consecutive system errors (5xx, timeout, refused) open it, and so do
- * {@code failure-threshold} <em>different</em> requests of one call failing since that call last answered, whatever
+ * {@code failure-threshold} <em>different</em> requests of one call failing since that call last answered (within ten
+ * open-durations), whatever
  * its downstream's other calls do: the account system's guest creation down while its search answers (each message's
  * search, a 404, cleared the count above before its creation failed, so it never opened and every row was charged
  * its attempts to DEAD). Different requests, because one request failing again and again is a failing request, not a
@@ -25,9 +26,11 @@ import org.springframework.stereotype.Component;
  * that need that downstream are deferred without being charged an attempt and without a call. After
  * {@code open-duration} it half-opens: up to {@code failure-threshold} trial calls go through (each one
  * charged like any call: a row whose own calls always fail must reach DEAD, not be deferred forever), the
- * others are deferred as while open; the first success closes it (when one call's failures opened it, that call's
- * success: the others answered all along), a failure re-opens it. So an outage
- * costs at most {@code failure-threshold} attempts per {@code open-duration} in all, spread over the rows,
+ * others are deferred as while open; the first success closes it, a failure re-opens it. When one call's different
+ * failing requests opened it, only that call's calls are trials and only its success closes it: the other calls
+ * answered all along and go on being let through while it is half-open (failure-threshold of their failures in a
+ * row make it the downstream's outage again). So an outage
+ * costs about {@code failure-threshold} attempts per {@code open-duration} in all, spread over the rows,
  * while rows that always get a 5xx (a poison row, no other traffic) are charged on every retry and go DEAD
  * after {@code max-attempts} of them. Any HTTP answer below 500 counts as "the downstream is up", business
  * errors included.
@@ -54,16 +57,25 @@ public class DownstreamCircuits {
         /** Trial calls let through since the circuit last (re-)opened. */
         int trials;
         /**
-         * Per call (a step id): the different requests (their fingerprints) that failed since the call last answered;
-         * at most failure-threshold are kept, one more opens the circuit. Only the call's own answer clears them.
+         * Per call (a step id): the different requests (their fingerprints) that failed since the call last answered,
+         * each with its last failure; at most failure-threshold are kept, and one older than {@link #recordWindow} is
+         * forgotten (a row failing on retries keeps its entry fresh; failures weeks apart never add up). Only the
+         * call's own answer clears them.
          */
-        final Map<String, java.util.Set<Integer>> failedRequests = new java.util.HashMap<>();
+        final Map<String, Map<Integer, Instant>> failedRequests = new java.util.HashMap<>();
         /**
          * The call whose different failing requests opened the circuit (null: the downstream's count did): only its
-         * own answer closes it then. The calls that still work (the search, while the creation is down) answered all
-         * along, and closed it at once: a trial, or a call let through before it opened and answered just after.
+         * own answer closes it then, and only its calls are trials while half-open. The other calls (the search,
+         * while the creation is down) answered all along: as trials their answers would close it at once.
          */
         String openedBy;
+        /** Other calls' failures in a row while {@link #openedBy} holds it: failure-threshold of them, the downstream's. */
+        int othersFailing;
+    }
+
+    /** How long a failed request stays in its call's record: ten open-durations (5 minutes by default). */
+    private java.time.Duration recordWindow() {
+        return properties.getCircuit().getOpenDuration().multipliedBy(10);
     }
 
     private final AdapterProperties properties;
@@ -160,6 +172,7 @@ public class DownstreamCircuits {
             c.failedRequests.remove(call);
             c.consecutiveFailures = 0;
             if (c.openedAt != null && c.openedBy != null && !c.openedBy.equals(call)) {
+                c.othersFailing = 0;
                 return; // another call answered: the one that opened it has not
             }
             closed = c.openedAt != null;
@@ -168,6 +181,7 @@ public class DownstreamCircuits {
             }
             c.openedAt = null;
             c.openedBy = null;
+            c.othersFailing = 0;
             c.trials = 0;
         }
         if (closed) { // logged outside the circuit's lock: every admit() of the downstream waits on it
@@ -203,9 +217,12 @@ public class DownstreamCircuits {
         boolean opened = false;
         synchronized (c) {
             consecutive = ++c.consecutiveFailures;
-            java.util.Set<Integer> failed = c.failedRequests.computeIfAbsent(call, k -> new java.util.HashSet<>());
-            if (failed.size() < threshold) {
-                failed.add(request);
+            Instant now = clock.instant();
+            Map<Integer, Instant> failed = c.failedRequests.computeIfAbsent(call, k -> new java.util.HashMap<>());
+            Instant forgotten = now.minus(recordWindow());
+            failed.values().removeIf(at -> at.isBefore(forgotten));
+            if (failed.size() < threshold || failed.containsKey(request)) {
+                failed.put(request, now);
             }
             different = failed.size();
             boolean counted = consecutive >= threshold || different >= threshold;
@@ -220,16 +237,17 @@ public class DownstreamCircuits {
                 open = true; // a failed trial (or a call made before it opened failing late): open again
             } else {
                 // another call failing while one call's failures hold it (not a trial: let through while half-open,
-                // or made before it opened): counted as while closed; the downstream's count or the call's own
-                // record reached makes it the downstream's outage
-                open = counted;
+                // or made before it opened): failure-threshold of them in a row, or its own record of different
+                // requests full, make it the downstream's outage; one does not
+                open = ++c.othersFailing >= threshold || different >= threshold;
                 if (open) {
                     c.openedBy = null;
                 }
             }
             if (open) {
                 opened = before != State.OPEN;
-                c.openedAt = clock.instant();
+                c.openedAt = now;
+                c.othersFailing = 0;
                 c.trials = 0;
             }
         }

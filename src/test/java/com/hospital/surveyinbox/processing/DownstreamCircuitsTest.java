@@ -11,7 +11,10 @@ import java.time.ZoneOffset;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Half-open lets a bounded number of trials through (each charged by the caller); open lets none. */
+/**
+ * Open lets no call through; half-open a bounded number of trials (each charged by the caller), and, when one call's
+ * failures opened it, every other call.
+ */
 class DownstreamCircuitsTest {
 
     private static final String PATIENT = "inbox-register-legacy-patient";
@@ -43,8 +46,7 @@ class DownstreamCircuitsTest {
     void halfOpenAdmitsAtMostThresholdTrialsAndAFailedTrialReopens() {
         MovableClock clock = new MovableClock();
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        DownstreamCircuits circuits = new DownstreamCircuits(TestProperties.bind(Map.of(
-                "adapter.circuit.failure-threshold", "3", "adapter.circuit.open-duration", "PT30S")), meters, clock);
+        DownstreamCircuits circuits = thresholdThree(meters, clock);
 
         for (int i = 0; i < 3; i++) {
             assertThat(circuits.admit("legacy", PATIENT)).isTrue();
@@ -80,14 +82,14 @@ class DownstreamCircuitsTest {
      * creation down, its search up: each new patient's search answered 404 before its creation failed) opens the
      * circuit after failure-threshold different requests: the search's answer cleared the downstream's count each
      * time, so it never opened and every row was charged its attempts to DEAD. Opened so, only the creation's answer
-     * closes it: the search answered all along (as a trial, or let through before it opened and answering after).
+     * closes it and only the creation has trials: the search answered all along (let through before it opened and
+     * answering after, or while half-open) and goes on being let through.
      */
     @Test
     void oneCallFailingForDifferentRequestsWhileAnotherAnswersOpensTheCircuit() {
         MovableClock clock = new MovableClock();
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        DownstreamCircuits circuits = new DownstreamCircuits(TestProperties.bind(Map.of(
-                "adapter.circuit.failure-threshold", "3", "adapter.circuit.open-duration", "PT30S")), meters, clock);
+        DownstreamCircuits circuits = thresholdThree(meters, clock);
         for (int patient = 0; patient < 2; patient++) {
             circuits.recordSuccess("account", GUEST_FIND);
             circuits.recordFailure("account", GUEST_CREATE, patient);
@@ -121,6 +123,26 @@ class DownstreamCircuitsTest {
         circuits.recordFailure("account", GUEST_CREATE, 3);
         assertThat(circuits.state("account")).as("the creation still fails: open again").isEqualTo(DownstreamCircuits.State.OPEN);
         assertThat(openings(meters, "account")).isEqualTo(2);
+        circuits.recordFailure("account", GUEST_CREATE, 4); // the phase's other two trials fail late
+        circuits.recordFailure("account", GUEST_CREATE, 5);
+
+        clock.now = clock.now.plus(Duration.ofSeconds(31));
+        circuits.recordFailure("account", GUEST_FIND, 11);
+        assertThat(circuits.state("account")).as("the creation's failures are not the search's: one search failing does not "
+                + "make it the downstream's").isEqualTo(DownstreamCircuits.State.HALF_OPEN);
+        circuits.recordFailure("account", GUEST_FIND, 12);
+        circuits.recordFailure("account", GUEST_FIND, 13);
+        assertThat(circuits.state("account")).as("three searches failing in a row: the account system is down").isEqualTo(DownstreamCircuits.State.OPEN);
+        assertThat(openings(meters, "account")).isEqualTo(3);
+        clock.now = clock.now.plus(Duration.ofSeconds(31));
+        assertThat(circuits.admit("account", GUEST_FIND)).as("the downstream's now: the search is a trial").isTrue();
+        circuits.recordSuccess("account", GUEST_FIND);
+        assertThat(circuits.state("account")).isEqualTo(DownstreamCircuits.State.CLOSED);
+        for (int patient = 20; patient < 23; patient++) {
+            circuits.recordFailure("account", GUEST_CREATE, patient);
+            circuits.recordSuccess("account", GUEST_FIND);
+        }
+        assertThat(circuits.state("account")).as("the creation's new failures open it again").isEqualTo(DownstreamCircuits.State.OPEN);
 
         clock.now = clock.now.plus(Duration.ofSeconds(31));
         assertThat(circuits.admit("account", GUEST_CREATE)).as("a trial of the creation").isTrue();
@@ -132,6 +154,35 @@ class DownstreamCircuitsTest {
         circuits.recordFailure("account", GUEST_CREATE, 4);
         circuits.recordFailure("account", GUEST_CREATE, 5);
         assertThat(circuits.state("account")).as("reset forgot the creation's failures").isEqualTo(DownstreamCircuits.State.CLOSED);
+    }
+
+    /**
+     * A call's record forgets a request that has not failed for ten open-durations: failures weeks apart (one
+     * survey's lookup that always fails, another now and then) never add up to an opening, while a row failing on
+     * its retries keeps its request in the record.
+     */
+    @Test
+    void aCallsRecordForgetsRequestsThatStoppedFailing() {
+        MovableClock clock = new MovableClock();
+        DownstreamCircuits circuits = thresholdThree(new SimpleMeterRegistry(), clock);
+        for (int survey = 0; survey < 6; survey++) {
+            circuits.recordFailure("legacy", CONSENTS, survey);
+            circuits.recordSuccess("legacy", PATIENT);
+            clock.now = clock.now.plus(Duration.ofMinutes(6));
+        }
+        assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.CLOSED);
+
+        circuits.recordFailure("legacy", CONSENTS, 100);
+        for (int minute = 0; minute < 8; minute++) { // the first row's retries, a minute apart
+            clock.now = clock.now.plus(Duration.ofMinutes(1));
+            circuits.recordFailure("legacy", CONSENTS, 100);
+            circuits.recordSuccess("legacy", PATIENT);
+        }
+        circuits.recordFailure("legacy", CONSENTS, 101);
+        circuits.recordSuccess("legacy", PATIENT);
+        assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.CLOSED);
+        circuits.recordFailure("legacy", CONSENTS, 102);
+        assertThat(circuits.state("legacy")).as("three rows failing, the first still retrying").isEqualTo(DownstreamCircuits.State.OPEN);
     }
 
     /** Circuits disabled: nothing opens, and no opening is counted (the alert counts openings). */
@@ -155,9 +206,7 @@ class DownstreamCircuitsTest {
      */
     @Test
     void oneRequestFailingAgainAndAgainDoesNotOpenTheCircuit() {
-        DownstreamCircuits circuits = new DownstreamCircuits(TestProperties.bind(Map.of(
-                "adapter.circuit.failure-threshold", "3", "adapter.circuit.open-duration", "PT30S")),
-                new SimpleMeterRegistry(), new MovableClock());
+        DownstreamCircuits circuits = thresholdThree(new SimpleMeterRegistry(), new MovableClock());
         int theSurveysLookup = DownstreamCalls.fingerprint("http://legacy/surveys/S1/consents", null, null);
         for (int message = 0; message < 20; message++) {
             circuits.recordFailure("legacy", CONSENTS, theSurveysLookup);
@@ -193,6 +242,12 @@ class DownstreamCircuitsTest {
                 .isNotEqualTo(DownstreamCalls.fingerprint("http://account/guests", "patno=2", null));
         assertThat(DownstreamCalls.fingerprint("http://legacy/patients/1", null, null))
                 .isNotEqualTo(DownstreamCalls.fingerprint("http://legacy/patients/2", null, null));
+    }
+
+    /** Circuits that open after 3 failures and stay open 30 s. */
+    private static DownstreamCircuits thresholdThree(SimpleMeterRegistry meters, Clock clock) {
+        return new DownstreamCircuits(TestProperties.bind(Map.of(
+                "adapter.circuit.failure-threshold", "3", "adapter.circuit.open-duration", "PT30S")), meters, clock);
     }
 
     private static double openings(SimpleMeterRegistry meters, String downstream) {
