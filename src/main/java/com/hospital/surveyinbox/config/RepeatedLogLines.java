@@ -16,9 +16,10 @@ import org.slf4j.Marker;
 
 /**
  * A cap on log lines that say the same thing over and over: at most {@code limit} lines of one kind per
- * {@code window}; the others are dropped, counted, and said in one line when the window ends ("N more lines like
- * this were dropped"). An outage made one line per request or row (Tomcat's "Executor rejected socket" with its
- * stack trace per turned-away connection, one per 503 reception, one per failed call, the Kafka clients' reconnect
+ * {@code window}; the others are dropped, counted, and said in one line after the window ("N more lines like this
+ * one were dropped in the last 60 s ...": at the kind's next line, or at the installer's next tick), without the MDC
+ * of the line that happens to carry it. An outage made one line per request or row (Tomcat's "Executor rejected
+ * socket" with its stack trace per turned-away connection, one per 503 reception, one per failed call, the Kafka clients' reconnect
  * lines): thousands a second, the log pipeline's cost and the lines that mattered lost among them.
  *
  * <p>A kind is the logger, the level, the line as written with its numbers masked (an id, a count, a port, an
@@ -112,7 +113,7 @@ public final class RepeatedLogLines extends TurboFilter {
         synchronized (windows) {
             Window w = windows.get(kind);
             if (w == null) {
-                w = new Window(logger, level, masked.length() > SHOWN ? masked.substring(0, SHOWN) + "…" : masked, now);
+                w = new Window(logger, level, shown(masked), now);
                 windows.put(kind, w);
             } else if (now - w.start >= windowNanos) {
                 droppedBefore = w.dropped;
@@ -129,7 +130,7 @@ public final class RepeatedLogLines extends TurboFilter {
         }
         sayForgotten();
         if (droppedBefore > 0) {
-            summarize(logger, level, droppedBefore, masked.length() > SHOWN ? masked.substring(0, SHOWN) + "…" : masked);
+            summarize(logger, level, droppedBefore, shown(masked));
         }
         if (!write) {
             droppedOf.accept(logger.getName());
@@ -172,6 +173,10 @@ public final class RepeatedLogLines extends TurboFilter {
         }
     }
 
+    private static String shown(String masked) {
+        return masked.length() > SHOWN ? masked.substring(0, SHOWN) + "…" : masked;
+    }
+
     /** Kinds remembered now. */
     int kinds() {
         synchronized (windows) {
@@ -180,6 +185,12 @@ public final class RepeatedLogLines extends TurboFilter {
     }
 
     private void summarize(Logger logger, Level level, int dropped, String shown) {
+        // written on whichever thread logs the kind's next line: not with that line's row (inboxId, trace)
+        var mdc = logger.getLoggerContext().getMDCAdapter();
+        Map<String, String> lineContext = mdc == null ? null : mdc.getCopyOfContextMap();
+        if (mdc != null) {
+            mdc.clear();
+        }
         summarizing.set(Boolean.TRUE);
         try {
             String line = "{} more lines like this one were dropped in the last {} s (adapter.logging.repeat-limit {}): {}";
@@ -191,6 +202,9 @@ public final class RepeatedLogLines extends TurboFilter {
             }
         } finally {
             summarizing.remove();
+            if (mdc != null && lineContext != null) {
+                mdc.setContextMap(lineContext);
+            }
         }
     }
 }

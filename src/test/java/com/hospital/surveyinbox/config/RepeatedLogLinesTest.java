@@ -21,13 +21,20 @@ class RepeatedLogLinesTest {
     private final AtomicLong nanos = new AtomicLong(1_000);
     private final List<String> dropped = new ArrayList<>();
     private final LoggerContext context = new LoggerContext();
-    private final ListAppender<ILoggingEvent> written = new ListAppender<>();
+    private final ListAppender<ILoggingEvent> written = new ListAppender<>() {
+        @Override
+        protected void append(ILoggingEvent event) {
+            event.prepareForDeferredProcessing(); // its MDC as it was when it was written
+            super.append(event);
+        }
+    };
     private RepeatedLogLines filter;
 
     @BeforeEach
     void logback() {
         filter = new RepeatedLogLines(3, MINUTE, nanos::get, dropped::add);
         filter.start();
+        context.setMDCAdapter(new ch.qos.logback.classic.util.LogbackMDCAdapter());
         context.addTurboFilter(filter);
         written.setContext(context);
         written.start();
@@ -70,12 +77,16 @@ class RepeatedLogLinesTest {
         assertThat(dropped).hasSize(47 + 7).containsOnly("inbox-receive", "org.apache.tomcat.util.net.NioEndpoint");
 
         nanos.addAndGet(MINUTE);
+        context.getMDCAdapter().put("inboxId", "2000");
         reception.warn("Inbox unavailable; answering 503 so the sender retries: row {} on port {}", 2000, 5432);
+        context.getMDCAdapter().remove("inboxId");
         assertThat(lines().subList(6, 8)).satisfiesExactly(
                 summary -> assertThat(summary).startsWith("47 more lines like this one were dropped in the last 60 s")
                         .contains("Inbox unavailable; answering # so the sender retries: row # on port #"),
                 line -> assertThat(line).contains("row 2000"));
         assertThat(written.list.get(6).getLevel()).isEqualTo(Level.WARN);
+        assertThat(written.list.get(6).getMDCPropertyMap()).as("the summary is not the line's row's").doesNotContainKey("inboxId");
+        assertThat(written.list.get(7).getMDCPropertyMap()).as("the line keeps its row").containsEntry("inboxId", "2000");
 
         // a storm that stopped is said too, at the window's end, without a line of its kind to carry it
         filter.flush();
@@ -105,7 +116,7 @@ class RepeatedLogLinesTest {
         assertThat(lines()).hasSize(10 + 3 + 3 + 3);
         assertThat(dropped).hasSize(21);
         quiet.error("Connection to node {} could not be established", -1);
-        assertThat(lines()).as("the quiet logger's WARN lines never counted").hasSize(20);
+        assertThat(lines()).as("the quiet logger's ERROR line written (its WARN lines were never written)").hasSize(20);
         // the same template with another downstream or step is another kind: its first line is written
         worker.warn("System error from {} at {}: HTTP {}", "survey", "inbox-register-survey-bundle", 503);
         worker.warn("Circuit of {} open", "account");
