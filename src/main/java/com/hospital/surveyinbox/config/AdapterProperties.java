@@ -472,8 +472,9 @@ public class AdapterProperties {
     }
 
     /**
-     * Outage awareness: after {@code failureThreshold} consecutive system errors from one downstream its
-     * circuit opens; while open, rows that need it are deferred without being charged an attempt.
+     * Outage awareness: after {@code failureThreshold} consecutive system errors from one downstream, or as many
+     * different requests of one of its calls failing, its circuit opens; while open, rows that need it are deferred
+     * without being charged an attempt (processing/DownstreamCircuits).
      */
     public static class Circuit {
         /** false charges every system error as an attempt (the plain retry ledger). */
@@ -483,7 +484,10 @@ public class AdapterProperties {
          * one call failing since that call last answered open it too.
          */
         @Min(1) private final int failureThreshold;
-        /** How long an open circuit defers rows before letting trial calls through. */
+        /**
+         * How long an open circuit defers rows before letting trial calls through; a call's failed request is
+         * remembered for ten times this.
+         */
         @NotNull @DurationMin(millis = 100) private final Duration openDuration;
 
         public Circuit(@DefaultValue("true") boolean enabled,

@@ -21,10 +21,11 @@ import org.springframework.stereotype.Component;
  * failed registration is named:
  * <ul>
  *   <li>{@link #before}: which downstream the call goes to (by base URL), its circuit (open = the call is
- *       not made: {@link CircuitOpenException}; half-open, only its trials: DownstreamCircuits), JSON headers, a timer;</li>
- *   <li>{@link #after}: the call is accounted — an answer the step accepts tells the circuit the downstream is
- *       up; a 5xx, a 3xx (never followed), a timeout or a refused connection counts against it (a 4xx does
- *       not: the downstream answered) — the timer stops, and the answer's headers are dropped so nothing of one call is sent on
+ *       not made: {@link CircuitOpenException}; half-open, only its trials: DownstreamCircuits), the request's
+ *       fingerprint (endpoint, path, query, body), JSON headers, a timer;</li>
+ *   <li>{@link #after}: the call is accounted — an answer the step accepts tells the circuit the call answered;
+ *       a 5xx, a 3xx (never followed), a timeout or a refused connection counts against it, per call and request
+ *       (a 4xx does not: the downstream answered) — the timer stops, and the answer's headers are dropped so nothing of one call is sent on
  *       the next;</li>
  *   <li>{@link #classify}: the exception that ended a registration as an {@link Outcome} — 4xx with
  *       {@code {code,message}} is a business error with that message (the row's patient values masked, or
@@ -78,8 +79,7 @@ public class DownstreamCalls {
             exchange.getMessage().setHeader(Exchange.CONTENT_TYPE, "application/json; charset=UTF-8");
         }
         // toD's endpoint is the base URL alone: the path values travel in CamelHttpPath
-        String path = exchange.getMessage().getHeader(Exchange.HTTP_PATH, String.class);
-        exchange.setProperty(REQUEST, fingerprint(path == null ? uri : uri + "|" + path,
+        exchange.setProperty(REQUEST, fingerprint(uri, exchange.getMessage().getHeader(Exchange.HTTP_PATH, String.class),
                 exchange.getMessage().getHeader(Exchange.HTTP_QUERY, String.class), exchange.getMessage().getBody()));
         exchange.setProperty(STARTED, System.nanoTime());
     }
@@ -88,8 +88,8 @@ public class DownstreamCalls {
      * What tells two requests apart for the circuit: the endpoint and path (the path values), the query and a text
      * body (the routes send JSON text). Kept in memory only; a collision makes two requests count as one.
      */
-    static int fingerprint(String uri, String query, Object body) {
-        return java.util.Objects.hash(uri, query, body instanceof byte[] bytes ? java.util.Arrays.hashCode(bytes)
+    static int fingerprint(String endpoint, String path, String query, Object body) {
+        return java.util.Objects.hash(endpoint, path, query, body instanceof byte[] bytes ? java.util.Arrays.hashCode(bytes)
                 : body instanceof CharSequence text ? text.toString() : null);
     }
 
@@ -118,10 +118,11 @@ public class DownstreamCalls {
     /** After an HTTP step, answered or failed: the circuit, the timer, the error counter, the answer's headers. */
     public void after(Exchange exchange) {
         String downstream = exchange.getProperty(DOWNSTREAM, String.class);
+        String call = callOf(exchange);
         Exception failure = exchange.getException();
         if (failure == null) {
             Integer status = exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class);
-            circuits.recordSuccess(downstream, callOf(exchange));
+            circuits.recordSuccess(downstream, call);
             stopTimer(exchange, status == null ? "error" : (status / 100) + "xx");
             exchange.getMessage().getHeaders().keySet().removeIf(name -> !Exchange.HTTP_RESPONSE_CODE.equals(name));
             // the answer as text: a variable that receives it can be read by as many steps as need it
@@ -129,7 +130,6 @@ public class DownstreamCalls {
             exchange.getMessage().setBody(exchange.getMessage().getBody(String.class));
             return;
         }
-        String call = callOf(exchange);
         HttpOperationFailedException http = exchange.getException(HttpOperationFailedException.class);
         if (http != null) {
             stopTimer(exchange, (http.getStatusCode() / 100) + "xx");

@@ -15,7 +15,7 @@ import org.springframework.stereotype.Component;
 
 /**
  * One circuit per downstream (legacy, account, survey), so a plain outage is not billed to the rows.
- * {@code failure-threshold} consecutive system errors (5xx, timeout, refused) open it, and so do
+ * {@code failure-threshold} consecutive system errors (5xx, 3xx, timeout, refused) open it, and so do
  * {@code failure-threshold} <em>different</em> requests of one call failing since that call last answered (within ten
  * open-durations), whatever
  * its downstream's other calls do: the account system's guest creation down while its search answers (each message's
@@ -32,10 +32,11 @@ import org.springframework.stereotype.Component;
  * row make it the downstream's outage again). So an outage
  * costs about {@code failure-threshold} attempts per {@code open-duration} in all, spread over the rows,
  * while rows that always get a 5xx (a poison row, no other traffic) are charged on every retry and go DEAD
- * after {@code max-attempts} of them. Any HTTP answer below 500 counts as "the downstream is up", business
- * errors included.
+ * after {@code max-attempts} of them. An accepted status or a 4xx counts as "the downstream is up", business
+ * errors included. Recorded by {@link DownstreamCalls} around every HTTP step; routes/inbox-reply.camel.yaml asks
+ * {@link #isOpen} (step inbox-reply-if-legacy-circuit-open).
  */
-@Component
+@Component("downstreamCircuits")
 public class DownstreamCircuits {
 
     public static final List<String> DOWNSTREAMS = List.of("legacy", "account", "survey");
@@ -43,11 +44,11 @@ public class DownstreamCircuits {
 
     /** Circuit state; the gauge value is the ordinal. */
     public enum State {
-        /** Calls flow; consecutive system errors are counted. */
+        /** Calls flow; consecutive system errors, and each call's different failing requests, are counted. */
         CLOSED,
         /** The downstream is considered down: rows needing it are deferred, uncharged. */
         OPEN,
-        /** Open duration elapsed: trial calls decide. */
+        /** Open duration elapsed: trial calls decide (only the opening call's, when one call's failures opened it). */
         HALF_OPEN
     }
 
@@ -59,8 +60,8 @@ public class DownstreamCircuits {
         /**
          * Per call (a step id): the different requests (their fingerprints) that failed since the call last answered,
          * each with its last failure; at most failure-threshold are kept, and one older than {@link #recordWindow} is
-         * forgotten (a row failing on retries keeps its entry fresh; failures weeks apart never add up). Only the
-         * call's own answer clears them.
+         * forgotten (a row failing on retries keeps its entry fresh; failures weeks apart never add up). Cleared by
+         * the call's own answer, and all of them when the circuit closes.
          */
         final Map<String, Map<Integer, Instant>> failedRequests = new java.util.HashMap<>();
         /**
@@ -156,8 +157,9 @@ public class DownstreamCircuits {
     }
 
     /**
-     * {@code call} (a step id) of {@code downstream} answered: the circuit closes (a trial passed) and its count starts
-     * again. The call's failed requests are forgotten; another call's are kept while the circuit was closed (a write
+     * {@code call} (a step id) of {@code downstream} answered: the circuit closes (a trial passed; when another call's
+     * failures opened it, only that call's answer closes it) and its count starts again. The call's failed requests
+     * are forgotten; another call's are kept while the circuit was closed (a write
      * side down opens it however often the reads answer), and forgotten when this answer closes it: after a trial
      * passed, failure-threshold different requests must fail again to re-open it, so a record filled slowly (one
      * survey's lookup failing for weeks, a few others now and then) opens it once, not at each failure from then on.
@@ -215,6 +217,7 @@ public class DownstreamCircuits {
         int consecutive;
         int different;
         boolean opened = false;
+        String why = null;
         synchronized (c) {
             consecutive = ++c.consecutiveFailures;
             Instant now = clock.instant();
@@ -232,9 +235,12 @@ public class DownstreamCircuits {
                 open = counted;
                 if (open) {
                     c.openedBy = consecutive >= threshold ? null : call;
+                    why = consecutive >= threshold ? consecutive + " system errors in a row"
+                            : different + " different requests of " + call + " failing";
                 }
             } else if (c.openedBy == null || c.openedBy.equals(call)) {
                 open = true; // a failed trial (or a call made before it opened failing late): open again
+                why = "a trial of " + call + " failed";
             } else {
                 // another call failing while one call's failures hold it (not a trial: let through while half-open,
                 // or made before it opened): failure-threshold of them in a row, or its own record of different
@@ -242,6 +248,7 @@ public class DownstreamCircuits {
                 open = ++c.othersFailing >= threshold || different >= threshold;
                 if (open) {
                     c.openedBy = null;
+                    why = "its other calls failing too (" + call + ")";
                 }
             }
             if (open) {
@@ -253,9 +260,8 @@ public class DownstreamCircuits {
         }
         if (opened) { // counted and logged outside the circuit's lock: every admit() of the downstream waits on it
             openings.get(downstream).increment();
-            log.warn("Circuit of {} open after {} consecutive system errors, {} different requests of {} failing: "
-                            + "rows needing it wait uncharged for {}",
-                    downstream, consecutive, different, call, properties.getCircuit().getOpenDuration());
+            log.warn("Circuit of {} open: {}; rows needing it wait uncharged for {}",
+                    downstream, why, properties.getCircuit().getOpenDuration());
         }
     }
 }

@@ -108,7 +108,7 @@ class DownstreamCircuitsTest {
 
         clock.now = clock.now.plus(Duration.ofSeconds(31));
         circuits.recordFailure("account", GUEST_FIND, 10); // one search failing while half-open: not the downstream
-        assertThat(circuits.state("account")).as("one other failure does not re-open it").isEqualTo(DownstreamCircuits.State.HALF_OPEN);
+        assertThat(circuits.state("account")).as("two failures of another call do not re-open it").isEqualTo(DownstreamCircuits.State.HALF_OPEN);
         assertThat(openings(meters, "account")).isEqualTo(1);
         for (int search = 0; search < 10; search++) { // patients with a guest account: their rows complete
             assertThat(circuits.admit("account", GUEST_FIND)).as("half-open: the search is no trial").isTrue();
@@ -207,15 +207,15 @@ class DownstreamCircuitsTest {
     @Test
     void oneRequestFailingAgainAndAgainDoesNotOpenTheCircuit() {
         DownstreamCircuits circuits = thresholdThree(new SimpleMeterRegistry(), new MovableClock());
-        int theSurveysLookup = DownstreamCalls.fingerprint("http://legacy/surveys/S1/consents", null, null);
+        int theSurveysLookup = DownstreamCalls.fingerprint("http://legacy", "/surveys/S1/consents", null, null);
         for (int message = 0; message < 20; message++) {
             circuits.recordFailure("legacy", CONSENTS, theSurveysLookup);
             circuits.recordSuccess("legacy", PATIENT); // another message's patient lookup
         }
         assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.CLOSED);
-        circuits.recordFailure("legacy", CONSENTS, DownstreamCalls.fingerprint("http://legacy/surveys/S2/consents", null, null));
+        circuits.recordFailure("legacy", CONSENTS, DownstreamCalls.fingerprint("http://legacy", "/surveys/S2/consents", null, null));
         circuits.recordSuccess("legacy", PATIENT);
-        circuits.recordFailure("legacy", CONSENTS, DownstreamCalls.fingerprint("http://legacy/surveys/S3/consents", null, null));
+        circuits.recordFailure("legacy", CONSENTS, DownstreamCalls.fingerprint("http://legacy", "/surveys/S3/consents", null, null));
         assertThat(circuits.state("legacy")).as("three surveys' lookups failing: the lookup is down").isEqualTo(DownstreamCircuits.State.OPEN);
 
         circuits.recordSuccess("legacy", PATIENT);
@@ -226,22 +226,22 @@ class DownstreamCircuitsTest {
             circuits.recordFailure("legacy", CONSENTS, theSurveysLookup);
             circuits.recordSuccess("legacy", PATIENT);
         }
-        assertThat(circuits.state("legacy")).as("the full record was forgotten when it closed: the one survey does not re-open it")
+        assertThat(circuits.state("legacy")).as("the lookup answered: its record starts again, and the one survey does not re-open it")
                 .isEqualTo(DownstreamCircuits.State.CLOSED);
     }
 
     /** Requests differ by path, query or body; the same request sent again has the same fingerprint. */
     @Test
     void aRequestsFingerprintTellsPathQueryAndBodyApart() {
-        int create = DownstreamCalls.fingerprint("http://account/guests", null, "{\"patno\":\"1\"}");
-        assertThat(DownstreamCalls.fingerprint("http://account/guests", null, "{\"patno\":\"1\"}")).isEqualTo(create);
-        assertThat(DownstreamCalls.fingerprint("http://account/guests", null, "{\"patno\":\"1\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8)))
-                .isNotEqualTo(DownstreamCalls.fingerprint("http://account/guests", null, "{\"patno\":\"2\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
-        assertThat(DownstreamCalls.fingerprint("http://account/guests", null, "{\"patno\":\"2\"}")).isNotEqualTo(create);
-        assertThat(DownstreamCalls.fingerprint("http://account/guests", "patno=1", null))
-                .isNotEqualTo(DownstreamCalls.fingerprint("http://account/guests", "patno=2", null));
-        assertThat(DownstreamCalls.fingerprint("http://legacy/patients/1", null, null))
-                .isNotEqualTo(DownstreamCalls.fingerprint("http://legacy/patients/2", null, null));
+        int create = DownstreamCalls.fingerprint("http://account", "/guests", null, "{\"patno\":\"1\"}");
+        assertThat(DownstreamCalls.fingerprint("http://account", "/guests", null, "{\"patno\":\"1\"}")).isEqualTo(create);
+        assertThat(DownstreamCalls.fingerprint("http://account", "/guests", null, "{\"patno\":\"1\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+                .isNotEqualTo(DownstreamCalls.fingerprint("http://account", "/guests", null, "{\"patno\":\"2\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        assertThat(DownstreamCalls.fingerprint("http://account", "/guests", null, "{\"patno\":\"2\"}")).isNotEqualTo(create);
+        assertThat(DownstreamCalls.fingerprint("http://account", "/guests", "patno=1", null))
+                .isNotEqualTo(DownstreamCalls.fingerprint("http://account", "/guests", "patno=2", null));
+        assertThat(DownstreamCalls.fingerprint("http://legacy", "/patients/1", null, null))
+                .isNotEqualTo(DownstreamCalls.fingerprint("http://legacy", "/patients/2", null, null));
     }
 
     /** Circuits that open after 3 failures and stay open 30 s. */
