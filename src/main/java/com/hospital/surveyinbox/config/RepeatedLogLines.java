@@ -110,8 +110,9 @@ public final class RepeatedLogLines extends TurboFilter {
         long now = nanos.getAsLong();
         int droppedBefore = 0;
         boolean write;
+        Window w;
         synchronized (windows) {
-            Window w = windows.get(kind);
+            w = windows.get(kind);
             if (w == null) {
                 w = new Window(logger, level, shown(masked), now);
                 windows.put(kind, w);
@@ -128,9 +129,14 @@ public final class RepeatedLogLines extends TurboFilter {
                 w.dropped++;
             }
         }
-        sayForgotten();
+        List<Window> forgottenHere = forgotten.get();
+        if (!forgottenHere.isEmpty()) {
+            List<Window> said = new ArrayList<>(forgottenHere);
+            forgottenHere.clear();
+            say(said);
+        }
         if (droppedBefore > 0) {
-            summarize(logger, level, droppedBefore, shown(masked));
+            summarize(w, droppedBefore);
         }
         if (!write) {
             droppedOf.accept(logger.getName());
@@ -157,19 +163,13 @@ public final class RepeatedLogLines extends TurboFilter {
                 }
             }
         }
-        for (Window w : ended) {
-            summarize(w.logger, w.level, w.dropped, w.shown);
-        }
+        say(ended);
     }
 
-    private void sayForgotten() {
-        List<Window> said = forgotten.get();
-        if (!said.isEmpty()) {
-            List<Window> copy = new ArrayList<>(said);
-            said.clear();
-            for (Window w : copy) {
-                summarize(w.logger, w.level, w.dropped, w.shown);
-            }
+    /** The drops of windows no longer counted (ended, or forgotten to bound the map). */
+    private void say(List<Window> closed) {
+        for (Window w : closed) {
+            summarize(w, w.dropped);
         }
     }
 
@@ -184,7 +184,8 @@ public final class RepeatedLogLines extends TurboFilter {
         }
     }
 
-    private void summarize(Logger logger, Level level, int dropped, String shown) {
+    private void summarize(Window w, int dropped) {
+        Logger logger = w.logger;
         // written on whichever thread logs the kind's next line: not with that line's row (inboxId, trace)
         var mdc = logger.getLoggerContext().getMDCAdapter();
         Map<String, String> lineContext = mdc == null ? null : mdc.getCopyOfContextMap();
@@ -194,8 +195,8 @@ public final class RepeatedLogLines extends TurboFilter {
         summarizing.set(Boolean.TRUE);
         try {
             String line = "{} more lines like this one were dropped in the last {} s (adapter.logging.repeat-limit {}): {}";
-            Object[] args = {dropped, windowNanos / 1_000_000_000L, limit, shown};
-            if (level.levelInt >= Level.ERROR_INT) {
+            Object[] args = {dropped, windowNanos / 1_000_000_000L, limit, w.shown};
+            if (w.level.levelInt >= Level.ERROR_INT) {
                 logger.error(line, args);
             } else {
                 logger.warn(line, args);

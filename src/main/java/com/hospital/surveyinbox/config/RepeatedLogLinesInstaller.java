@@ -36,10 +36,12 @@ public class RepeatedLogLinesInstaller implements InitializingBean, DisposableBe
         if (logging.getRepeatLimit() == 0 || !(LoggerFactory.getILoggerFactory() instanceof LoggerContext)) {
             return;
         }
+        // one counter per logger, looked up once: in a storm every dropped line counts
+        java.util.Map<String, Counter> dropped = new java.util.concurrent.ConcurrentHashMap<>();
         filter = new RepeatedLogLines(logging.getRepeatLimit(), logging.getRepeatWindow().toNanos(), System::nanoTime,
-                logger -> Counter.builder("adapter.log.lines.dropped")
+                logger -> dropped.computeIfAbsent(logger, name -> Counter.builder("adapter.log.lines.dropped")
                         .description("log lines dropped as repeats beyond adapter.logging.repeat-limit per window")
-                        .tag("logger", logger).register(meters).increment());
+                        .tag("logger", name).register(meters)).increment());
         filter.start();
         installed();
         ticks = Executors.newSingleThreadScheduledExecutor(r -> {
