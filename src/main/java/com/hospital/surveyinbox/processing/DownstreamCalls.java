@@ -24,12 +24,14 @@ import org.springframework.stereotype.Component;
  *       not made: {@link CircuitOpenException}; half-open, only its trials: DownstreamCircuits), the request's
  *       fingerprint (endpoint, path, query, body), JSON headers, a timer;</li>
  *   <li>{@link #after}: the call is accounted — an answer the step accepts tells the circuit the call answered;
- *       a 5xx, a 3xx (never followed), a timeout or a refused connection counts against it, per call and request
- *       (a 4xx does not: the downstream answered) — the timer stops, and the answer's headers are dropped so nothing of one call is sent on
- *       the next;</li>
+ *       a 5xx, a 3xx (never followed), a "not now" 4xx ({@link #NOT_NOW}: 401, 407, 408, 429), a markup page
+ *       whatever its status ({@link #markup}: a gateway's, not the API's; one the step accepted fails the call), a
+ *       timeout or a refused connection counts against it, per call and request (another 4xx does not: the
+ *       downstream answered) — the timer stops, and the answer's headers are dropped so nothing of one call is
+ *       sent on the next;</li>
  *   <li>{@link #classify}: the exception that ended a registration as an {@link Outcome} — 4xx with
  *       {@code {code,message}} is a business error with that message (the row's patient values masked, or
- *       withheld when the patient's name is not known: {@link #masked}); 3xx, 5xx,
+ *       withheld when the patient's name is not known: {@link #masked}); 3xx, 5xx, "not now" 4xx, markup pages,
  *       timeouts, refused connections and anything else a system error, charged; a call the circuit refused
  *       defers the row uncharged.</li>
  * </ul>
@@ -93,9 +95,43 @@ public class DownstreamCalls {
                 : body instanceof CharSequence text ? text.toString() : null);
     }
 
-    /** A 4xx: the downstream answered and refused (CONTRACT §3: a business error when it says why); not a 3xx or 5xx. */
+    /**
+     * A 4xx: the downstream answered and refused (CONTRACT §3: a business error when it says why); not a 3xx or 5xx,
+     * and not a 4xx that says "not now" rather than "no": {@link #NOT_NOW}.
+     */
     static boolean refusal(HttpOperationFailedException http) {
-        return http.getStatusCode() >= 400 && http.getStatusCode() < 500;
+        return http.getStatusCode() >= 400 && http.getStatusCode() < 500 && !NOT_NOW.contains(http.getStatusCode());
+    }
+
+    /**
+     * 4xx statuses that say nothing about the message: 401 and 407 (our credentials, or a proxy's, refused), 408 (a
+     * timeout) and 429 (too many requests). Like a 5xx they count against the circuit and are system errors whatever
+     * their body says: taken as refusals, a rate limiter or an expired credential walked every row to DEAD, each
+     * with a failure reply quoting "rate limit exceeded" as the business reason, while the circuit heard "up".
+     */
+    static final java.util.Set<Integer> NOT_NOW = java.util.Set.of(401, 407, 408, 429);
+
+    /**
+     * Whether a body is markup (an HTML or XML page: its first character, past white space, is '<'): a gateway's,
+     * a firewall's or a maintenance page answering for the downstream, never its JSON API. Whatever its status, it
+     * counts against the circuit, and a status the step accepted fails the call: a maintenance page answered 200
+     * to the bundle's POST completed the row with nothing created, silently (no reply is owed for a completed row).
+     */
+    static boolean markup(String body) {
+        if (body == null) {
+            return false;
+        }
+        for (int i = 0; i < body.length(); i++) { // not stripLeading(): no copy of an answer of up to a mebibyte
+            if (!Character.isWhitespace(body.charAt(i))) {
+                return body.charAt(i) == '<';
+            }
+        }
+        return false;
+    }
+
+    /** A text answer without the byte order mark some servers put first (JSON must not carry one: RFC 8259 §8.1). */
+    static String withoutByteOrderMark(String body) {
+        return body != null && body.startsWith("\uFEFF") ? body.substring(1) : body;
     }
 
     /** The {@code code} of a downstream answer {@code {"code":…,"message":…}}, or null. */
@@ -122,25 +158,34 @@ public class DownstreamCalls {
         Exception failure = exchange.getException();
         if (failure == null) {
             Integer status = exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class);
-            circuits.recordSuccess(downstream, call);
             stopTimer(exchange, status == null ? "error" : (status / 100) + "xx");
             exchange.getMessage().getHeaders().keySet().removeIf(name -> !Exchange.HTTP_RESPONSE_CODE.equals(name));
             // the answer as text: a variable that receives it can be read by as many steps as need it
             // (a stream would be empty on its second read)
-            exchange.getMessage().setBody(exchange.getMessage().getBody(String.class));
+            String answer = withoutByteOrderMark(exchange.getMessage().getBody(String.class));
+            exchange.getMessage().setBody(answer);
+            if (markup(answer)) {
+                circuits.recordFailure(downstream, call, requestOf(exchange));
+                meters.counter("adapter.downstream.errors", "call", call, "kind", "markup").increment();
+                throw new SystemException(downstream, "answer is a markup page, not JSON (HTTP " + status + ")", null);
+            }
+            circuits.recordSuccess(downstream, call);
             return;
         }
         HttpOperationFailedException http = exchange.getException(HttpOperationFailedException.class);
         if (http != null) {
             stopTimer(exchange, (http.getStatusCode() / 100) + "xx");
-            if (refusal(http)) {
+            if (refusal(http) && !markup(http.getResponseBody())) {
                 circuits.recordSuccess(downstream, call); // it answered: a refusal is no sign of an outage
                 if (businessMessage(http.getResponseBody()) == null) {
                     meters.counter("adapter.downstream.errors", "call", call, "kind", "4xx").increment();
                 }
-            } else { // a 5xx, or a redirect (never followed: a gateway or address that is wrong, not an answer)
+            } else { // a 5xx, a "not now" 4xx, a page that is not the API's, or a redirect (never followed: a gateway
+                     // or address that is wrong, not an answer), or a 2xx the step does not accept
                 circuits.recordFailure(downstream, call, requestOf(exchange));
-                meters.counter("adapter.downstream.errors", "call", call, "kind", http.getStatusCode() >= 500 ? "5xx" : "3xx").increment();
+                meters.counter("adapter.downstream.errors", "call", call, "kind", markup(http.getResponseBody()) ? "markup"
+                        : NOT_NOW.contains(http.getStatusCode()) ? String.valueOf(http.getStatusCode())
+                        : (http.getStatusCode() / 100) + "xx").increment();
             }
         } else { // the call itself failed: timeout, refused, reset
             stopTimer(exchange, "error");
@@ -358,7 +403,7 @@ public class DownstreamCalls {
 
     private JsonNode errorBody(String body) {
         try {
-            JsonNode node = body == null ? null : mapper.readTree(body);
+            JsonNode node = body == null ? null : mapper.readTree(withoutByteOrderMark(body));
             return node != null && node.isObject() ? node : null;
         } catch (IOException e) {
             return null;

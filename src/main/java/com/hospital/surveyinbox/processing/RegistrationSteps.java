@@ -62,9 +62,17 @@ public class RegistrationSteps {
                 && "N".equalsIgnoreCase(java.text.Normalizer.normalize(alimtalkYn, java.text.Normalizer.Form.NFKC).strip());
     }
 
-    /** Body of {@code POST {account}/guests}: the legacy patient record's name and mobile, else the message's. */
+    /**
+     * Body of {@code POST {account}/guests}: the legacy patient record's name and mobile, else the message's. The
+     * record must be a JSON object (CONTRACT §3: {@code {"patno","patNm","mobileNo"}}): an answer of another shape
+     * ({@code []}, a string) read as "no name, no mobile" created a permanent guest account without either, which
+     * every later SEND of the patient reused.
+     */
     public String guestBody(Registration msg, String patientJson) {
         JsonNode patient = json(patientJson);
+        if (!patient.isObject()) {
+            throw new SystemException("legacy", "patient answer is not a JSON object", null);
+        }
         ObjectNode guest = mapper.createObjectNode();
         guest.put("patno", msg.patno());
         guest.put("patNm", firstText(patient, "patNm", msg.patNm()));

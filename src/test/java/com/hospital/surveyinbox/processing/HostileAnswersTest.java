@@ -23,6 +23,9 @@ class HostileAnswersTest extends IntegrationTest {
     @Autowired
     DownstreamCircuits circuits;
 
+    @Autowired
+    io.micrometer.core.instrument.MeterRegistry meters;
+
     /**
      * Each case's system errors are its own: five in a row open the survey's circuit, which would defer the next
      * case's rows (and those of the next test class sharing this context) for its open duration.
@@ -170,6 +173,110 @@ class HostileAnswersTest extends IntegrationTest {
                 "{\"code\":\"MOVED\",\"message\":\"see elsewhere\"}", Map.of("Location", "http://169.254.169.254/latest"), 0));
         assertThat(rows.row(id)).containsEntry("last_error", Outcome.SYSTEM_ERROR);
         assertThat(simulator().requests()).noneMatch(r -> r.line().contains("latest"));
+    }
+
+    /**
+     * A maintenance page answered 200 to the bundle's POST: nothing was created, so the call fails as a system error
+     * and counts against the circuit (the row completed, silently: no reply is owed for a completed row).
+     */
+    @Test
+    void aMarkupPageWithAStatusTheStepAcceptsFailsTheCall() {
+        String subject = uniqueSubject("MAINT");
+        double before = markupErrors("inbox-register-survey-bundle");
+        DownstreamSimulator.Fault page = answer("POST /survey/dispatch-bundles", 200,
+                "\n<!DOCTYPE html><html><body>Down for maintenance</body></html>", Map.of("Content-Type", "text/html"), 0);
+        try {
+            String id = client.accept(ServiceClient.message(subject, ""));
+            rows.awaitAttempt(id, 1, "FAILED");
+            assertThat(rows.row(id)).containsEntry("last_error", Outcome.SYSTEM_ERROR);
+        } finally {
+            simulator().remove(page);
+        }
+        assertThat(markupErrors("inbox-register-survey-bundle") - before).as("counted against the survey").isEqualTo(1);
+    }
+
+    private double markupErrors(String call) {
+        io.micrometer.core.instrument.Counter counter = meters.find("adapter.downstream.errors").tag("call", call)
+                .tag("kind", "markup").counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    /**
+     * A gateway's 404 page for the guest search (a status that step accepts: "no guest yet") is not the account
+     * system's answer: no guest account is created on its word.
+     */
+    @Test
+    void aGatewaysNotFoundPageIsNoAnswer() {
+        String subject = uniqueSubject("GW404");
+        String patno = "PGW" + Math.abs(subject.hashCode());
+        DownstreamSimulator.Fault page = answer("GET /account/guests", 404, "<html><h1>404 Not Found</h1></html>",
+                Map.of("Content-Type", "text/html"), 0);
+        try {
+            String id = client.accept(ServiceClient.message(subject, patno, ""));
+            rows.awaitAttempt(id, 1, "FAILED");
+            assertThat(rows.row(id)).containsEntry("last_error", Outcome.SYSTEM_ERROR);
+        } finally {
+            simulator().remove(page);
+        }
+        assertThat(simulator().guestOf(patno)).as("guest created").isNull();
+    }
+
+    /**
+     * A rate limiter's 429 (here with a {@code message}, no {@code code}) says "not now", nothing about the message:
+     * a system error that counts against the circuit, which opens after failure-threshold different requests. As a
+     * refusal every row went DEAD with "API rate limit exceeded" as its business reason, the circuit hearing "up".
+     */
+    @Test
+    void aRateLimitIsASystemErrorThatOpensTheCircuit() {
+        String patients = "PRL" + Math.abs(uniqueSubject("RL").hashCode());
+        DownstreamSimulator.Fault limited = simulator().add(new DownstreamSimulator.Fault(
+                s -> s.startsWith("GET /legacy/patients/" + patients), 429, "{\"message\":\"API rate limit exceeded\"}",
+                0, Map.of("Retry-After", "60"), 0));
+        try {
+            for (int i = 0; i < 5; i++) {
+                String id = client.accept(ServiceClient.message(uniqueSubject("RATELIMIT"), patients + "-" + i, ""));
+                rows.awaitAttempt(id, 1, "FAILED");
+                assertThat(rows.row(id)).containsEntry("last_error", Outcome.SYSTEM_ERROR);
+            }
+        } finally {
+            simulator().remove(limited);
+        }
+        assertThat(circuits.isOpen("legacy")).as("five patients rate-limited").isTrue();
+    }
+
+    /** A byte order mark before the JSON (RFC 8259 forbids it; some servers send one) does not make it unreadable. */
+    @Test
+    void anAnswerWithAByteOrderMarkIsRead() {
+        String subject = uniqueSubject("BOM");
+        String srvyNo = "SBOM" + Math.abs(subject.hashCode());
+        DownstreamSimulator.Fault bom = answer("GET /legacy/surveys/" + srvyNo + "/consents", 200, "\uFEFF[{\"consentCd\":\"C1\"}]",
+                Map.of(), 0);
+        try {
+            rows.awaitStatus(client.accept(ServiceClient.message(subject, "\"srvyNo\":\"" + srvyNo + "\"")), "COMPLETED");
+        } finally {
+            simulator().remove(bom);
+        }
+        assertThat(simulator().bundleRequests(subject)).singleElement()
+                .satisfies(bundle -> assertThat(bundle.path("consents").path(0).path("consentCd").asText()).isEqualTo("C1"));
+    }
+
+    /**
+     * A patient answer that is not the record's JSON object: no guest account is created from it (read as "no name,
+     * no mobile", a permanent guest without either was created, and later SENDs of the patient reused it).
+     */
+    @Test
+    void aPatientAnswerOfTheWrongShapeCreatesNoGuest() {
+        String subject = uniqueSubject("SHAPE");
+        String patno = "PSH" + Math.abs(subject.hashCode());
+        DownstreamSimulator.Fault list = answer("GET /legacy/patients/" + patno, 200, "[]", Map.of(), 0);
+        try {
+            String id = client.accept(ServiceClient.message(subject, patno, ""));
+            rows.awaitAttempt(id, 1, "FAILED");
+            assertThat(rows.row(id)).containsEntry("last_error", Outcome.SYSTEM_ERROR);
+        } finally {
+            simulator().remove(list);
+        }
+        assertThat(simulator().guestOf(patno)).as("guest created").isNull();
     }
 
     /**

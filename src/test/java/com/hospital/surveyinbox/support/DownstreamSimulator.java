@@ -194,6 +194,11 @@ public final class DownstreamSimulator {
         return new ArrayList<>(replies);
     }
 
+    /** The guest account of a patient number, or null when none was created. */
+    public String guestOf(String patno) {
+        return guests.get(patno);
+    }
+
     public List<JsonNode> replies(String srvyDrawupNo) {
         return replies.stream().filter(r -> srvyDrawupNo.equals(r.path("srvyDrawupNo").asText())).toList();
     }
