@@ -1,0 +1,72 @@
+package com.hospital.surveyinbox.migration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A migration, once released, is never edited: a database that ran it keeps its checksum in
+ * {@code flyway_schema_history}, and Flyway's validation at start refuses a changed text ("Migration checksum
+ * mismatch"): every new pod of the rollout crash-loops, and so does a rollback to an image whose text differs
+ * (a rewritten migration's effect would not reach that database either). Each migration file (and its {@code .conf})
+ * is pinned in {@code src/test/resources/db/released-migrations.sha256} (the output of {@code sha256sum}); a change
+ * goes into a new migration. A new migration is pinned when it is added: run
+ * {@code (cd src/main/resources/db/migration && ls | sort -V | xargs sha256sum) > src/test/resources/db/released-migrations.sha256}.
+ */
+class ReleasedMigrationsTest {
+
+    private static final Path MIGRATIONS = Path.of("src/main/resources/db/migration");
+    private static final Path PINNED = Path.of("src/test/resources/db/released-migrations.sha256");
+
+    @Test
+    void aReleasedMigrationIsNeverEdited() throws IOException {
+        Map<String, String> pinned = pinned();
+        Map<String, String> present = present();
+        assertThat(pinned).as("pinned migrations (released-migrations.sha256)").isNotEmpty();
+        pinned.forEach((file, hash) -> assertThat(present.get(file))
+                .as("%s: a released migration is never edited or removed; put the change in a new migration", file)
+                .isEqualTo(hash));
+        assertThat(pinned.keySet())
+                .as("every migration is pinned once added (see this class's Javadoc for the command)")
+                .containsAll(present.keySet());
+    }
+
+    private static Map<String, String> pinned() throws IOException {
+        Map<String, String> pinned = new TreeMap<>();
+        for (String line : Files.readAllLines(PINNED, StandardCharsets.UTF_8)) {
+            if (!line.isBlank()) {
+                String[] parts = line.strip().split("\\s+\\*?", 2);
+                pinned.put(parts[1], parts[0]);
+            }
+        }
+        return pinned;
+    }
+
+    private static Map<String, String> present() throws IOException {
+        Map<String, String> present = new TreeMap<>();
+        try (Stream<Path> files = Files.list(MIGRATIONS)) {
+            for (Path file : files.toList()) {
+                present.put(file.getFileName().toString(), sha256(Files.readAllBytes(file)));
+            }
+        }
+        return present;
+    }
+
+    private static String sha256(byte[] bytes) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
