@@ -77,14 +77,18 @@ public class InboxStore implements DisposableBean {
 
     /**
      * The outcome of a group whose COMMIT got no answer, asked on another connection: its backend is ended
-     * first if it is still there (so the transaction can no longer commit later), then the transaction's
-     * status is read from the commit log: {@code committed}, {@code aborted}, or null when it is too old.
+     * first if the COMMIT has not reached it (idle in its transaction: ended, the transaction can no longer commit
+     * later), then the transaction's status is read from the commit log: {@code committed}, {@code aborted}, or
+     * null when it is too old. A backend running the COMMIT is never ended: waiting for a synchronous standby
+     * (the commit record already flushed), an ended backend commits on the primary alone, and the group was
+     * answered "stored" for rows a failover to that standby loses. It is waited for instead, within a bound.
      */
     static final String END_BACKEND = """
             SELECT pg_terminate_backend(pid)
               FROM pg_stat_activity
              WHERE pid = ?
                AND backend_xid IS NOT NULL
+               AND state LIKE 'idle in transaction%'
             """;
 
     static final String BACKEND_GONE = """
@@ -330,17 +334,22 @@ public class InboxStore implements DisposableBean {
     }
 
     /**
-     * After a COMMIT without an answer: did it commit? Asked on another connection. The group's backend, if it
-     * is still there, is ended first (a COMMIT still on its way could otherwise land after the answer), then the
-     * transaction's status is read. Anything the database cannot say counts as not committed: the sender gets
-     * 503 and retries — the one admitted case, a database that answers nothing at all.
+     * After a COMMIT without an answer: did it commit? Asked on another connection. The group's backend, if the
+     * COMMIT has not reached it, is ended first (a COMMIT still on its way could otherwise land after the answer);
+     * one running the COMMIT is waited for ({@link #END_BACKEND}); then the transaction's status is read. Anything
+     * the database cannot say in time counts as not committed: the sender gets 503 and retries (a COMMIT that
+     * completes later leaves a row the retry finds by its Idempotency-Key, or a second row without one: a
+     * duplicate, never a loss) — the one admitted case, a database that answers nothing at all.
      */
     private boolean committedAfterAll(int pid, String xid) {
+        return committedAfterAll(receptionJdbc.getJdbcOperations(), pid, xid);
+    }
+
+    static boolean committedAfterAll(org.springframework.jdbc.core.JdbcOperations other, int pid, String xid) {
         if (pid == 0 || xid == null) {
             return false;
         }
         try {
-            org.springframework.jdbc.core.JdbcOperations other = receptionJdbc.getJdbcOperations();
             other.query(END_BACKEND, rs -> { }, pid);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
             while (!Boolean.TRUE.equals(other.queryForObject(BACKEND_GONE, Boolean.class, pid))) {
