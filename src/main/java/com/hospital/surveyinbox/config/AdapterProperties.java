@@ -4,6 +4,7 @@ import jakarta.validation.Valid;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
+import org.hibernate.validator.constraints.time.DurationMax;
 import org.hibernate.validator.constraints.time.DurationMin;
 import java.time.Duration;
 import java.time.ZoneId;
@@ -135,15 +136,15 @@ public class AdapterProperties {
         /** The attempt that reaches this count turns the row DEAD. */
         @Min(1) private final int maxAttempts;
         /** A FAILED row is republished once its last attempt is older than this. */
-        @NotNull @DurationMin(millis = 0) private final Duration retryDelay;
+        @NotNull @DurationMin(millis = 0) @DurationMax(hours = 6) private final Duration retryDelay;
         /** A RECEIVED row older than this is presumed to have lost its event and is republished. */
-        @NotNull @DurationMin(seconds = 1) private final Duration lostEventAfter;
+        @NotNull @DurationMin(seconds = 1) @DurationMax(hours = 6) private final Duration lostEventAfter;
         /** A PROCESSING row untouched for this long is presumed abandoned, reset to RECEIVED and republished. */
-        @NotNull @DurationMin(seconds = 1) private final Duration stuckProcessingAfter;
+        @NotNull @DurationMin(seconds = 1) @DurationMax(days = 1) private final Duration stuckProcessingAfter;
         /** Quartz cron of the clustered redelivery job (seconds field first). */
         @NotBlank private final String redeliverCron;
         /** Most rows of each stalled kind republished per redelivery tick, oldest first. */
-        @Min(1) private final int redeliverBatchSize;
+        @Min(1) @jakarta.validation.constraints.Max(5000) private final int redeliverBatchSize;
         /** false keeps this instance out of the clustered jobs (its scheduler does not start). */
         private final boolean redeliverEnabled;
         /** Days of redelivery_run history kept (operators' view of the job's ticks). */
@@ -296,9 +297,9 @@ public class AdapterProperties {
 
     public static class Http {
         /** Timeout to open a TCP connection to a downstream. */
-        @NotNull @DurationMin(millis = 100) private final Duration connectTimeout;
+        @NotNull @DurationMin(millis = 100) @DurationMax(minutes = 1) private final Duration connectTimeout;
         /** Timeout waiting for a downstream response (the slow consent lookup takes ~1 s). */
-        @NotNull @DurationMin(millis = 100) private final Duration responseTimeout;
+        @NotNull @DurationMin(millis = 100) @DurationMax(minutes = 5) private final Duration responseTimeout;
         /**
          * Largest downstream answer read (bytes; a larger one fails the call as a system error): every answer is
          * read into memory, and one of hundreds of megabytes would end the pod (ExitOnOutOfMemoryError).
@@ -340,7 +341,7 @@ public class AdapterProperties {
 
     public static class Cache {
         /** TTL of a cached consent list (empty lists included; a 404 is never cached). */
-        @NotNull @DurationMin(seconds = 1) private final Duration consentTtl;
+        @NotNull @DurationMin(seconds = 1) @DurationMax(days = 1) private final Duration consentTtl;
         /** Redis key prefix; the srvyNo is appended. */
         @NotBlank private final String keyPrefix;
         /**
@@ -399,8 +400,13 @@ public class AdapterProperties {
     }
 
     public static class Downstream {
-        /** Base URL, e.g. http://account-service:8080 (no trailing slash). */
-        @NotBlank private final String baseUrl;
+        /**
+         * Base URL, e.g. http://account-service:8080 or https://gw/legacy: http(s), a host, an optional path, no
+         * trailing slash, query or fragment (the routes append "/patients/…": a trailing slash made "//patients").
+         */
+        @NotBlank @jakarta.validation.constraints.Pattern(regexp = "https?://[^/?#\\s]+(/[^?#\\s]*[^/?#\\s])?",
+                message = "must be http(s)://host[:port][/path], without a trailing '/', query or fragment")
+        private final String baseUrl;
 
         public Downstream(String baseUrl) {
             this.baseUrl = baseUrl;
@@ -488,7 +494,7 @@ public class AdapterProperties {
          * How long an open circuit defers rows before letting trial calls through; a call's failed request is
          * remembered for ten times this.
          */
-        @NotNull @DurationMin(millis = 100) private final Duration openDuration;
+        @NotNull @DurationMin(millis = 100) @DurationMax(hours = 1) private final Duration openDuration;
 
         public Circuit(@DefaultValue("true") boolean enabled,
                 @DefaultValue("5") int failureThreshold,
@@ -536,7 +542,7 @@ public class AdapterProperties {
         /** Quartz cron of the clustered retention job. */
         @NotBlank private final String cron;
         /** Rows redacted (and rows deleted) per statement; the job loops until nothing is due or max-batches. */
-        @Min(1) private final int batchSize;
+        @Min(1) @jakarta.validation.constraints.Max(5000) private final int batchSize;
         /**
          * Batches (count) each of the run's two statements (redact, delete) takes at most in one run; what is left
          * is the next run's. Bounds one night's work when keep-* is shortened on a table of many millions of rows

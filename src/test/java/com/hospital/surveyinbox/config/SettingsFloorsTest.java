@@ -3,6 +3,7 @@ package com.hospital.surveyinbox.config;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.validation.ValidationAutoConfiguration;
@@ -31,9 +32,13 @@ class SettingsFloorsTest {
                     "adapter.security.ops.password=ops-secret-12345678");
 
     private void refused(String setting, String key) {
-        runner.withPropertyValues(setting).run(context -> {
-            assertThat(context).as(setting).hasFailed();
-            assertThat(context.getStartupFailure()).as(setting).rootCause().hasMessageContaining(key);
+        refused(key, new String[] {setting});
+    }
+
+    private void refused(String key, String... settings) {
+        runner.withPropertyValues(settings).run(context -> {
+            assertThat(context).as(settings[0]).hasFailed();
+            assertThat(context.getStartupFailure()).as(settings[0]).rootCause().hasMessageContaining(key);
         });
     }
 
@@ -50,6 +55,54 @@ class SettingsFloorsTest {
         refused("adapter.migration.lock-timeout=0", "migration.lockTimeout");
         refused("adapter.circuit.open-duration=0", "circuit.openDuration");
         refused("adapter.cache.consent-ttl=0", "cache.consentTtl");
+    }
+
+    /**
+     * A bare number is in the setting's unit (seconds): a value meant as milliseconds (30000) is a ceiling's breach,
+     * not an open circuit deferring every row for eight hours.
+     */
+    @Test
+    void aSettingAboveItsCeilingStopsTheBootNamingTheKey() {
+        refused("adapter.circuit.open-duration=30000", "circuit.openDuration");
+        refused("inbox.retryDelay", "adapter.inbox.retry-delay=60000", "adapter.inbox.reply-max-retry-delay=P7D");
+        refused("adapter.inbox.lost-event-after=120000", "inbox.lostEventAfter");
+        refused("adapter.inbox.stuck-processing-after=900000", "inbox.stuckProcessingAfter");
+        refused("adapter.http.response-timeout=5000", "http.responseTimeout");
+        refused("adapter.http.connect-timeout=1000", "http.connectTimeout");
+        refused("adapter.cache.consent-ttl=300000", "cache.consentTtl");
+        refused("adapter.inbox.redeliver-batch-size=100000", "inbox.redeliverBatchSize");
+        refused("adapter.retention.batch-size=100000", "retention.batchSize");
+    }
+
+    /** The routes append paths to a base URL: one with a trailing slash, a query or no scheme stops the boot. */
+    @Test
+    void aBaseUrlTheRoutesCannotExtendStopsTheBootNamingTheKey() {
+        refused("adapter.legacy.base-url=http://legacy/", "legacy.baseUrl");
+        refused("adapter.account.base-url=account:8080", "account.baseUrl");
+        refused("adapter.survey.base-url=http://survey/api?x=1", "survey.baseUrl");
+        runner.withPropertyValues("adapter.legacy.base-url=https://gw.hospital.local:8443/legacy/v1")
+                .run(context -> assertThat(context).hasNotFailed());
+    }
+
+    /**
+     * A switch the routes read as written must be written true or false: the rollback toggle set to "off" (Spring
+     * binds it as false) left receptions on the inbox path, silently.
+     */
+    @Test
+    void aSwitchTheRoutesReadAsWrittenMustBeTrueOrFalse() {
+        ApplicationContextRunner switches = new ApplicationContextRunner().withBean(RawBooleanSettings.class);
+        for (String key : RawBooleanSettings.KEYS) {
+            for (String value : List.of("off", "no", "0", "False")) {
+                switches.withPropertyValues(key + "=" + value).run(context -> {
+                    assertThat(context).as(key + "=" + value).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause().hasMessageContaining(key);
+                });
+            }
+            for (String value : List.of("true", "false")) {
+                switches.withPropertyValues(key + "=" + value).run(context -> assertThat(context).hasNotFailed());
+            }
+        }
+        switches.run(context -> assertThat(context).hasNotFailed());
     }
 
     @Test
