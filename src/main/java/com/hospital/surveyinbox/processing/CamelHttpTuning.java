@@ -33,6 +33,17 @@ public class CamelHttpTuning {
         return new BoundedHeadHttpComponent(http.getMaxHeaderBytes(), http.getMaxHeaders());
     }
 
+    /**
+     * Pooled connections per downstream host: at least one for every call that can run at once — a call per worker
+     * (adapter.kafka.workers) and per synchronous registration (adapter.inbox.synchronous-concurrency), the job's
+     * reply, a lookup beside them — and never fewer than 50. A fixed 50 made workers raised to 64 to drain a backlog
+     * wait for a connection up to the connect timeout and fail as system errors: a local shortage counted against
+     * the downstream's circuit as an outage (one host may serve all three downstreams: a gateway).
+     */
+    static int connectionsPerHost(AdapterProperties properties) {
+        return Math.max(50, properties.getKafka().getWorkers() + properties.getInbox().getSynchronousConcurrency() + 2);
+    }
+
     @Bean
     ComponentCustomizer httpTimeouts(AdapterProperties properties) {
         return ComponentCustomizer.builder(HttpComponent.class).build(component -> {
@@ -42,8 +53,9 @@ public class CamelHttpTuning {
             component.setConnectionRequestTimeout(connect);
             component.setResponseTimeout(response);
             component.setSoTimeout(response);
-            component.setMaxTotalConnections(200);
-            component.setConnectionsPerRoute(50);
+            int perHost = connectionsPerHost(properties);
+            component.setMaxTotalConnections(3 * perHost);
+            component.setConnectionsPerRoute(perHost);
             // the inbox's attempts are the only retry ledger: Apache HttpClient would otherwise repeat a
             // GET answered 503/429 (after a 1 s pause, holding a worker) or a failed connection, unrecorded
             DownstreamAnswerLimits limits = new DownstreamAnswerLimits(properties.getHttp().getMaxAnswerBytes(),

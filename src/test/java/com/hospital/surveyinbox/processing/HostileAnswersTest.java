@@ -50,6 +50,20 @@ class HostileAnswersTest extends IntegrationTest {
         }
     }
 
+    @Autowired
+    org.apache.camel.CamelContext camel;
+
+    @Autowired
+    com.hospital.surveyinbox.config.AdapterProperties properties;
+
+    /** The running client pools what HttpPoolSizeTest computes: a connection for every call that can run at once. */
+    @Test
+    void theClientPoolsAConnectionPerCallThatCanRunAtOnce() {
+        org.apache.camel.component.http.HttpComponent http = camel.getComponent("http", org.apache.camel.component.http.HttpComponent.class);
+        assertThat(http.getConnectionsPerRoute()).isEqualTo(CamelHttpTuning.connectionsPerHost(properties));
+        assertThat(http.getMaxTotalConnections()).isEqualTo(3 * CamelHttpTuning.connectionsPerHost(properties));
+    }
+
     /** Every answer is read whole into memory: one of megabytes (or hundreds) fails the call, not the JVM. */
     @Test
     void anAnswerLargerThanTheLimitFailsTheCall() {
