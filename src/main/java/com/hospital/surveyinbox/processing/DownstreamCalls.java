@@ -122,7 +122,7 @@ public class DownstreamCalls {
             return false;
         }
         for (int i = 0; i < body.length(); i++) { // not stripLeading(): no copy of an answer of up to a mebibyte
-            if (!Character.isWhitespace(body.charAt(i))) {
+            if (!Character.isWhitespace(body.charAt(i)) && body.charAt(i) != '\uFEFF') { // past a byte order mark too
                 return body.charAt(i) == '<';
             }
         }
@@ -132,6 +132,15 @@ public class DownstreamCalls {
     /** A text answer without the byte order mark some servers put first (JSON must not carry one: RFC 8259 §8.1). */
     static String withoutByteOrderMark(String body) {
         return body != null && body.startsWith("\uFEFF") ? body.substring(1) : body;
+    }
+
+    /**
+     * Whether a failure is a downstream's refusal: a 4xx that is not "not now" ({@link #NOT_NOW}) and not a markup
+     * page. What the routes ask where a refusal is handled apart (inbox-consents-lookup-refused: shared with the
+     * lookup's waiters; inbox-register-when-record-unread: its text to mask).
+     */
+    public boolean isRefusal(Exception failure) {
+        return failure instanceof HttpOperationFailedException http && refusal(http) && !markup(http.getResponseBody());
     }
 
     /** The {@code code} of a downstream answer {@code {"code":…,"message":…}}, or null. */
@@ -183,9 +192,11 @@ public class DownstreamCalls {
             } else { // a 5xx, a "not now" 4xx, a page that is not the API's, or a redirect (never followed: a gateway
                      // or address that is wrong, not an answer), or a 2xx the step does not accept
                 circuits.recordFailure(downstream, call, requestOf(exchange));
-                meters.counter("adapter.downstream.errors", "call", call, "kind", markup(http.getResponseBody()) ? "markup"
-                        : NOT_NOW.contains(http.getStatusCode()) ? String.valueOf(http.getStatusCode())
-                        : (http.getStatusCode() / 100) + "xx").increment();
+                // the status says more than the page: a gateway's 502 page is a 5xx, its 302 page a 3xx
+                int status = http.getStatusCode();
+                meters.counter("adapter.downstream.errors", "call", call, "kind", NOT_NOW.contains(status) ? String.valueOf(status)
+                        : status >= 300 && status < 400 || status >= 500 ? (status / 100) + "xx"
+                        : markup(http.getResponseBody()) ? "markup" : (status / 100) + "xx").increment();
             }
         } else { // the call itself failed: timeout, refused, reset
             stopTimer(exchange, "error");
@@ -233,7 +244,9 @@ public class DownstreamCalls {
             // the call was made: charged, even if it (re-)opened the circuit
             return Outcome.systemFailure(downstream, call, "HTTP " + http.getStatusCode());
         }
-        if (failure instanceof SystemException || org.apache.camel.util.ObjectHelper.getException(IOException.class, failure) != null) {
+        // a SystemException thrown by a bean a route calls in an expression arrives wrapped (RuntimeBeanExpressionException)
+        if (org.apache.camel.util.ObjectHelper.getException(SystemException.class, failure) != null
+                || org.apache.camel.util.ObjectHelper.getException(IOException.class, failure) != null) {
             // an answer the flow could not use (no guestId, unreadable body), or the call itself failed (timeout,
             // refused), or its answer's body did (refused when read: camel-http's stream cache wraps that I/O error)
             log.warn("System error from {} at {}: {}", downstream, at, LoggedFailure.describe(failure));

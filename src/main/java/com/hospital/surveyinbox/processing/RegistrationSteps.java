@@ -63,6 +63,16 @@ public class RegistrationSteps {
     }
 
     /**
+     * Checks the legacy patient lookup's answer (step inbox-register-check-patient, inside the lookup's step, so a
+     * failure names the lookup): the contract's JSON object {@code {"patno","patNm","mobileNo"}}, else a system error.
+     */
+    public void patientRecord(String answer) {
+        if (!json(answer).isObject()) {
+            throw new SystemException("legacy", "patient answer is not a JSON object", null);
+        }
+    }
+
+    /**
      * Body of {@code POST {account}/guests}: the legacy patient record's name and mobile, else the message's. The
      * record must be a JSON object (CONTRACT §3: {@code {"patno","patNm","mobileNo"}}): an answer of another shape
      * ({@code []}, a string) read as "no name, no mobile" created a permanent guest account without either, which

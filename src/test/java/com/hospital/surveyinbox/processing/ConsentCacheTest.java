@@ -71,6 +71,9 @@ class ConsentCacheTest extends IntegrationTest {
                 String id = client.accept(send(subject, srvyNo));
                 rows.awaitAttempt(id, 1, "FAILED");
                 assertThat(rows.row(id).get("last_error")).as(answer).isEqualTo("system error");
+                // named for what it is (a SystemException wrapped by the bean expression was an "unexpected" one)
+                assertThat(client.ops("/ops/inbox/" + id).json().get("attemptHistory").get(0).get("reason").asText()).as(answer)
+                        .startsWith("system error at inbox-register-legacy-consents (legacy): ").doesNotContain("unexpected");
             } finally {
                 simulator().remove(bad);
             }
