@@ -77,18 +77,21 @@ public class InboxStore implements DisposableBean {
 
     /**
      * The outcome of a group whose COMMIT got no answer, asked on another connection: its backend is ended
-     * first if the COMMIT has not reached it (idle in its transaction: ended, the transaction can no longer commit
-     * later), then the transaction's status is read from the commit log: {@code committed}, {@code aborted}, or
-     * null when it is too old. A backend running the COMMIT is never ended: waiting for a synchronous standby
-     * (the commit record already flushed), an ended backend commits on the primary alone, and the group was
-     * answered "stored" for rows a failover to that standby loses. It is waited for instead, within a bound.
+     * first if it is still there (so the transaction can no longer commit later: the COMMIT not arrived yet, or
+     * its deferred work still running), then the transaction's status is read from the commit log:
+     * {@code committed}, {@code aborted}, or null when it is too old. Except a backend writing its commit record or
+     * waiting for the synchronous standby to have it: ended then, it commits on the primary alone, and the group
+     * was answered "stored" for rows a failover to that standby loses (UnansweredCommitTest). It is waited for
+     * instead, within a bound, and counts as not committed while it waits.
      */
     static final String END_BACKEND = """
             SELECT pg_terminate_backend(pid)
               FROM pg_stat_activity
              WHERE pid = ?
                AND backend_xid IS NOT NULL
-               AND state LIKE 'idle in transaction%'
+               AND wait_event IS DISTINCT FROM 'SyncRep'
+               AND wait_event IS DISTINCT FROM 'WALSync'
+               AND wait_event IS DISTINCT FROM 'WALWrite'
             """;
 
     static final String BACKEND_GONE = """
@@ -233,7 +236,8 @@ public class InboxStore implements DisposableBean {
     /**
      * The same, every statement after the first bounded by {@code budget}. A COMMIT that got no answer (the
      * connection cut or timed out while it was in flight) is settled by asking on another connection whether
-     * the rows exist: they are answered 200 if they do, so a slow commit never becomes a 503 for a stored row.
+     * the rows exist: they are answered 200 if they do, so a slow commit becomes a 503 for a stored row only while
+     * it still waits (for a synchronous standby: {@link #END_BACKEND}), never once it is done.
      */
     List<Acceptance> acceptGroup(List<ReceivedMessage> messages, java.time.Duration budget) {
         // a plain JDBC transaction on one connection: no JPA session for a statement pair
@@ -334,12 +338,15 @@ public class InboxStore implements DisposableBean {
     }
 
     /**
-     * After a COMMIT without an answer: did it commit? Asked on another connection. The group's backend, if the
-     * COMMIT has not reached it, is ended first (a COMMIT still on its way could otherwise land after the answer);
-     * one running the COMMIT is waited for ({@link #END_BACKEND}); then the transaction's status is read. Anything
-     * the database cannot say in time counts as not committed: the sender gets 503 and retries (a COMMIT that
-     * completes later leaves a row the retry finds by its Idempotency-Key, or a second row without one: a
-     * duplicate, never a loss) — the one admitted case, a database that answers nothing at all.
+     * After a COMMIT without an answer: did it commit? Asked on another connection. The group's backend, if it
+     * is still there, is ended first (a COMMIT still on its way could otherwise land after the answer), unless it
+     * is committing already (writing its commit record, waiting for the standby: waited for, {@link #END_BACKEND});
+     * then the transaction's status is read. Anything
+     * the database cannot say in time counts as not committed: the sender gets 503 and retries — the one admitted
+     * case, a database that answers nothing at all. A COMMIT that completes later (the standby back) leaves a row
+     * the retry finds by its Idempotency-Key; without a key the retry is a second row (a second SEND of a subject
+     * is a resend request): a duplicate, never a loss. The waiting backend holds its connection slot and its
+     * subject locks until then.
      */
     private boolean committedAfterAll(int pid, String xid) {
         return committedAfterAll(receptionJdbc.getJdbcOperations(), pid, xid);
