@@ -46,7 +46,10 @@ public class CamelHttpTuning {
 
     @Bean
     ComponentCustomizer httpTimeouts(AdapterProperties properties) {
-        return ComponentCustomizer.builder(HttpComponent.class).build(component -> {
+        // applied last: camel-http-starter's own customizer copies its defaults (20 connections per host, 200 in all,
+        // 3-minute connect, socket and pool timeouts) onto the component, and at the same order the two ran in either
+        // order: a context whose defaults came last ran on them (HostileAnswersTest found 20 connections in the suite)
+        return ComponentCustomizer.builder(HttpComponent.class).withOrder(org.apache.camel.Ordered.LOWEST).build(component -> {
             long connect = properties.getHttp().getConnectTimeout().toMillis();
             long response = properties.getHttp().getResponseTimeout().toMillis();
             component.setConnectTimeout(connect);

@@ -56,12 +56,23 @@ class HostileAnswersTest extends IntegrationTest {
     @Autowired
     com.hospital.surveyinbox.config.AdapterProperties properties;
 
-    /** The running client pools what HttpPoolSizeTest computes: a connection for every call that can run at once. */
+    /**
+     * The running client has this service's settings, not camel-http-starter's defaults, which its own customizer
+     * copies onto the component: at the same order the two customizers ran in either order, and a context whose
+     * defaults came last pooled 20 connections per host with 3-minute connect, socket and pool timeouts. It pools
+     * what HttpPoolSizeTest computes: a connection for every call that can run at once.
+     */
     @Test
-    void theClientPoolsAConnectionPerCallThatCanRunAtOnce() {
-        org.apache.camel.component.http.HttpComponent http = camel.getComponent("http", org.apache.camel.component.http.HttpComponent.class);
-        assertThat(http.getConnectionsPerRoute()).isEqualTo(CamelHttpTuning.connectionsPerHost(properties));
-        assertThat(http.getMaxTotalConnections()).isEqualTo(3 * CamelHttpTuning.connectionsPerHost(properties));
+    void theClientRunsOnThisServicesSettingsNotTheStartersDefaults() {
+        for (String name : List.of("http", "https")) {
+            org.apache.camel.component.http.HttpComponent http = camel.getComponent(name, org.apache.camel.component.http.HttpComponent.class);
+            assertThat(http.getConnectionsPerRoute()).as(name).isEqualTo(CamelHttpTuning.connectionsPerHost(properties));
+            assertThat(http.getMaxTotalConnections()).as(name).isEqualTo(3 * CamelHttpTuning.connectionsPerHost(properties));
+            assertThat(http.getConnectTimeout()).as(name).isEqualTo(properties.getHttp().getConnectTimeout().toMillis());
+            assertThat(http.getConnectionRequestTimeout()).as(name).isEqualTo(properties.getHttp().getConnectTimeout().toMillis());
+            assertThat(http.getSoTimeout()).as(name).isEqualTo(properties.getHttp().getResponseTimeout().toMillis());
+            assertThat(http.getResponseTimeout()).as(name).isEqualTo(properties.getHttp().getResponseTimeout().toMillis());
+        }
     }
 
     /** Every answer is read whole into memory: one of megabytes (or hundreds) fails the call, not the JVM. */
@@ -197,8 +208,9 @@ class HostileAnswersTest extends IntegrationTest {
     void aMarkupPageWithAStatusTheStepAcceptsFailsTheCall() {
         String subject = uniqueSubject("MAINT");
         double before = markupErrors("inbox-register-survey-bundle");
-        DownstreamSimulator.Fault page = answer("POST /survey/dispatch-bundles", 200,
-                "\n<!DOCTYPE html><html><body>Down for maintenance</body></html>", Map.of("Content-Type", "text/html"), 0);
+        DownstreamSimulator.Fault page = simulator().add(new DownstreamSimulator.Fault(s -> s.equals("POST /survey/dispatch-bundles"),
+                200, "\n<!DOCTYPE html><html><body>Down for maintenance</body></html>", 0, Map.of("Content-Type", "text/html"), 0,
+                body -> body.contains(subject)));
         try {
             String id = client.accept(ServiceClient.message(subject, ""));
             rows.awaitAttempt(id, 1, "FAILED");
@@ -287,6 +299,9 @@ class HostileAnswersTest extends IntegrationTest {
             String id = client.accept(ServiceClient.message(subject, patno, ""));
             rows.awaitAttempt(id, 1, "FAILED");
             assertThat(rows.row(id)).containsEntry("last_error", Outcome.SYSTEM_ERROR);
+            // blamed on the lookup that answered it, not on the account step that would have used it
+            assertThat(client.ops("/ops/inbox/" + id).json().get("attemptHistory").get(0).get("reason").asText())
+                    .isEqualTo("system error at inbox-register-legacy-patient (legacy): patient answer is not a JSON object");
         } finally {
             simulator().remove(list);
         }
