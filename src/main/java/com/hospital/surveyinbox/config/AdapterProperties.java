@@ -162,7 +162,7 @@ public class AdapterProperties {
         @NotNull private final Duration replyMaxRetryDelay;
         /**
          * Synchronous registrations (rollback toggle) one instance runs at once; more are answered 503 at once. Each
-         * holds a request thread and one downstream connection at a time, beside the workers' (50 per downstream).
+         * holds a request thread and one downstream connection at a time, beside the workers' (the pool keeps max(50, workers + this + 2) per downstream host).
          */
         @Min(1) private final int synchronousConcurrency;
 

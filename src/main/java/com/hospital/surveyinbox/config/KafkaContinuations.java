@@ -38,15 +38,16 @@ public class KafkaContinuations extends ThreadPoolExecutor implements org.spring
         shutdown();
     }
 
+    /** The task between two clearings of the MDC, on a pool thread or, beyond the queue, on the caller's. */
     @Override
-    protected void beforeExecute(Thread thread, Runnable task) {
-        MDC.clear();
-        super.beforeExecute(thread, task);
-    }
-
-    @Override
-    protected void afterExecute(Runnable task, Throwable failure) {
-        super.afterExecute(task, failure);
-        MDC.clear();
+    public void execute(Runnable task) {
+        super.execute(() -> {
+            MDC.clear();
+            try {
+                task.run();
+            } finally {
+                MDC.clear();
+            }
+        });
     }
 }

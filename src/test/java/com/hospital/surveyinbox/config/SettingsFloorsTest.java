@@ -92,13 +92,13 @@ class SettingsFloorsTest {
     void aSwitchTheRoutesReadAsWrittenMustBeTrueOrFalse() {
         ApplicationContextRunner switches = new ApplicationContextRunner().withBean(RawBooleanSettings.class);
         for (String key : RawBooleanSettings.KEYS) {
-            for (String value : List.of("off", "no", "0", "False")) {
+            for (String value : List.of("off", "no", "0", "yes")) {
                 switches.withPropertyValues(key + "=" + value).run(context -> {
                     assertThat(context).as(key + "=" + value).hasFailed();
                     assertThat(context.getStartupFailure()).rootCause().hasMessageContaining(key);
                 });
             }
-            for (String value : List.of("true", "false")) {
+            for (String value : List.of("true", "false", "FALSE", "True")) {
                 switches.withPropertyValues(key + "=" + value).run(context -> assertThat(context).hasNotFailed());
             }
         }
