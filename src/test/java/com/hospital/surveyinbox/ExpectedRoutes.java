@@ -8,6 +8,7 @@ final class ExpectedRoutes {
     static final Set<String> IDS = Set.of(
             "inbox-receive",
             "inbox-receive-record",
+            "inbox-receive-release-lease",
             "inbox-publish",
             "inbox-process",
             "inbox-process-row",

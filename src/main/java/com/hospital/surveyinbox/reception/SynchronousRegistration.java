@@ -18,9 +18,23 @@ import org.springframework.stereotype.Component;
 public class SynchronousRegistration {
 
     private final java.util.concurrent.Semaphore slots;
+    private final long stuckAfterMillis;
 
     public SynchronousRegistration(com.hospital.surveyinbox.config.AdapterProperties properties) {
         this.slots = new java.util.concurrent.Semaphore(properties.getInbox().getSynchronousConcurrency());
+        this.stuckAfterMillis = properties.getInbox().getStuckProcessingAfter().toMillis();
+    }
+
+    /**
+     * Named parameters of {@code sql/take-synchronous-lease.sql} and {@code release-synchronous-lease.sql}: the
+     * subject, this registration's own holder id, and stuck-processing-after (a lease older is its dead pod's).
+     */
+    public Map<String, Object> lease(ReceivedMessage message) {
+        Map<String, Object> params = new HashMap<>();
+        params.put("srvyDrawupNo", message.srvyDrawupNo());
+        params.put("holder", java.util.UUID.randomUUID().toString());
+        params.put("stuckAfterMillis", stuckAfterMillis);
+        return params;
     }
 
     /**

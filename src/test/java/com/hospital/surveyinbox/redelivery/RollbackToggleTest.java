@@ -203,33 +203,34 @@ class RollbackToggleTest extends IntegrationTest {
     }
 
     /**
-     * A sender's retry sent while its first POST is still registering (same Idempotency-Key, not on record yet) is
-     * registered too; whichever records second finds the key taken: its answer carries the recorded row's id, as
-     * the first's does (it answered 200 Y without an inboxId).
+     * A sender's retry (same Idempotency-Key) while its first POST is still registering is answered 503 "please
+     * retry", not registered beside it (the subject's lease); registered beside it, a resend retried so was resent
+     * twice. Its next retry, once the first is on record, is a replay: answered with the recorded row.
      */
     @Test
-    void aRetryRegisteredWhileTheFirstWasAnswersWithTheRecordedRowsId() throws Exception {
+    void aRetryWhileTheFirstIsRegisteringIsAnswered503AndItsNextRetryIsAReplay() throws Exception {
         String subject = uniqueSubject("SYNCRACE");
         java.util.Map<String, String> key = java.util.Map.of("Idempotency-Key", "race-" + subject);
         simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 600, 700, 0, 2)); // the patient lookup: slow
-        java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(2);
+        java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(1);
         try {
             java.util.concurrent.Future<Reply> first = senders.submit(() -> client.receive(send(subject, ""), key));
             // the retry once the first is registering (its patient lookup under way), before it is on record
             org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() -> simulator().requests().stream()
                     .anyMatch(r -> r.line().startsWith("GET /legacy/patients/P-" + subject)));
-            java.util.concurrent.Future<Reply> retry = senders.submit(() -> client.receive(send(subject, ""), key));
+            Reply retry = client.receive(send(subject, ""), key);
+            assertThat(retry.status()).isEqualTo(503);
             Reply a = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
-            Reply b = retry.get(30, java.util.concurrent.TimeUnit.SECONDS);
             String recorded = String.valueOf(jdbc.queryForObject("SELECT id FROM inbox_message WHERE idempotency_key = ?",
                     Long.class, "race-" + subject));
-            // both registered (the retry came before the first was on record), else this shows a plain replay
+            assertThat(a.header("X-Result-Code")).isEqualTo("Y");
+            assertThat(a.json().path("inboxId").asText()).isEqualTo(recorded);
+
+            Reply replay = client.receive(send(subject, ""), key);
+            assertThat(replay.header("X-Result-Code")).isEqualTo("Y");
+            assertThat(replay.json().path("inboxId").asText()).isEqualTo(recorded);
             assertThat(simulator().requests().stream().filter(r -> r.line().startsWith("GET /legacy/patients/P-" + subject)))
-                    .as("patient lookups").hasSize(2);
-            assertThat(java.util.List.of(a, b)).allSatisfy(reply -> {
-                assertThat(reply.header("X-Result-Code")).isEqualTo("Y");
-                assertThat(reply.json().path("inboxId").asText()).as(reply.body()).isEqualTo(recorded);
-            });
+                    .as("patient lookups: registered once").hasSize(1);
         } finally {
             senders.shutdownNow();
             simulator().setLatency(DownstreamSimulator.Latency.FAST);
@@ -257,6 +258,51 @@ class RollbackToggleTest extends IntegrationTest {
         assertThat(reply.status()).isEqualTo(503);
         assertThat(reply.header("X-Result-Code")).isEqualTo("N");
         assertThat(simulator().bundleCreates(subject)).isZero();
+    }
+
+    /**
+     * One registration of a subject at a time, across pods (the subject's lease): a registration is not on record
+     * until it succeeded, so a SUBMIT sent while its SEND was registering ran beside it, was refused by the survey side
+     * (no bundle yet) and answered 200 N: a submission lost. It is answered 503 "please retry" instead, and its retry
+     * after the SEND is registered.
+     */
+    @Test
+    void aMessageOfASubjectBeingRegisteredIsAnswered503AndRegisteredOnItsRetry() throws Exception {
+        String subject = uniqueSubject("SYNCLEASE");
+        simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 600, 700, 0, 2)); // the patient lookup: slow
+        java.util.concurrent.CompletableFuture<Reply> first;
+        try {
+            first = java.util.concurrent.CompletableFuture.supplyAsync(() -> client.receive(send(subject, "")));
+            // the SUBMIT while the SEND is registering (its patient lookup under way)
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() -> simulator().requests().stream()
+                    .anyMatch(r -> r.line().startsWith("GET /legacy/patients/P-" + subject)));
+
+            Reply submit = client.receive(send(subject, "\"msgType\":\"SUBMIT\""));
+            assertThat(submit.status()).isEqualTo(503);
+            assertThat(submit.header("X-Result-Code")).isEqualTo("N");
+            assertThat(first.get(30, java.util.concurrent.TimeUnit.SECONDS).header("X-Result-Code")).isEqualTo("Y");
+        } finally {
+            simulator().setLatency(DownstreamSimulator.Latency.FAST);
+        }
+        Reply retried = client.receive(send(subject, "\"msgType\":\"SUBMIT\""));
+        assertThat(retried.status()).isEqualTo(200);
+        assertThat(retried.header("X-Result-Code")).isEqualTo("Y");
+        assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE", "SUBMISSION");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM synchronous_lease WHERE srvy_drawup_no = ?", Long.class, subject))
+                .as("leases given back").isZero();
+    }
+
+    /** A lease whose pod died mid-registration is taken over after stuck-processing-after: the subject is not blocked. */
+    @Test
+    void aDeadRegistrationsLeaseIsTakenOverAfterStuckProcessingAfter() {
+        String subject = uniqueSubject("SYNCDEAD");
+        jdbc.update("INSERT INTO synchronous_lease (srvy_drawup_no, holder, taken_at) VALUES (?, 'a pod gone', now())", subject);
+        assertThat(client.receive(send(subject, "")).status()).as("while its holder may still run").isEqualTo(503);
+
+        jdbc.update("UPDATE synchronous_lease SET taken_at = now() - INTERVAL '16 minutes' WHERE srvy_drawup_no = ?", subject);
+        Reply sent = client.receive(send(subject, ""));
+        assertThat(sent.status()).isEqualTo(200);
+        assertThat(sent.header("X-Result-Code")).isEqualTo("Y");
     }
 
     @Test
