@@ -99,8 +99,9 @@ public class ProductionSafetyCheck implements InitializingBean {
     public static final int SYNCHRONOUS_CALLS = 8;
 
     /**
-     * A synchronous registration's statements on the main pool: the reception path's two checks (nothing
-     * unfinished of the subject, an unknown Idempotency-Key), the resend check and the record of the registration.
+     * A synchronous registration's statements on the main pool: its claim (nothing unfinished of the subject, an
+     * unknown Idempotency-Key, the subject's lease: one statement), the resend check, the record of the registration
+     * and the lease given back.
      */
     public static final int SYNCHRONOUS_STATEMENTS = 4;
 

@@ -18,22 +18,40 @@ import org.springframework.stereotype.Component;
 public class SynchronousRegistration {
 
     private final java.util.concurrent.Semaphore slots;
-    private final long stuckAfterMillis;
+    private final long leaseExpiresAfterMillis;
 
-    public SynchronousRegistration(com.hospital.surveyinbox.config.AdapterProperties properties) {
+    public SynchronousRegistration(com.hospital.surveyinbox.config.AdapterProperties properties,
+                                   org.springframework.core.env.Environment environment) {
         this.slots = new java.util.concurrent.Semaphore(properties.getInbox().getSynchronousConcurrency());
-        this.stuckAfterMillis = properties.getInbox().getStuckProcessingAfter().toMillis();
+        this.leaseExpiresAfterMillis = 2 * longestRegistrationMillis(properties, environment);
     }
 
     /**
-     * Named parameters of {@code sql/take-synchronous-lease.sql} and {@code release-synchronous-lease.sql}: the
-     * subject, this registration's own holder id, and stuck-processing-after (a lease older is its dead pod's).
+     * The longest a synchronous registration can last, every wait run out (as ProductionSafetyCheck counts it): its
+     * calls to their deadline, the consent turn, its statements to the pool's wait and the socket timeout. A lease
+     * twice as old is a dead pod's: taken over then, a subject waits minutes after a crash, not stuck-processing-after.
+     */
+    static long longestRegistrationMillis(com.hospital.surveyinbox.config.AdapterProperties properties,
+                                          org.springframework.core.env.Environment environment) {
+        com.hospital.surveyinbox.config.AdapterProperties.Http http = properties.getHttp();
+        long statement = environment.getProperty("spring.datasource.hikari.connection-timeout", Long.class, 30_000L)
+                + 1000 * environment.getProperty("spring.datasource.hikari.data-source-properties.socketTimeout", Long.class, 30L);
+        return com.hospital.surveyinbox.config.ProductionSafetyCheck.SYNCHRONOUS_CALLS * http.getCallDeadline().toMillis()
+                + http.getResponseTimeout().multipliedBy(2).toMillis()
+                + com.hospital.surveyinbox.config.ProductionSafetyCheck.SYNCHRONOUS_STATEMENTS * statement;
+    }
+
+    /**
+     * Named parameters of {@code sql/claim-synchronous-registration.sql} and {@code release-synchronous-lease.sql}:
+     * the subject, its Idempotency-Key, this registration's own holder id, and the age past which a lease is a dead
+     * pod's ({@link #longestRegistrationMillis}, twice).
      */
     public Map<String, Object> lease(ReceivedMessage message) {
         Map<String, Object> params = new HashMap<>();
         params.put("srvyDrawupNo", message.srvyDrawupNo());
+        params.put("idempotencyKey", message.idempotencyKey());
         params.put("holder", java.util.UUID.randomUUID().toString());
-        params.put("stuckAfterMillis", stuckAfterMillis);
+        params.put("expireAfterMillis", leaseExpiresAfterMillis);
         return params;
     }
 

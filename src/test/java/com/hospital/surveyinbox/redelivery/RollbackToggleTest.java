@@ -127,6 +127,33 @@ class RollbackToggleTest extends IntegrationTest {
         assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE", "RESEND");
     }
 
+    /**
+     * A record the database refuses for good (all four tries) never changes the answer: the registration happened,
+     * 200 Y. The record's error handler handled the exception, which ends the calling route too, and the registration
+     * went unanswered (a 500 without X-Result-Code, the sender retrying a registered message).
+     */
+    @Test
+    void aRecordTheDatabaseRefusesForGoodStillAnswersTheRegistration() {
+        String subject = uniqueSubject("SYNCNOREC");
+        String function = "sync_record_refused_" + Math.abs(System.nanoTime());
+        jdbc.execute("CREATE FUNCTION " + function + "() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                + "IF NEW.srvy_drawup_no = '" + subject + "' AND NEW.status = 'COMPLETED' THEN "
+                + "RAISE EXCEPTION 'could not serialize access' USING ERRCODE = '40001'; END IF; RETURN NEW; END $$");
+        jdbc.execute("CREATE TRIGGER " + function + " BEFORE INSERT ON inbox_message FOR EACH ROW EXECUTE FUNCTION " + function + "()");
+        try {
+            Reply reply = client.receive(send(subject, ""));
+
+            assertThat(reply.status()).as(reply.body()).isEqualTo(200);
+            assertThat(reply.header("X-Result-Code")).isEqualTo("Y");
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject)).isZero();
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM synchronous_lease WHERE srvy_drawup_no = ?", Long.class, subject))
+                    .as("lease given back").isZero();
+        } finally {
+            jdbc.execute("DROP TRIGGER " + function + " ON inbox_message");
+            jdbc.execute("DROP FUNCTION " + function + "()");
+        }
+    }
+
     /** What was registered stays on record as a COMPLETED row without payload, no reply owed, no event to send. */
     @Test
     void answersWithTheRegistrationOutcomeAndKeepsARecordWithoutThePayload() {
@@ -220,6 +247,7 @@ class RollbackToggleTest extends IntegrationTest {
                     .anyMatch(r -> r.line().startsWith("GET /legacy/patients/P-" + subject)));
             Reply retry = client.receive(send(subject, ""), key);
             assertThat(retry.status()).isEqualTo(503);
+            assertThat(retry.body()).contains("a message of this subject is being registered");
             Reply a = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
             String recorded = String.valueOf(jdbc.queryForObject("SELECT id FROM inbox_message WHERE idempotency_key = ?",
                     Long.class, "race-" + subject));
@@ -280,6 +308,7 @@ class RollbackToggleTest extends IntegrationTest {
             Reply submit = client.receive(send(subject, "\"msgType\":\"SUBMIT\""));
             assertThat(submit.status()).isEqualTo(503);
             assertThat(submit.header("X-Result-Code")).isEqualTo("N");
+            assertThat(submit.body()).contains("a message of this subject is being registered");
             assertThat(first.get(30, java.util.concurrent.TimeUnit.SECONDS).header("X-Result-Code")).isEqualTo("Y");
         } finally {
             simulator().setLatency(DownstreamSimulator.Latency.FAST);
@@ -292,14 +321,17 @@ class RollbackToggleTest extends IntegrationTest {
                 .as("leases given back").isZero();
     }
 
-    /** A lease whose pod died mid-registration is taken over after stuck-processing-after: the subject is not blocked. */
+    /** A lease whose pod died mid-registration is taken over once older than a registration can last. */
     @Test
-    void aDeadRegistrationsLeaseIsTakenOverAfterStuckProcessingAfter() {
+    void aDeadRegistrationsLeaseIsTakenOverOnceOlderThanARegistrationCanLast() {
         String subject = uniqueSubject("SYNCDEAD");
         jdbc.update("INSERT INTO synchronous_lease (srvy_drawup_no, holder, taken_at) VALUES (?, 'a pod gone', now())", subject);
-        assertThat(client.receive(send(subject, "")).status()).as("while its holder may still run").isEqualTo(503);
+        Reply held = client.receive(send(subject, ""));
+        assertThat(held.status()).as("while its holder may still run").isEqualTo(503);
+        assertThat(held.body()).contains("a message of this subject is being registered");
 
-        jdbc.update("UPDATE synchronous_lease SET taken_at = now() - INTERVAL '16 minutes' WHERE srvy_drawup_no = ?", subject);
+        // twice the longest a registration can last (every wait run out: minutes, here), not stuck-processing-after
+        jdbc.update("UPDATE synchronous_lease SET taken_at = now() - INTERVAL '15 minutes' WHERE srvy_drawup_no = ?", subject);
         Reply sent = client.receive(send(subject, ""));
         assertThat(sent.status()).isEqualTo(200);
         assertThat(sent.header("X-Result-Code")).isEqualTo("Y");

@@ -1,0 +1,33 @@
+-- Whether a message may be registered synchronously (the rollback toggle) and, if so, its subject's lease
+-- (V17__synchronous_leases.sql), in one statement: nothing of the subject unfinished in the inbox (else the message
+-- joins its rows, so a SUBMIT can never overtake its SEND), its Idempotency-Key not on record (else a replay, answered
+-- with its first row), and no other registration of the subject running now (the lease: a new row, or the row of a
+-- holder gone for longer than a registration can last). The checks and the take are one statement, so a retry can
+-- never pass the key check, wait while the first is recorded and released, and take the lease after it.
+-- Run by: routes/inbox-receive.camel.yaml, step inbox-receive-claim-synchronous (camel-sql), before a synchronous
+-- registration's first call.
+-- Returns one row: holder (this registration's when the lease was taken, else null), unfinished, known.
+WITH checks AS (
+    SELECT EXISTS (SELECT 1
+                     FROM inbox_message
+                    WHERE srvy_drawup_no = :#srvyDrawupNo
+                      AND status IN ('RECEIVED', 'PROCESSING', 'FAILED')) AS unfinished,
+           EXISTS (SELECT 1
+                     FROM inbox_message
+                    WHERE idempotency_key = CAST(:#idempotencyKey AS TEXT)) AS known
+), taken AS (
+    INSERT INTO synchronous_lease (srvy_drawup_no, holder, taken_at)
+    SELECT CAST(:#srvyDrawupNo AS TEXT), CAST(:#holder AS TEXT), now()
+      FROM checks
+     WHERE NOT checks.unfinished
+       AND NOT checks.known
+    ON CONFLICT (srvy_drawup_no) DO UPDATE
+       SET holder = EXCLUDED.holder,
+           taken_at = now()
+     WHERE synchronous_lease.taken_at < now() - :#expireAfterMillis * INTERVAL '1 millisecond'
+    RETURNING holder
+)
+SELECT (SELECT holder FROM taken) AS holder,
+       checks.unfinished,
+       checks.known
+  FROM checks
