@@ -5,11 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.validation.ValidationAutoConfiguration;
-import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.context.annotation.Configuration;
 
 /**
  * Durations below what they can work with stop the boot, naming the key; a bare number is read in the unit the
@@ -18,18 +14,7 @@ import org.springframework.context.annotation.Configuration;
  */
 class SettingsFloorsTest {
 
-    @Configuration
-    @EnableConfigurationProperties(AdapterProperties.class)
-    static class Bound {
-    }
-
-    private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(ValidationAutoConfiguration.class))
-            .withUserConfiguration(Bound.class)
-            .withPropertyValues("adapter.legacy.base-url=http://legacy", "adapter.account.base-url=http://account",
-                    "adapter.survey.base-url=http://survey", "adapter.security.legacy.username=legacy",
-                    "adapter.security.legacy.password=legacy-secret-1234", "adapter.security.ops.username=ops",
-                    "adapter.security.ops.password=ops-secret-12345678");
+    private final ApplicationContextRunner runner = com.hospital.surveyinbox.support.BoundSettings.runner();
 
     private void refused(String setting, String key) {
         refused(key, new String[] {setting});

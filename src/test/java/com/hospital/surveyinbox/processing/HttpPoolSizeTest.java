@@ -4,11 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.hospital.surveyinbox.config.AdapterProperties;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.validation.ValidationAutoConfiguration;
-import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.context.annotation.Configuration;
 
 /**
  * The HTTP client keeps a pooled connection per downstream host for every call that can run at once: workers raised
@@ -17,18 +13,7 @@ import org.springframework.context.annotation.Configuration;
  */
 class HttpPoolSizeTest {
 
-    @Configuration
-    @EnableConfigurationProperties(AdapterProperties.class)
-    static class Bound {
-    }
-
-    private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(ValidationAutoConfiguration.class))
-            .withUserConfiguration(Bound.class)
-            .withPropertyValues("adapter.legacy.base-url=http://legacy", "adapter.account.base-url=http://account",
-                    "adapter.survey.base-url=http://survey", "adapter.security.legacy.username=legacy",
-                    "adapter.security.legacy.password=legacy-secret-1234", "adapter.security.ops.username=ops",
-                    "adapter.security.ops.password=ops-secret-12345678");
+    private final ApplicationContextRunner runner = com.hospital.surveyinbox.support.BoundSettings.runner();
 
     @Test
     void everyCallThatCanRunAtOnceHasAConnection() {
