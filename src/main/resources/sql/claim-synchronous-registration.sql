@@ -2,8 +2,11 @@
 -- (V17__synchronous_leases.sql), in one statement: nothing of the subject unfinished in the inbox (else the message
 -- joins its rows, so a SUBMIT can never overtake its SEND), its Idempotency-Key not on record (else a replay, answered
 -- with its first row), and no other registration of the subject running now (the lease: a new row, or the row of a
--- holder gone for longer than a registration can last). The checks and the take are one statement, so a retry can
--- never pass the key check, wait while the first is recorded and released, and take the lease after it.
+-- holder gone for longer than a registration can last). The checks and the take are one statement, so a retry
+-- cannot pass the key check, wait while the first is recorded and released, and take the lease after it — except in
+-- one instant: the checks read the snapshot of this statement's start, the lease its latest state, so a statement
+-- that starts before the first's record commits and reaches the lease after its release registers again (its answer
+-- then carries the first's id: find-recorded-key.sql).
 -- Run by: routes/inbox-receive.camel.yaml, step inbox-receive-claim-synchronous (camel-sql), before a synchronous
 -- registration's first call.
 -- Returns one row: holder (this registration's when the lease was taken, else null), unfinished, known.

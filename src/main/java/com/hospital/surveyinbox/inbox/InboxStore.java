@@ -127,15 +127,6 @@ public class InboxStore implements DisposableBean {
              WHERE idempotency_key = ?
             """;
 
-    static final String HAS_UNFINISHED = """
-            SELECT EXISTS (
-                SELECT 1
-                  FROM inbox_message
-                 WHERE srvy_drawup_no = :srvyDrawupNo
-                   AND status IN %s)
-            """.formatted(InboxStatus.UNFINISHED_SQL);
-
-    static final String KEY_KNOWN = "SELECT EXISTS (SELECT 1 FROM inbox_message WHERE idempotency_key = :key)";
 
     private final NamedParameterJdbcTemplate jdbc;
     /** The receptions' own connections ({@link ReceptionConnections}): the inserts and what they read meanwhile. */
@@ -392,19 +383,4 @@ public class InboxStore implements DisposableBean {
         }
     }
 
-    /** Whether the subject still has rows to drain (the synchronous path must not overtake them). */
-    public boolean hasUnfinished(ReceivedMessage message) {
-        return Boolean.TRUE.equals(jdbc.queryForObject(HAS_UNFINISHED,
-                new MapSqlParameterSource("srvyDrawupNo", message.srvyDrawupNo()), Boolean.class));
-    }
-
-    /**
-     * Whether a row holds this message's Idempotency-Key (false for none): a replay the inbox path answers with its
-     * first row. Both checks take the message, not its fields: Camel's bean binding would turn a text
-     * {@code "null"} into null and strip quotes from {@code "\"k\""} before a String parameter saw it.
-     */
-    public boolean knownKey(ReceivedMessage message) {
-        return message.idempotencyKey() != null && Boolean.TRUE.equals(jdbc.queryForObject(KEY_KNOWN,
-                new MapSqlParameterSource("key", message.idempotencyKey()), Boolean.class));
-    }
 }
