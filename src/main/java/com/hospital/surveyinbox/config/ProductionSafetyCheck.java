@@ -102,7 +102,8 @@ public class ProductionSafetyCheck implements InitializingBean {
      * A synchronous registration's statements on the main pool: its claim (nothing unfinished of the subject, an
      * unknown Idempotency-Key, the subject's lease: one statement), the resend check, the record of the registration
      * and the lease given back. Not counted: the record's retries while the database does not take it, and the
-     * lookup of a key the record found taken (a rare case of the toggle's own rollout).
+     * lookup of a key the record found taken (a rare case of the toggle's own rollout, or of the claim's one-instant
+     * race).
      */
     public static final int SYNCHRONOUS_STATEMENTS = 4;
 

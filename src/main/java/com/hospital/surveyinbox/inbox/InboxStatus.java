@@ -15,8 +15,8 @@ public enum InboxStatus {
 
     /**
      * The statuses of a row that still owes work, and so blocks later rows of the same srvyDrawupNo. Defined
-     * here once: the Java queries use {@link #UNFINISHED_SQL}, and {@code UnfinishedStatusesTest} checks
-     * that every SQL file and migration that lists unfinished statuses lists exactly these.
+     * here once: the SQL files list them literally, and {@code UnfinishedStatusesTest} checks that every SQL
+     * file and migration that lists unfinished statuses lists exactly these.
      */
     public static final java.util.Set<InboxStatus> UNFINISHED = java.util.EnumSet.of(RECEIVED, PROCESSING, FAILED);
 

@@ -14,7 +14,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.jdbc.core.ConnectionCallback;
-import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.stereotype.Component;
 
@@ -23,7 +22,8 @@ import org.springframework.stereotype.Component;
  * (or RETURNING row) decides what happened, so racing workers, duplicate events and the redelivery job
  * can never apply the same transition twice. Ages are compared on the database clock.
  *
- * <p>Used by {@code routes/inbox-receive.camel.yaml} (step {@code inbox-receive-store}) and by the
+ * <p>Used by {@code routes/inbox-receive.camel.yaml} (steps {@code inbox-receive-store} and
+ * {@code inbox-receive-store-draining}) and by the
  * processing, reply and redelivery beans.
  */
 @Component("inboxStore")
@@ -127,8 +127,6 @@ public class InboxStore implements DisposableBean {
              WHERE idempotency_key = ?
             """;
 
-
-    private final NamedParameterJdbcTemplate jdbc;
     /** The receptions' own connections ({@link ReceptionConnections}): the inserts and what they read meanwhile. */
     private final NamedParameterJdbcTemplate receptionJdbc;
     /** Longest one statement on a reception connection may take (below the socket timeout). */
@@ -160,7 +158,6 @@ public class InboxStore implements DisposableBean {
     private InboxStore(NamedParameterJdbcTemplate jdbc, NamedParameterJdbcTemplate receptionJdbc,
                        java.time.Duration receptionStatementBound,
                        PayloadCipher cipher, MeterRegistry meters, AdapterProperties properties) {
-        this.jdbc = jdbc;
         this.receptionJdbc = receptionJdbc;
         this.receptionStatementBound = receptionStatementBound;
         this.cipher = cipher;

@@ -189,8 +189,8 @@ public class DownstreamCalls {
                 if (businessMessage(http.getResponseBody()) == null) {
                     meters.counter("adapter.downstream.errors", "call", call, "kind", "4xx").increment();
                 }
-            } else { // a 5xx, a "not now" 4xx, a page that is not the API's, or a redirect (never followed: a gateway
-                     // or address that is wrong, not an answer), or a 2xx the step does not accept
+            } else { // a 5xx, a "not now" 4xx, a 4xx that is a page and not the API's answer, or a redirect (never
+                     // followed: a gateway or address that is wrong, not an answer)
                 circuits.recordFailure(downstream, call, requestOf(exchange));
                 // the status says more than the page: a gateway's 502 page is a 5xx, its 302 page a 3xx
                 int status = http.getStatusCode();

@@ -79,10 +79,8 @@ public class RegistrationSteps {
      * every later SEND of the patient reused.
      */
     public String guestBody(Registration msg, String patientJson) {
+        patientRecord(patientJson);
         JsonNode patient = json(patientJson);
-        if (!patient.isObject()) {
-            throw new SystemException("legacy", "patient answer is not a JSON object", null);
-        }
         ObjectNode guest = mapper.createObjectNode();
         guest.put("patno", msg.patno());
         guest.put("patNm", firstText(patient, "patNm", msg.patNm()));

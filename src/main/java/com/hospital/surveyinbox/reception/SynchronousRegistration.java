@@ -27,8 +27,9 @@ public class SynchronousRegistration {
     }
 
     /**
-     * The longest a synchronous registration can last, every wait run out (as ProductionSafetyCheck counts it): its
-     * calls to their deadline, the consent turn, its statements to the pool's wait and the socket timeout. A lease
+     * The longest a synchronous registration can last, every wait run out (the terms ProductionSafetyCheck counts, the
+     * socket timeout as set in the pool's properties): its calls to their deadline, the consent turn, its statements
+     * to the pool's wait and the socket timeout. A lease
      * twice as old is a dead pod's: taken over then, a subject waits minutes after a crash, not stuck-processing-after.
      */
     static long longestRegistrationMillis(com.hospital.surveyinbox.config.AdapterProperties properties,

@@ -10,17 +10,19 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 /**
  * Durations below what they can work with stop the boot, naming the key; a bare number is read in the unit the
  * setting is thought in (a response timeout of 0 was no timeout at all to the HTTP client; "30" meant 30 ms; a
- * retention of "90" removed every DEAD row's payload at the next run), and a zone Quartz would read as GMT is refused.
+ * retention of "90" removed every DEAD row's payload at the next run), and a zone Quartz would read as GMT is refused;
+ * so are values meant as milliseconds (ceilings), base URLs the routes cannot extend, and switches not written
+ * true or false.
  */
 class SettingsFloorsTest {
 
     private final ApplicationContextRunner runner = com.hospital.surveyinbox.support.BoundSettings.runner();
 
     private void refused(String setting, String key) {
-        refused(key, new String[] {setting});
+        refusedTogether(key, setting);
     }
 
-    private void refused(String key, String... settings) {
+    private void refusedTogether(String key, String... settings) {
         runner.withPropertyValues(settings).run(context -> {
             assertThat(context).as(settings[0]).hasFailed();
             assertThat(context.getStartupFailure()).as(settings[0]).rootCause().hasMessageContaining(key);
@@ -49,7 +51,7 @@ class SettingsFloorsTest {
     @Test
     void aSettingAboveItsCeilingStopsTheBootNamingTheKey() {
         refused("adapter.circuit.open-duration=30000", "circuit.openDuration");
-        refused("inbox.retryDelay", "adapter.inbox.retry-delay=60000", "adapter.inbox.reply-max-retry-delay=P7D");
+        refusedTogether("inbox.retryDelay", "adapter.inbox.retry-delay=60000", "adapter.inbox.reply-max-retry-delay=P7D");
         refused("adapter.inbox.lost-event-after=120000", "inbox.lostEventAfter");
         refused("adapter.inbox.stuck-processing-after=900000", "inbox.stuckProcessingAfter");
         refused("adapter.http.response-timeout=5000", "http.responseTimeout");

@@ -53,7 +53,7 @@ class UnfinishedStatusesTest {
                 }
             }
         }
-        // the ordering guard (claim, hold) and its partial index are among them
-        assertThat(checked).contains("claim-row.sql", "record-hold.sql", "V1__inbox.sql");
+        // the ordering guard (claim, hold) and its partial index are among them, and the rollback toggle's claim
+        assertThat(checked).contains("claim-row.sql", "record-hold.sql", "V1__inbox.sql", "claim-synchronous-registration.sql");
     }
 }

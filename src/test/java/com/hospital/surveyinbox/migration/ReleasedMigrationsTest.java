@@ -20,8 +20,9 @@ import org.junit.jupiter.api.Test;
  * mismatch"): every new pod of the rollout crash-loops, and so does a rollback to an image whose text differs
  * (a rewritten migration's effect would not reach that database either). Each migration file (and its {@code .conf})
  * is pinned in {@code src/test/resources/db/released-migrations.sha256} (the output of {@code sha256sum}); a change
- * goes into a new migration. A new migration is pinned when it is added: run
- * {@code (cd src/main/resources/db/migration && ls | sort -V | xargs sha256sum) > src/test/resources/db/released-migrations.sha256}.
+ * goes into a new migration. A new migration is pinned when it is added, by appending its line only (re-pinning every
+ * file would silently accept an edited one), from an LF checkout:
+ * {@code (cd src/main/resources/db/migration && sha256sum V18__….sql) >> src/test/resources/db/released-migrations.sha256}.
  */
 class ReleasedMigrationsTest {
 

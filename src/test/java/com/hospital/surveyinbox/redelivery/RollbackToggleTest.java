@@ -45,7 +45,7 @@ class RollbackToggleTest extends IntegrationTest {
     /**
      * Synchronous registrations run at most adapter.inbox.synchronous-concurrency (24) at once: with every slot taken
      * (24 registrations under way), another is answered 503 at once with nothing registered, and counted. Unbounded, a
-     * burst held every request thread and, beyond the 50 pooled connections per downstream, waited for a connection
+     * burst held every request thread and, beyond the pooled connections per host (CamelHttpTuning#connectionsPerHost), waited for a connection
      * until the timeouts opened the circuit: a local shortage taken for an outage. The slots come back however a
      * registration ends (a registration, a refusal, a failure).
      */
@@ -129,8 +129,8 @@ class RollbackToggleTest extends IntegrationTest {
 
     /**
      * A record the database refuses for good (all four tries) never changes the answer: the registration happened,
-     * 200 Y. The record's error handler handled the exception, which ends the calling route too, and the registration
-     * went unanswered (a 500 without X-Result-Code, the sender retrying a registered message).
+     * 200 Y. Before its error clauses continued, they handled the exception, which ends the calling route too, and the
+     * registration went unanswered (a 500 without X-Result-Code, the sender retrying a registered message).
      */
     @Test
     void aRecordTheDatabaseRefusesForGoodStillAnswersTheRegistration() {
