@@ -127,9 +127,17 @@ public class ProductionSafetyCheck implements InitializingBean {
 
     /** The longest a synchronous registration can take with this pod's settings (see SYNCHRONOUS_CALLS). */
     private long synchronousRegistrationMillis() {
-        AdapterProperties.Http http = properties.getHttp();
+        return synchronousRegistrationMillis(properties.getHttp(), statementMillis());
+    }
+
+    /**
+     * The longest a synchronous registration can take, every wait run out: its calls to their deadline, the consent
+     * turn, its statements to {@code statementMillis} each (the pool's wait and the socket timeout). Also the bound
+     * of its subject's lease (reception/SynchronousRegistration).
+     */
+    public static long synchronousRegistrationMillis(AdapterProperties.Http http, long statementMillis) {
         return SYNCHRONOUS_CALLS * http.getCallDeadline().toMillis() + http.getResponseTimeout().multipliedBy(2).toMillis()
-                + SYNCHRONOUS_STATEMENTS * statementMillis();
+                + SYNCHRONOUS_STATEMENTS * statementMillis;
     }
 
     private long statementMillis() {

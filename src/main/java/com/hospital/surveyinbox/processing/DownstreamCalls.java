@@ -184,7 +184,7 @@ public class DownstreamCalls {
         HttpOperationFailedException http = exchange.getException(HttpOperationFailedException.class);
         if (http != null) {
             stopTimer(exchange, (http.getStatusCode() / 100) + "xx");
-            if (refusal(http) && !markup(http.getResponseBody())) {
+            if (isRefusal(http)) {
                 circuits.recordSuccess(downstream, call); // it answered: a refusal is no sign of an outage
                 if (businessMessage(http.getResponseBody()) == null) {
                     meters.counter("adapter.downstream.errors", "call", call, "kind", "4xx").increment();

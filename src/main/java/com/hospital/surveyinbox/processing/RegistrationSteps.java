@@ -67,9 +67,15 @@ public class RegistrationSteps {
      * failure names the lookup): the contract's JSON object {@code {"patno","patNm","mobileNo"}}, else a system error.
      */
     public void patientRecord(String answer) {
-        if (!json(answer).isObject()) {
+        patientObject(answer);
+    }
+
+    private JsonNode patientObject(String answer) {
+        JsonNode patient = json(answer);
+        if (!patient.isObject()) {
             throw new SystemException("legacy", "patient answer is not a JSON object", null);
         }
+        return patient;
     }
 
     /**
@@ -79,8 +85,7 @@ public class RegistrationSteps {
      * every later SEND of the patient reused.
      */
     public String guestBody(Registration msg, String patientJson) {
-        patientRecord(patientJson);
-        JsonNode patient = json(patientJson);
+        JsonNode patient = patientObject(patientJson);
         ObjectNode guest = mapper.createObjectNode();
         guest.put("patno", msg.patno());
         guest.put("patNm", firstText(patient, "patNm", msg.patNm()));

@@ -34,12 +34,9 @@ public class SynchronousRegistration {
      */
     static long longestRegistrationMillis(com.hospital.surveyinbox.config.AdapterProperties properties,
                                           org.springframework.core.env.Environment environment) {
-        com.hospital.surveyinbox.config.AdapterProperties.Http http = properties.getHttp();
         long statement = environment.getProperty("spring.datasource.hikari.connection-timeout", Long.class, 30_000L)
                 + 1000 * environment.getProperty("spring.datasource.hikari.data-source-properties.socketTimeout", Long.class, 30L);
-        return com.hospital.surveyinbox.config.ProductionSafetyCheck.SYNCHRONOUS_CALLS * http.getCallDeadline().toMillis()
-                + http.getResponseTimeout().multipliedBy(2).toMillis()
-                + com.hospital.surveyinbox.config.ProductionSafetyCheck.SYNCHRONOUS_STATEMENTS * statement;
+        return com.hospital.surveyinbox.config.ProductionSafetyCheck.synchronousRegistrationMillis(properties.getHttp(), statement);
     }
 
     /**

@@ -45,6 +45,21 @@ class UnansweredCommitTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> names.equals(admin.queryForObject("SHOW synchronous_standby_names", String.class)));
     }
 
+    /** The backend and transaction of a row inserted on {@code connection} and not committed. */
+    private record Open(int pid, String xid) {
+    }
+
+    private static Open insertUncommitted(Connection connection, int id) throws SQLException {
+        connection.setAutoCommit(false);
+        try (Statement st = connection.createStatement()) {
+            st.execute("INSERT INTO accepted VALUES (" + id + ")");
+            try (ResultSet rs = st.executeQuery("SELECT pg_backend_pid(), CAST(pg_current_xact_id() AS text)")) {
+                rs.next();
+                return new Open(rs.getInt(1), rs.getString(2));
+            }
+        }
+    }
+
     @AfterAll
     static void stop() throws Exception {
         if (postgres != null) {
@@ -66,15 +81,9 @@ class UnansweredCommitTest {
         CompletableFuture<Void> commit;
         do { // again if this COMMIT came before the server's processes had read the required standby (a reload is async)
             group = data.getConnection();
-            group.setAutoCommit(false);
-            try (Statement st = group.createStatement()) {
-                st.execute("INSERT INTO accepted VALUES (1)");
-                try (ResultSet rs = st.executeQuery("SELECT pg_backend_pid(), CAST(pg_current_xact_id() AS text)")) {
-                    rs.next();
-                    pid = rs.getInt(1);
-                    xid = rs.getString(2);
-                }
-            }
+            Open open = insertUncommitted(group, 1);
+            pid = open.pid();
+            xid = open.xid();
             Connection committing = group;
             commit = CompletableFuture.runAsync(() -> {
                 try {
@@ -109,17 +118,9 @@ class UnansweredCommitTest {
     @Test
     void aTransactionTheCommitNeverReachedIsEndedAndNotCommitted() throws Exception {
         try (Connection group = data.getConnection()) {
-            group.setAutoCommit(false);
-            int pid;
-            String xid;
-            try (Statement st = group.createStatement()) {
-                st.execute("INSERT INTO accepted VALUES (2)");
-                try (ResultSet rs = st.executeQuery("SELECT pg_backend_pid(), CAST(pg_current_xact_id() AS text)")) {
-                    rs.next();
-                    pid = rs.getInt(1);
-                    xid = rs.getString(2);
-                }
-            }
+            Open open = insertUncommitted(group, 2);
+            int pid = open.pid();
+            String xid = open.xid();
             JdbcTemplate other = new JdbcTemplate(data);
             assertThat(InboxStore.committedAfterAll(other, pid, xid)).isFalse();
             int ended = pid; // its transaction is gone at once, its process a moment later
