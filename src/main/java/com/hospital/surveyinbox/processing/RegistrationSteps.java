@@ -64,16 +64,23 @@ public class RegistrationSteps {
 
     /**
      * Checks the legacy patient lookup's answer (step inbox-register-check-patient, inside the lookup's step, so a
-     * failure names the lookup): the contract's JSON object {@code {"patno","patNm","mobileNo"}}, else a system error.
+     * failure names the lookup): the contract's JSON object {@code {"patno","patNm","mobileNo"}} of the message's
+     * patient, else a system error. A record naming another {@code patno} (a caching proxy or a legacy fault mixing
+     * two lookups) is refused: its name and mobile would become this patient's guest account, and the survey
+     * link of one patient would go to another's phone. A record without {@code patno} is taken as the patient's.
      */
-    public void patientRecord(String answer) {
-        patientObject(answer);
+    public void patientRecord(Registration msg, String answer) {
+        patientObject(msg, answer);
     }
 
-    private JsonNode patientObject(String answer) {
+    private JsonNode patientObject(Registration msg, String answer) {
         JsonNode patient = json(answer);
         if (!patient.isObject()) {
             throw new SystemException("legacy", "patient answer is not a JSON object", null);
+        }
+        JsonNode named = patient.get("patno");
+        if (named != null && !named.isNull() && !named.asText().strip().equals(String.valueOf(msg.patno()).strip())) {
+            throw new SystemException("legacy", "patient answer names another patient", null);
         }
         return patient;
     }
@@ -85,7 +92,7 @@ public class RegistrationSteps {
      * every later SEND of the patient reused.
      */
     public String guestBody(Registration msg, String patientJson) {
-        JsonNode patient = patientObject(patientJson);
+        JsonNode patient = patientObject(msg, patientJson);
         ObjectNode guest = mapper.createObjectNode();
         guest.put("patno", msg.patno());
         guest.put("patNm", firstText(patient, "patNm", msg.patNm()));

@@ -309,6 +309,29 @@ class HostileAnswersTest extends IntegrationTest {
     }
 
     /**
+     * A patient answer naming another patient (a caching proxy or a legacy fault mixing two lookups) creates no
+     * guest: its name and mobile would have become this patient's guest account, and this patient's survey link
+     * would have gone to the other patient's phone.
+     */
+    @Test
+    void aPatientAnswerNamingAnotherPatientCreatesNoGuest() {
+        String subject = uniqueSubject("OTHERPAT");
+        String patno = "POT" + Math.abs(subject.hashCode());
+        DownstreamSimulator.Fault other = answer("GET /legacy/patients/" + patno, 200,
+                "{\"patno\":\"" + patno + "9\",\"patNm\":\"Other Person\",\"mobileNo\":\"010-9999-0000\"}", Map.of(), 0);
+        try {
+            String id = client.accept(ServiceClient.message(subject, patno, ""));
+            rows.awaitAttempt(id, 1, "FAILED");
+            assertThat(rows.row(id)).containsEntry("last_error", Outcome.SYSTEM_ERROR);
+            assertThat(client.ops("/ops/inbox/" + id).json().get("attemptHistory").get(0).get("reason").asText())
+                    .isEqualTo("system error at inbox-register-legacy-patient (legacy): patient answer names another patient");
+        } finally {
+            simulator().remove(other);
+        }
+        assertThat(simulator().guestOf(patno)).as("guest created").isNull();
+    }
+
+    /**
      * An answer's charset is not the next request's: the guest account answering ISO-8859-1 must not turn the
      * dispatch bundle's Hangul codes into '?' (created under the right Idempotency-Key, no retry would repair it).
      * camel-http resets the exchange's charset from each answer's Content-Type and the requests say UTF-8: a guard.
