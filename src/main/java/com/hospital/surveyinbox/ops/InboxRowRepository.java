@@ -17,7 +17,7 @@ public interface InboxRowRepository extends JpaRepository<InboxRowEntity, Long> 
 
     /**
      * Age in seconds of the oldest row that still owes work (RECEIVED, PROCESSING, FAILED: {@link InboxStatus#UNFINISHED}),
-     * measured on the database clock. Read per status so that no plan walks the history: {@code min(created_at) WHERE
+     * measured on the database clock (0, never negative, for rows it dates in the future after a step back). Read per status so that no plan walks the history: {@code min(created_at) WHERE
      * status IN (unfinished)} was planned as a walk of the full created_at index from its oldest entry (the unfinished
      * rows are the newest: the whole history read first, on every pod every 5 s; InboxReadsAtScaleTest). RECEIVED
      * rows through their created_at index (its first entry); PROCESSING and FAILED rows (a few, or an outage's
@@ -25,14 +25,14 @@ public interface InboxRowRepository extends JpaRepository<InboxRowEntity, Long> 
      * into that walk).
      */
     @Query(value = """
-            SELECT COALESCE(EXTRACT(EPOCH FROM now() - LEAST(
+            SELECT GREATEST(0, EXTRACT(EPOCH FROM now() - LEAST(
                        (SELECT min(created_at)
                           FROM inbox_message
                          WHERE status = 'RECEIVED'),
                        (SELECT min(created_at)
                           FROM (SELECT created_at FROM inbox_message WHERE status = 'PROCESSING' OFFSET 0) processing),
                        (SELECT min(created_at)
-                          FROM (SELECT created_at FROM inbox_message WHERE status = 'FAILED' OFFSET 0) failed))), 0)""",
+                          FROM (SELECT created_at FROM inbox_message WHERE status = 'FAILED' OFFSET 0) failed))))""",
             nativeQuery = true)
     double oldestPendingAgeSeconds();
 
@@ -51,8 +51,11 @@ public interface InboxRowRepository extends JpaRepository<InboxRowEntity, Long> 
 
     /**
      * Seconds since the clustered redelivery job last recorded a tick, on the database clock (any instance's: one
-     * runs each tick); -1 when it never has. Its index's last entry.
+     * runs each tick); -1 when it never has, 0 for a run the database clock, stepped back, dates in the future (read
+     * as -1 that was "never ran" on the gauge a silent job's alert reads). Its index's last entry.
      */
-    @Query(value = "SELECT COALESCE(EXTRACT(EPOCH FROM now() - max(fired_at)), -1) FROM redelivery_run", nativeQuery = true)
+    @Query(value = """
+            SELECT CASE WHEN max(fired_at) IS NULL THEN -1 ELSE GREATEST(0, EXTRACT(EPOCH FROM now() - max(fired_at))) END
+              FROM redelivery_run""", nativeQuery = true)
     double lastRedeliveryRunAgeSeconds();
 }

@@ -433,6 +433,30 @@ class InboxReadsAtScaleTest {
         }
     }
 
+    /**
+     * An age is never negative: the database clock stepped back (an NTP correction) after rows were stored or the job
+     * last ran. {@code GET /ops/inbox/stats} answered the oldest row's age negative while its gauge read 0, and the
+     * job's last run in the future read -1, "never ran", on the gauge the alert on a silent job reads.
+     */
+    @Test
+    @Order(8)
+    void anAgeAfterTheClockSteppedBackIsZeroNotNegative() throws Exception {
+        String gauge = com.hospital.surveyinbox.ops.InboxRowRepository.class.getMethod("oldestPendingAgeSeconds")
+                .getAnnotation(org.springframework.data.jpa.repository.Query.class).value();
+        String lastRun = com.hospital.surveyinbox.ops.InboxRowRepository.class.getMethod("lastRedeliveryRunAgeSeconds")
+                .getAnnotation(org.springframework.data.jpa.repository.Query.class).value();
+        run("TRUNCATE inbox_message CASCADE", "TRUNCATE redelivery_run");
+        try (Connection c = connect(); Statement s = c.createStatement()) {
+            assertThat(read(s, "SELECT 'age', (" + lastRun + ")::bigint").get("age")).as("never ran").isEqualTo(-1L);
+            s.execute("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, created_at)"
+                    + " VALUES ('AHEAD-1', 'SEND', 'RECEIVED', now() + INTERVAL '90 seconds')");
+            s.execute("INSERT INTO redelivery_run (scheduled_fire_time, fired_at, instance, scheduler, lost_events, retries,"
+                    + " stuck_reset, replies) VALUES (now() + INTERVAL '1 hour', now() + INTERVAL '1 hour', 'pod-a', 'adapter', 0, 0, 0, 0)");
+            assertThat(read(s, "SELECT 'age', (" + gauge + ")::bigint").get("age")).isZero();
+            assertThat(read(s, "SELECT 'age', (" + lastRun + ")::bigint").get("age")).as("ran just now").isZero();
+        }
+    }
+
     @Test
     @Order(6)
     void aTruncatedTableCountsZero() throws SQLException {
