@@ -106,6 +106,36 @@ class NoDataInLogsTest extends IntegrationTest {
         assertNoneIn(output, marker);
     }
 
+    /**
+     * A query parameter named like Camel's breadcrumb never becomes the exchange's breadcrumb: Camel's HTTP binding
+     * copies query parameters into headers (the header of that name was hidden, the parameter was not), and its
+     * MDC logging put the caller's text on every line the request logged (the prod profile's JSON lines carry
+     * every MDC entry). Read from each logged event's MDC, whatever the console pattern prints.
+     */
+    @Test
+    void aBreadcrumbQueryParameterStaysOutOfTheLogsContext() {
+        String marker = "CRUMB" + UUID.randomUUID().toString().substring(0, 8);
+        ch.qos.logback.classic.Logger root = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> events = new ch.qos.logback.core.read.ListAppender<>();
+        events.start();
+        root.addAppender(events);
+        jdbc.execute("ALTER TABLE inbox_message ADD CONSTRAINT no_breadcrumb_test CHECK (srvy_drawup_no NOT LIKE 'CRUMB%') NOT VALID");
+        try {
+            ServiceClient.Reply reply = client.post("/legacy/survey-send-info?breadcrumbId=" + marker + "&BreadcrumbID=" + marker,
+                    ServiceClient.message(marker, "").getBytes(StandardCharsets.UTF_8), "application/json",
+                    ServiceClient.LEGACY_AUTH, Map.of());
+            assertThat(reply.status()).isEqualTo(500);
+            await().atMost(Duration.ofSeconds(10)).until(() -> List.copyOf(events.list).stream()
+                    .anyMatch(e -> e.getFormattedMessage().startsWith("Inbox refused the row")));
+        } finally {
+            jdbc.execute("ALTER TABLE inbox_message DROP CONSTRAINT no_breadcrumb_test");
+            root.detachAppender(events);
+        }
+        assertThat(List.copyOf(events.list)).isNotEmpty().allSatisfy(e -> assertThat(e.getMDCPropertyMap().values())
+                .as("MDC of \"%s\"", e.getFormattedMessage()).noneMatch(v -> v != null && v.contains(marker)));
+    }
+
     private static void assertNoneIn(CapturedOutput output, String... markers) {
         String all = output.getAll();
         for (String marker : markers) {
