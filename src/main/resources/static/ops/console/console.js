@@ -113,7 +113,7 @@
     const filter = bulkFilter();
     const r = await bulkPost({ ...filter, dryRun: true });
     if (!r.ok) {
-      bulkMessage('Not counted: ' + r.status + ' ' + (r.body.error || ''));
+      bulkMessage('Not counted: ' + r.status + ' ' + (r.body.error || r.body.resultMessage || ''));
       return;
     }
     const n = r.body.matching;
@@ -125,16 +125,28 @@
     const yes = el('button', { type: 'button', class: 'danger', 'data-action': 'bulk-confirm' }, 'yes, requeue up to ' + take);
     const no = el('button', { type: 'button', 'data-action': 'bulk-cancel' }, 'cancel');
     no.addEventListener('click', () => bulkMessage());
-    yes.addEventListener('click', () => bulkRequeue(filter));
+    // once: a second click (or a double click) would take rows matching since the count, never confirmed
+    yes.addEventListener('click', () => {
+      yes.disabled = true;
+      no.disabled = true;
+      bulkRequeue(filter, take);
+    });
     bulkMessage(n + ' ' + filter.status + ' rows match' + (n > take ? ' (the oldest ' + take + ' are taken per call)' : '') + '. ',
       yes, ' ', no);
   }
 
-  async function bulkRequeue(filter) {
-    const r = await bulkPost({ ...filter, dryRun: false });
+  // at most the number the operator confirmed (the oldest first): rows that matched since the count are not taken
+  async function bulkRequeue(filter, take) {
+    let r;
+    try {
+      r = await bulkPost({ ...filter, limit: take, dryRun: false });
+    } catch (e) {
+      bulkMessage('Not known whether requeued: the service did not answer (' + e.message + '); count again to see what still matches.');
+      return;
+    }
     bulkMessage(r.ok
       ? 'Requeued ' + r.body.requeued + ' rows' + (r.body.remaining ? '; ' + r.body.remaining + ' still match (count again to take more)' : '') + '.'
-      : 'Not requeued: ' + r.status + ' ' + (r.body.error || ''));
+      : 'Not requeued: ' + r.status + ' ' + (r.body.error || r.body.resultMessage || ''));
     await refresh();
   }
 
@@ -182,6 +194,8 @@
     const [dead, failed] = await Promise.all([getJson('?status=DEAD&limit=100' + q), getJson('?status=FAILED&limit=100' + q)]);
     const rows = dead.concat(failed);
     const body = document.querySelector('#rows tbody');
+    // an operator answering "Requeue? yes/cancel" keeps the question: the table is rebuilt after the answer
+    if (body.querySelector("button[data-action='confirm']")) return;
     const open = new Set([...body.querySelectorAll('tr.detail')].map((tr) => tr.dataset.for));
     body.replaceChildren();
     rows.forEach((row) => {
@@ -211,15 +225,25 @@
     const no = el('button', { type: 'button', 'data-action': 'cancel' }, 'cancel');
     const saved = [...cell.childNodes];
     no.addEventListener('click', () => cell.replaceChildren(...saved));
-    yes.addEventListener('click', () => requeue(row.inboxId));
+    yes.addEventListener('click', () => {
+      cell.replaceChildren('requeueing…'); // answered: the next refresh rebuilds the row
+      requeue(row.inboxId);
+    });
     cell.replaceChildren('Requeue? ', yes, ' ', no);
   }
 
   async function requeue(inboxId) {
-    const r = await fetch(api('/' + encodeURIComponent(inboxId) + '/requeue'), {
-      method: 'POST', credentials: 'same-origin',
-      headers: { Accept: 'application/json', 'X-XSRF-TOKEN': csrfToken() },
-    });
+    let r;
+    try {
+      r = await fetch(api('/' + encodeURIComponent(inboxId) + '/requeue'), {
+        method: 'POST', credentials: 'same-origin',
+        headers: { Accept: 'application/json', 'X-XSRF-TOKEN': csrfToken() },
+      });
+    } catch (e) {
+      showMessage('Inbox ' + inboxId + ': not known whether requeued, the service did not answer (' + e.message + ').', false);
+      await refresh();
+      return;
+    }
     let body = {};
     try { body = await r.json(); } catch (e) { /* no body */ }
     if (r.ok) {
@@ -249,7 +273,18 @@
     tr.after(el('tr', { class: 'detail', 'data-for': inboxId }, cell));
   }
 
-  async function refresh() {
+  let refreshing = null;
+
+  // one refresh at a time: on a slow database the timer's refreshes would pile up, and an older answer landing
+  // last would show older data under a newer time
+  function refresh() {
+    if (!refreshing) {
+      refreshing = reload().finally(() => { refreshing = null; });
+    }
+    return refreshing;
+  }
+
+  async function reload() {
     try {
       await Promise.all([loadStats(), loadChart(), loadRows()]);
       document.getElementById('updated').textContent = 'updated ' + new Date().toLocaleTimeString();

@@ -183,6 +183,53 @@ class OpsConsoleBrowserTest extends IntegrationTest {
                 Long.class, Long.parseLong(first), Long.parseLong(second))).isEqualTo(2);
     }
 
+    /**
+     * The bulk "yes, requeue up to N" takes at most the N counted, once: the call carried no limit (the service's
+     * 100) and the button stayed live, so rows that matched since the count — an outage still killing rows — were
+     * reset and sent back to a downstream that may still fail, unchecked, by the confirm or its double click.
+     */
+    @Test
+    void aBulkRequeueTakesNoMoreRowsThanTheOperatorConfirmed() {
+        String marker = Long.toString(System.nanoTime());
+        String prefix = "BULKCAP-" + marker + "-";
+        String first = deadRow(marker + "1", prefix + "1");
+        String second = deadRow(marker + "2", prefix + "2");
+        open();
+        browser.findElement(By.id("bulk-prefix")).sendKeys(prefix);
+        browser.findElement(By.cssSelector("button[data-action='count']")).click();
+        await().atMost(Duration.ofSeconds(10)).until(() -> browser.findElement(By.id("bulk-result")).getText().startsWith("2 DEAD rows match"));
+        // one more matching row dies while the operator reads the count
+        String later = deadRow(marker + "3", prefix + "3");
+        simulator().clearFaults(); // the cause is fixed
+
+        new org.openqa.selenium.interactions.Actions(browser)
+                .doubleClick(browser.findElement(By.cssSelector("button[data-action='bulk-confirm']"))).perform();
+        await().atMost(Duration.ofSeconds(10)).until(() -> browser.findElement(By.id("bulk-result")).getText().startsWith("Requeued 2 rows"));
+        rows.awaitStatus(first, "COMPLETED");
+        rows.awaitStatus(second, "COMPLETED");
+        assertThat(rows.status(later)).as("a row not counted").isEqualTo("DEAD");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM operator_audit WHERE inbox_id = ?", Long.class,
+                Long.parseLong(later))).isZero();
+    }
+
+    /**
+     * The page's refresh (every 10 s) keeps an operator's pending "Requeue? yes/cancel": the table was rebuilt and
+     * the question vanished under the operator's pointer.
+     */
+    @Test
+    void aPendingRequeueQuestionOutlivesTheRefresh() {
+        String dead = deadRow(Long.toString(System.nanoTime()));
+        open();
+        rowOnPage(dead).findElement(By.cssSelector("button[data-action='requeue']")).click();
+        String updated = browser.findElement(By.id("updated")).getText();
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                .until(() -> !browser.findElement(By.id("updated")).getText().equals(updated));
+        assertThat(rowOnPage(dead).findElements(By.cssSelector("button[data-action='confirm']"))).hasSize(1);
+        rowOnPage(dead).findElement(By.cssSelector("button[data-action='cancel']")).click();
+        assertThat(rowOnPage(dead).findElements(By.cssSelector("button[data-action='requeue']"))).hasSize(1);
+        assertThat(rows.status(dead)).isEqualTo("DEAD");
+    }
+
     @Test
     void aRequeueAnswered409ShowsTheReason() {
         String dead = deadRow(Long.toString(System.nanoTime()));
