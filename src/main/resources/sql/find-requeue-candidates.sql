@@ -1,13 +1,16 @@
 -- The rows an operator's bulk requeue matches: one status (DEAD or FAILED), optionally a text in the last
 -- error, the last business error's code (exactly), a srvyDrawupNo prefix and a reception time range; oldest
--- first, at most `limit` ids, each with the number of all matching rows (the window count is taken before the
--- LIMIT).
+-- first, at most `limit` ids, each with its stored last error and the number of all matching rows (the window
+-- count is taken before the LIMIT).
 -- Run by: routes/inbox-requeue.camel.yaml, step inbox-requeue-many-find (camel-sql), for a dry run and for the
 -- requeue; named parameters from ops/Requeues.read.
 -- Why this WHERE: strpos/starts_with take the operator's text literally (no LIKE wildcards to escape); a
 -- redacted row (payload removed by retention) cannot be processed again, so it never matches; the status
--- filter rides inbox_message_status_id_idx.
+-- filter rides inbox_message_status_id_idx. The text filter is only a first cut (`lastError`: the longest part of
+-- the operator's text without a mask's '*'): the text is matched as operators see it, masked once more, by
+-- Requeues.shown (a stored text older than a mask's wording must not answer a search for what the mask hides).
 SELECT id,
+       last_error,
        count(*) OVER () AS matching
   FROM inbox_message
  WHERE status = :#status

@@ -34,6 +34,11 @@ public class Requeues {
 
     /** A dry run answers this many of the matching ids. */
     static final int FIRST_IDS = 20;
+    /**
+     * Most rows a {@code lastErrorContains} search reads before masking (their stored texts, at most 2,000
+     * characters each): a text more rows hold is refused, to be narrowed by another filter.
+     */
+    static final int MOST_SEARCHED = 10_000;
     /** Longest filter text an operator may send. */
     static final int MAX_FILTER_TEXT = 200;
     /** The filters, each a non-blank text when given. */
@@ -74,11 +79,14 @@ public class Requeues {
      * default) and at most how many to take ({@code limit}, default 100, at most
      * {@code adapter.inbox.bulk-requeue-max}).
      *
-     * @param problem the body of a 400 when the request is not one (then nothing else is set), else null
-     * @param params  the named parameters of {@code sql/find-requeue-candidates.sql}
-     * @param dryRun  whether the request only counts
+     * @param problem           the body of a 400 when the request is not one (then nothing else is set), else null
+     * @param params            the named parameters of {@code sql/find-requeue-candidates.sql}
+     * @param dryRun            whether the request only counts
+     * @param lastErrorContains the text searched in {@code lastError} as operators see it (masked), or null
+     * @param take              how many ids the answer names (a dry run's first ids) or the call takes
      */
-    public record BulkRequest(Map<String, String> problem, Map<String, Object> params, boolean dryRun) {
+    public record BulkRequest(Map<String, String> problem, Map<String, Object> params, boolean dryRun,
+                              String lastErrorContains, int take) {
     }
 
     /** Step {@code inbox-requeue-many-read}: the request of a bulk requeue's body. */
@@ -128,13 +136,53 @@ public class Requeues {
         boolean dryRun = !json.has("dryRun") || json.get("dryRun").asBoolean();
         Map<String, Object> params = new HashMap<>();
         params.put("status", status);
-        params.put("lastError", lastError);
+        params.put("lastError", lastError == null ? null : longestUnmasked(lastError));
         params.put("lastErrorCode", lastErrorCode);
         params.put("prefix", prefix);
         params.put("receivedFrom", from);
         params.put("receivedTo", to);
-        params.put("limit", dryRun ? FIRST_IDS : limit);
-        return new BulkRequest(null, params, dryRun);
+        int take = dryRun ? FIRST_IDS : limit;
+        params.put("limit", lastError == null ? take : MOST_SEARCHED);
+        return new BulkRequest(null, params, dryRun, lastError, take);
+    }
+
+    /** The longest part of a searched text without a mask's '*' (the database's first cut), or null when none. */
+    static String longestUnmasked(String text) {
+        String longest = "";
+        for (String part : text.split("\\*+")) {
+            longest = part.length() > longest.length() ? part : longest;
+        }
+        return longest.isEmpty() ? null : longest;
+    }
+
+    /**
+     * Step {@code inbox-requeue-many-shown}: the candidates whose {@code lastError} holds the searched text as
+     * operators see it — masked once more, as every answer shows it ({@link InboxRowView#shapesMasked}) — with
+     * {@code matching} counted among those and at most {@code take} of them; the candidates as they are when no
+     * text is searched. Matched on the stored text, a search answered for what the mask hides (a phone number
+     * stored before the mask learnt its wording, confirmed digit by digit through the dry run's count), and text
+     * copied from the masked answer ({@code ***}) matched nothing. Null when more rows than {@link #MOST_SEARCHED}
+     * hold the text's first cut (the answer is then a 400: {@link #tooBroad}).
+     */
+    public List<Map<String, Object>> shown(List<Map<String, Object>> candidates, BulkRequest request) {
+        if (request.lastErrorContains() == null) {
+            return candidates;
+        }
+        if (matching(candidates) > MOST_SEARCHED) {
+            return null;
+        }
+        List<Long> ids = candidates.stream()
+                .filter(row -> row.get("last_error") instanceof String text
+                        && InboxRowView.shapesMasked(text).contains(request.lastErrorContains()))
+                .map(row -> ((Number) row.get("id")).longValue()).toList();
+        return ids.stream().limit(request.take())
+                .<Map<String, Object>>map(id -> Map.of("id", id, "matching", (long) ids.size())).toList();
+    }
+
+    /** The body of the 400 for a text search too broad to mask ({@link #shown} answered null). */
+    public Map<String, String> tooBroad() {
+        return Map.of("error", "more than " + MOST_SEARCHED + " rows hold the lastErrorContains text: narrow the"
+                + " search (lastErrorCode, srvyDrawupNoPrefix, receivedFrom/receivedTo)");
     }
 
     /** Only the known fields, each of its type; a filter given is a text with something in it. */
@@ -163,7 +211,7 @@ public class Requeues {
     }
 
     private static BulkRequest refused(String problem) {
-        return new BulkRequest(Map.of("error", problem), null, true);
+        return new BulkRequest(Map.of("error", problem), null, true, null, 0);
     }
 
     /** How many rows matched in all ({@code sql/find-requeue-candidates.sql} answers it on each row). */

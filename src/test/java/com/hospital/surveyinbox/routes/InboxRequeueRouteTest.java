@@ -242,6 +242,56 @@ class InboxRequeueRouteTest extends RouteKit {
         assertThat(read.json().get("requeued").asInt()).isOne();
     }
 
+    /**
+     * A bulk search in lastError matches the text operators see (masked): matched on the stored text, a row stored
+     * before the mask learnt a wording answered a dry run for what its answer hides — a phone number confirmed digit
+     * by digit through the count — and text copied from the masked answer matched nothing.
+     */
+    @Test
+    void aSearchedErrorTextIsMatchedAsOperatorsSeeIt() {
+        String prefix = uniqueSubject("RQ-MASKED") + "-";
+        long dead = aged(prefix + "1", "DEAD", 1);
+        jdbc.update("UPDATE inbox_message SET last_error = 'patient 010-1234-5678 not found' WHERE id = ?", dead);
+        String shown = client.ops("/ops/inbox/" + dead).json().get("lastError").asText();
+        assertThat(shown).startsWith("patient ").endsWith(" not found").doesNotContain("1234");
+        String filter = "\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"" + prefix + "\"";
+        for (String hidden : List.of("010-1234-5678", "010-1", "patient 010", "5678 not")) {
+            Reply probe = bulk("{" + filter + ",\"lastErrorContains\":\"" + hidden + "\"}");
+            assertThat(probe.status()).as(probe.body()).isEqualTo(200);
+            assertThat(probe.json().get("matching").asLong()).as(hidden).isZero();
+        }
+        Reply copied = bulk("{" + filter + ",\"lastErrorContains\":\"" + shown + "\"}");
+        assertThat(copied.json().get("matching").asLong()).isOne();
+        assertThat(copied.json().get("firstIds")).extracting(com.fasterxml.jackson.databind.JsonNode::asText)
+                .containsExactly(Long.toString(dead));
+        Reply requeued = bulk("{" + filter + ",\"lastErrorContains\":\"not found\",\"dryRun\":false}");
+        assertThat(requeued.json().get("ids")).extracting(com.fasterxml.jackson.databind.JsonNode::asText)
+                .containsExactly(Long.toString(dead));
+        assertThat(rows.status(Long.toString(dead))).isNotEqualTo("DEAD");
+    }
+
+    /** A searched text more rows hold than are masked for one call is a 400 asking for a narrower search. */
+    @Test
+    void aSearchedErrorTextTooManyRowsHoldIsRefused() {
+        String prefix = uniqueSubject("RQ-BROAD") + "-";
+        jdbc.update("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, attempts, last_error)"
+                + " SELECT ? || g, 'SEND', 'DEAD', 5, 'broad failure' FROM generate_series(1, 10001) g", prefix);
+        try {
+            Reply broad = bulk("{\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"" + prefix
+                    + "\",\"lastErrorContains\":\"broad\",\"dryRun\":false}");
+            assertThat(broad.status()).as(broad.body()).isEqualTo(400);
+            assertThat(broad.json().get("error").asText()).startsWith("more than 10000 rows hold the lastErrorContains text");
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE starts_with(srvy_drawup_no, ?)"
+                    + " AND status = 'DEAD'", Long.class, prefix)).isEqualTo(10001L);
+            // narrowed, it is answered
+            Reply narrow = bulk("{\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"" + prefix
+                    + "1000\",\"lastErrorContains\":\"broad\"}");
+            assertThat(narrow.json().get("matching").asLong()).isEqualTo(3L); // 1000, 10000, 10001
+        } finally {
+            jdbc.update("DELETE FROM inbox_message WHERE starts_with(srvy_drawup_no, ?)", prefix);
+        }
+    }
+
     private Reply bulk(String json) {
         return client.post("/ops/inbox/requeue", json.getBytes(StandardCharsets.UTF_8), "application/json",
                 ServiceClient.OPS_AUTH, Map.of());
