@@ -41,6 +41,74 @@ public class FlywayConnection {
         };
     }
 
+    /** Boot's migration at start: {@link #migrate}. */
+    @Bean
+    org.springframework.boot.autoconfigure.flyway.FlywayMigrationStrategy flywayRerunsFailedBuilds() {
+        return FlywayConnection::migrate;
+    }
+
+    /**
+     * Migrates as the service does at start. A migration run outside a transaction (an index built
+     * {@code CONCURRENTLY}: its {@code .sql.conf} says {@code executeInTransaction=false}) that failed with an
+     * error — cancelled by an operator, a deadlock, the sort's disk full — is recorded as failed, and Flyway refuses
+     * every later start ("Detected failed migration") until someone runs {@code flyway repair}: every new pod of the
+     * rollout crash-looped. Such migrations are written to run again ({@code IF NOT EXISTS}; the invalid index left
+     * behind is dropped first, {@link DropInvalidIndexes}), so their failed record is removed and they run again.
+     * A failed migration that ran in a transaction was rolled back and never recorded.
+     */
+    public static void migrate(org.flywaydb.core.Flyway flyway) {
+        org.flywaydb.core.api.configuration.Configuration configuration = flyway.getConfiguration();
+        for (org.flywaydb.core.api.MigrationInfo migration : flyway.info().all()) {
+            if (migration.getState() == org.flywaydb.core.api.MigrationState.FAILED && migration.getVersion() != null
+                    && outsideTransaction(configuration, migration.getScript())) {
+                org.slf4j.LoggerFactory.getLogger(FlywayConnection.class).warn(
+                        "Migration {} failed on an earlier start, outside a transaction: its record is removed and it runs again",
+                        migration.getScript());
+                forgetFailed(configuration, migration.getVersion().getVersion());
+            }
+        }
+        flyway.migrate();
+    }
+
+    /** Whether a migration's script config says it runs outside a transaction (classpath locations). */
+    static boolean outsideTransaction(org.flywaydb.core.api.configuration.Configuration configuration, String script) {
+        for (org.flywaydb.core.api.Location location : configuration.getLocations()) {
+            if (!location.isClassPath()) {
+                continue;
+            }
+            try (java.io.InputStream in = configuration.getClassLoader()
+                    .getResourceAsStream(location.getRootPath() + "/" + script + ".conf")) {
+                if (in != null) {
+                    String conf = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+                    return conf.lines().map(String::strip).anyMatch("executeInTransaction=false"::equals);
+                }
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+        return false;
+    }
+
+    private static void forgetFailed(org.flywaydb.core.api.configuration.Configuration configuration, String version) {
+        String schema = configuration.getDefaultSchema() != null ? configuration.getDefaultSchema()
+                : configuration.getSchemas().length > 0 ? configuration.getSchemas()[0] : null;
+        String table = (schema == null ? "" : quoted(schema) + ".") + quoted(configuration.getTable());
+        try (java.sql.Connection connection = configuration.getDataSource().getConnection();
+             java.sql.PreparedStatement delete = connection.prepareStatement(
+                     "DELETE FROM " + table + " WHERE NOT success AND version = ?")) {
+            connection.setAutoCommit(true);
+            delete.setString(1, version);
+            delete.executeUpdate();
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException("could not remove the record of failed migration " + version + ": "
+                    + LoggedFailure.describe(e), e);
+        }
+    }
+
+    private static String quoted(String identifier) {
+        return '"' + identifier.replace("\"", "\"\"") + '"';
+    }
+
     /**
      * Flyway as the service runs it (also what {@code MigrationOnBigTableTest} migrates with). Flyway's own lock
      * is a session-level advisory lock, not its default transactional one: a CREATE INDEX CONCURRENTLY waits
@@ -53,7 +121,7 @@ public class FlywayConnection {
         properties.putAll(driver);
         // the URL's options and socketTimeout (which the driver would let win) become properties, so the bounds
         // below are appended to what the URL asked for instead of being replaced by it
-        SimpleDriverDataSource flyway = new SimpleDriverDataSource(new org.postgresql.Driver(),
+        SimpleDriverDataSource flyway = new ClientCheckingDataSource(new org.postgresql.Driver(),
                 MainPoolStatementBound.liftFromUrl(url, properties), username, password);
         properties.setProperty("socketTimeout", "0");
         properties.setProperty("tcpKeepAlive", "true");
@@ -67,6 +135,43 @@ public class FlywayConnection {
         flyway.setConnectionProperties(properties);
         return configuration.dataSource(flyway).callbacks(new DropInvalidIndexes())
                 .configuration(java.util.Map.of("flyway.postgresql.transactional.lock", "false"));
+    }
+
+    /**
+     * Flyway's connections, each asking the server to notice a client gone while a statement runs
+     * ({@code client_connection_check_interval}, PostgreSQL 14+, where the platform has it; ignored elsewhere): a
+     * pod killed while its index build waited for older transactions left that build running on the server, holding
+     * Flyway's session lock (keepalives end only an idle session), and every next pod waited for the lock in vain
+     * until the old transactions ended.
+     */
+    static final class ClientCheckingDataSource extends SimpleDriverDataSource {
+
+        static final String CHECK_CLIENT = """
+                DO $$
+                BEGIN
+                    IF current_setting('server_version_num')::int >= 140000 THEN
+                        PERFORM set_config('client_connection_check_interval', '5s', false);
+                    END IF;
+                EXCEPTION WHEN OTHERS THEN
+                    NULL; -- a platform without it: as before
+                END
+                $$""";
+
+        ClientCheckingDataSource(java.sql.Driver driver, String url, String username, String password) {
+            super(driver, url, username, password);
+        }
+
+        @Override
+        protected java.sql.Connection getConnectionFromDriver(Properties props) throws java.sql.SQLException {
+            java.sql.Connection connection = super.getConnectionFromDriver(props);
+            try (java.sql.Statement statement = connection.createStatement()) {
+                statement.execute(CHECK_CLIENT);
+            } catch (java.sql.SQLException e) {
+                connection.close();
+                throw e;
+            }
+            return connection;
+        }
     }
 
     /**
