@@ -96,6 +96,24 @@ class KafkaTopicProvisionerTest extends IntegrationTest {
     @Test
     void aTopicWithThreeReplicasAcknowledgesOnlyWhatTwoHave() {
         assertThat(KafkaTopicProvisioner.newTopic("t", 8, (short) 3).configs()).containsEntry("min.insync.replicas", "2");
-        assertThat(KafkaTopicProvisioner.newTopic("t", 8, (short) 1).configs()).isNullOrEmpty();
+    }
+
+    /**
+     * A topic of fewer replicas carries its own minimum of 1 on the broker, whatever the cluster's default: a cluster
+     * hardened to 2 made a topic of one replica refuse every publish (acks=all: NOT_ENOUGH_REPLICAS), dev's rows
+     * answered 200 and never registered.
+     */
+    @Test
+    void aTopicOfOneReplicaSaysItsOwnMinimumOnTheBroker() throws Exception {
+        String topic = "provisioner-minimum-" + System.nanoTime();
+        assertThat(provisioner.ensure(topic, 2, (short) 1).done()).isTrue();
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers))) {
+            org.apache.kafka.common.config.ConfigResource resource = new org.apache.kafka.common.config.ConfigResource(
+                    org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
+            org.apache.kafka.clients.admin.ConfigEntry minimum = admin.describeConfigs(List.of(resource)).all()
+                    .get(15, TimeUnit.SECONDS).get(resource).get("min.insync.replicas");
+            assertThat(minimum.value()).isEqualTo("1");
+            assertThat(minimum.source()).isEqualTo(org.apache.kafka.clients.admin.ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG);
+        }
     }
 }
