@@ -473,6 +473,36 @@ class ManifestConsistencyTest {
         }
     }
 
+    /**
+     * Each overlay pulls its image from a registry (dev named only a tag: docker.io/library/survey-inbox-adapter,
+     * which does not exist, pulled Always: every dev pod in ImagePullBackOff), and an overlay that applies the
+     * ServiceMonitor carries no scrape annotations (scraped twice, every rate the alerts read doubled).
+     */
+    @Test
+    void eachOverlayPullsFromARegistryAndIsScrapedOnce() throws IOException {
+        try (Stream<Path> overlays = Files.list(ROOT.resolve("k8s/overlays"))) {
+            for (Path overlay : overlays.filter(Files::isDirectory).toList()) {
+                Map<String, Object> kustomization = yaml(overlay.resolve("kustomization.yaml")).get(0);
+                List<Map<String, Object>> images = at(kustomization, "images");
+                assertThat(images).as(overlay + " images").isNotEmpty().allSatisfy(image -> {
+                    String name = String.valueOf(image.get("newName"));
+                    assertThat(name.substring(0, Math.max(0, name.indexOf('/')))).as(overlay + " image registry of " + name)
+                            .containsAnyOf(".", ":");
+                });
+                List<String> resources = at(kustomization, "resources");
+                if (resources.contains("../../monitoring")) {
+                    List<Path> sources = new ArrayList<>(List.of(ROOT.resolve("k8s/base/deployment.yaml")));
+                    List<Map<String, Object>> patches = at(kustomization, "patches");
+                    patches.forEach(patch -> sources.add(overlay.resolve((String) patch.get("path"))));
+                    for (Path source : sources) {
+                        assertThat(Files.readString(source)).as(source + " in " + overlay + ", which has the ServiceMonitor")
+                                .doesNotContain("prometheus.io/scrape");
+                    }
+                }
+            }
+        }
+    }
+
     @Test
     void prodRunsAtLeastTwoHardenedReplicas() throws IOException {
         Map<String, Object> kustomization = yaml(ROOT.resolve("k8s/overlays/prod/kustomization.yaml")).get(0);
