@@ -358,6 +358,14 @@ public class ConsentCache {
      */
     public void unavailable(Exception failure) {
         meters.counter("adapter.consent.cache", "result", "error").increment();
+        String refusal = commandRefusal(failure);
+        if (refusal != null) {
+            // Redis answers: only this command is refused (a write under maxmemory, a failed save, an ACL, a key of
+            // another type). Left out, reads of lists it holds were skipped too and every message looked its survey
+            // up again; a key of another type is overwritten by the SETEX after the lookup
+            log.warn("Consent cache: Redis refused a command ({}); going on without it for this message", refusal);
+            return;
+        }
         log.warn("Consent cache unavailable, going on without it: {}", failure.getClass().getSimpleName());
         boolean readOnly = causedBy(failure, io.lettuce.core.RedisReadOnlyException.class);
         if (pause(causedBy(failure, io.lettuce.core.RedisCommandTimeoutException.class), readOnly) && connections != null) {
@@ -399,6 +407,21 @@ public class ConsentCache {
         } catch (RuntimeException e) {
             log.warn("Consent cache: the Redis connection could not be replaced: {}", e.getClass().getSimpleName());
         }
+    }
+
+    /** Error replies of a Redis that answers, refusing one command; the others (LOADING, BUSY, …) leave it out. */
+    static final java.util.Set<String> COMMAND_REFUSALS = java.util.Set.of("OOM", "MISCONF", "NOPERM", "WRONGTYPE");
+
+    /** The error code of a command Redis refused ({@link #COMMAND_REFUSALS}: its reply's first word), else null. */
+    static String commandRefusal(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof io.lettuce.core.RedisCommandExecutionException && !(t instanceof io.lettuce.core.RedisReadOnlyException)
+                    && t.getMessage() != null) {
+                String code = t.getMessage().strip().split("\\s+", 2)[0];
+                return COMMAND_REFUSALS.contains(code) ? code : null;
+            }
+        }
+        return null;
     }
 
     private static boolean causedBy(Throwable failure, Class<? extends Throwable> type) {

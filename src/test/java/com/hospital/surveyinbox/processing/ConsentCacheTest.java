@@ -195,6 +195,64 @@ class ConsentCacheTest extends IntegrationTest {
         });
     }
 
+    /**
+     * Redis refusing one command while it answers — a write under maxmemory with noeviction (Redis's own default
+     * policy), a failed save (MISCONF), an ACL — leaves the cache in use: the lists it holds are still read. Taken as
+     * "Redis down", each refused SETEX left Redis out for the pause on every pod, cached surveys were looked up again,
+     * and the cache flapped between in use and left out with every miss.
+     */
+    @Test
+    void aWriteRedisRefusesLeavesTheListsItHoldsInUse() throws Exception {
+        awaitCacheBack();
+        String prefix = "survey-inbox-adapter:consents:";
+        String kept = uniqueSubject("KEPT");
+        Rows rows = new Rows(jdbc);
+        rows.awaitStatus(client.accept(send(uniqueSubject("CK"), kept)), "COMPLETED");
+        assertThat(redis.hasKey(prefix + kept)).isTrue();
+        String policy = redis.execute((org.springframework.data.redis.core.RedisCallback<String>) c ->
+                c.serverCommands().getConfig("maxmemory-policy").getProperty("maxmemory-policy"));
+        redis.execute((org.springframework.data.redis.core.RedisCallback<Object>) c -> {
+            c.serverCommands().setConfig("maxmemory-policy", "noeviction");
+            c.serverCommands().setConfig("maxmemory", "1");
+            return null;
+        });
+        try {
+            String full = uniqueSubject("FULL");
+            rows.awaitStatus(client.accept(send(uniqueSubject("CF"), full)), "COMPLETED");
+            assertThat(redis.hasKey(prefix + full)).as("written although Redis is full").isFalse();
+            // right after the refused write (within the pause it used to cause), the kept list is read
+            List<String> ids = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                ids.add(client.accept(send(uniqueSubject("CK"), kept)));
+            }
+            ids.forEach(id -> rows.awaitStatus(id, "COMPLETED"));
+            assertThat(simulator().consentLookups(kept)).isOne();
+        } finally {
+            redis.execute((org.springframework.data.redis.core.RedisCallback<Object>) c -> {
+                c.serverCommands().setConfig("maxmemory", "0");
+                c.serverCommands().setConfig("maxmemory-policy", policy);
+                return null;
+            });
+        }
+    }
+
+    /**
+     * A key of another type under the cache's name (WRONGTYPE to the GET) is looked up and overwritten by the answer,
+     * not a reason to leave Redis out: it left the cache out on every message of that survey, for good.
+     */
+    @Test
+    void aKeyOfAnotherTypeIsReplacedByTheList() {
+        awaitCacheBack();
+        String srvyNo = uniqueSubject("HASHED");
+        String key = "survey-inbox-adapter:consents:" + srvyNo;
+        redis.opsForHash().put(key, "f", "v");
+        Rows rows = new Rows(jdbc);
+        rows.awaitStatus(client.accept(send(uniqueSubject("CH"), srvyNo)), "COMPLETED");
+        assertThat(redis.type(key)).isEqualTo(org.springframework.data.redis.connection.DataType.STRING);
+        rows.awaitStatus(client.accept(send(uniqueSubject("CH"), srvyNo)), "COMPLETED");
+        assertThat(simulator().consentLookups(srvyNo)).isOne();
+    }
+
     @Test
     void rowsStillCompleteWhileRedisIsDown() {
         String srvyNo = uniqueSubject("NOREDIS");
