@@ -46,16 +46,13 @@ class StatementBoundTest extends IntegrationTest {
             holder.setAutoCommit(false);
             // what a long transaction elsewhere does: holds the row the redelivery tick's count fold updates
             hold.execute("SELECT total FROM inbox_status_total WHERE status = 'COMPLETED' FOR UPDATE");
-            long started = System.nanoTime();
             Throwable failure = catchThrowable(() -> jdbc.update(
                     "/* " + tag + " */ UPDATE inbox_status_total SET total = total WHERE status = 'COMPLETED'"));
-            long tookMillis = (System.nanoTime() - started) / 1_000_000;
 
             // the server ended it (statement_timeout: query_canceled, or lock_timeout: lock_not_available, whichever
             // fires first), before the client's socket timeout would have (that one is 08006, connection failure)
             assertThat(failure).isNotNull();
             assertThat(sqlState(failure)).isIn("57014", "55P03");
-            assertThat(tookMillis).isLessThan(4000);
             // and nothing of it is left on the server while the lock is still held
             await().atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(50)).until(() -> running(observer, tag) == 0);
             holder.rollback();

@@ -53,6 +53,8 @@ class MigrationOnBigTableTest {
         AtomicLong longestNanos = new AtomicLong();
         AtomicLong inserted = new AtomicLong();
         AtomicLong senderPid = new AtomicLong();
+        // a failed insert ends the sender: kept, so the test fails on it (a dead sender is never seen waiting)
+        java.util.concurrent.atomic.AtomicReference<Exception> senderFailure = new java.util.concurrent.atomic.AtomicReference<>();
         java.util.concurrent.CountDownLatch connected = new java.util.concurrent.CountDownLatch(1);
         Thread sender = new Thread(() -> {
             try (Connection c = DriverManager.getConnection(url, EmbeddedServices.DB_USER, "");
@@ -72,7 +74,7 @@ class MigrationOnBigTableTest {
                     inserted.incrementAndGet();
                 }
             } catch (Exception e) {
-                throw new IllegalStateException(e);
+                senderFailure.set(e);
             }
         }, "migration-sender");
         sender.start();
@@ -115,6 +117,7 @@ class MigrationOnBigTableTest {
         Files.createDirectories(Path.of("target"));
         Files.writeString(Path.of("target/migration-on-big-table.txt"), report + "\n");
 
+        assertThat(senderFailure.get()).as("an insert during the migrations").isNull();
         try (Connection c = DriverManager.getConnection(url, EmbeddedServices.DB_USER, ""); Statement s = c.createStatement();
              var rs = s.executeQuery("SELECT count(*) FROM pg_index WHERE NOT indisvalid")) {
             rs.next();

@@ -294,7 +294,7 @@ class ProductionShapeTest {
         Long early = jdbc.queryForObject("SELECT count(*) FROM inbox_attempt a JOIN inbox_attempt b"
                 + " ON b.inbox_id = a.inbox_id AND b.attempt_no = a.attempt_no + 1"
                 + " JOIN inbox_message m ON m.id = a.inbox_id"
-                + " WHERE m.srvy_drawup_no LIKE ? AND a.outcome = 'FAILED' AND b.started_at < a.started_at + INTERVAL '2 seconds'",
+                + " WHERE m.srvy_drawup_no LIKE ? AND a.outcome = 'FAILED' AND b.started_at < a.finished_at + INTERVAL '2 seconds'",
                 Long.class, RUN + "-slowdown-%");
         assertThat(early).isZero();
     }

@@ -57,6 +57,19 @@ public abstract class IntegrationTest {
         simulator().clearFaults();
     }
 
+    @Autowired
+    private com.hospital.surveyinbox.processing.DownstreamCircuits downstreamCircuits;
+
+    /**
+     * Each test's system errors are its own: a few in a row open a downstream's circuit, which would defer the next
+     * test's rows (and those of the next test class sharing this context) for its open duration, or let them through
+     * as half-open trials: counts of attempts and calls then depended on the order the methods ran in.
+     */
+    @AfterEach
+    void closeCircuits() {
+        com.hospital.surveyinbox.processing.DownstreamCircuits.DOWNSTREAMS.forEach(downstreamCircuits::reset);
+    }
+
     protected long rowCount() {
         return jdbc.queryForObject("SELECT count(*) FROM inbox_message", Long.class);
     }
