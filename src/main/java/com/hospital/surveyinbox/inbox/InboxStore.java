@@ -200,14 +200,24 @@ public class InboxStore implements DisposableBean {
         if (cipher.enabled()) {
             return acceptGroup(List.of(message), storeTimeout).get(0);
         }
-        List<Long> ids = receptionJdbc.getJdbcOperations().queryForList(INSERT_ONE, Long.class, message.srvyDrawupNo(),
-                message.msgType(), cipher.seal(0, message.srvyDrawupNo(), message.payload()).bytes(),
-                message.idempotencyKey(), message.traceParent(), message.srvyDrawupNo());
-        if (!ids.isEmpty()) {
-            return new Acceptance(ids.get(0), message.srvyDrawupNo(), message.msgType(), true, message.traceParent());
+        // twice at most: a replay whose first row retention deleted between the insert and the read (the key is free
+        // again) is stored as a new row, as it would have been a moment later; it was a 500
+        for (int tries = 1; ; tries++) {
+            List<Long> ids = receptionJdbc.getJdbcOperations().queryForList(INSERT_ONE, Long.class, message.srvyDrawupNo(),
+                    message.msgType(), cipher.seal(0, message.srvyDrawupNo(), message.payload()).bytes(),
+                    message.idempotencyKey(), message.traceParent(), message.srvyDrawupNo());
+            if (!ids.isEmpty()) {
+                return new Acceptance(ids.get(0), message.srvyDrawupNo(), message.msgType(), true, message.traceParent());
+            }
+            Acceptance first = receptionJdbc.getJdbcOperations().execute((ConnectionCallback<Acceptance>) con ->
+                    earlierRowIfAny(con, message.idempotencyKey())); // a replay: its first row
+            if (first != null || tries == 2) {
+                if (first == null) {
+                    throw new IllegalStateException("idempotency key conflict without a row, twice");
+                }
+                return first;
+            }
         }
-        return receptionJdbc.getJdbcOperations().execute((ConnectionCallback<Acceptance>) con ->
-                earlierRow(con, message.idempotencyKey())); // a replay: its first row
     }
 
     /**
@@ -361,13 +371,20 @@ public class InboxStore implements DisposableBean {
 
     /** The row an idempotency key already names, read in the group's own transaction. */
     private static Acceptance earlierRow(java.sql.Connection con, String idempotencyKey) throws SQLException {
+        Acceptance first = earlierRowIfAny(con, idempotencyKey);
+        if (first == null) {
+            throw new IllegalStateException("idempotency key conflict without a row");
+        }
+        return first;
+    }
+
+    /** The row an idempotency key names, or null when there is none (deleted since the conflict). */
+    private static Acceptance earlierRowIfAny(java.sql.Connection con, String idempotencyKey) throws SQLException {
         try (PreparedStatement find = con.prepareStatement(FIND_BY_IDEMPOTENCY_KEY)) {
             find.setString(1, idempotencyKey);
             try (ResultSet rs = find.executeQuery()) {
-                if (!rs.next()) {
-                    throw new IllegalStateException("idempotency key conflict without a row");
-                }
-                return new Acceptance(rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getString("msg_type"), false);
+                return rs.next() ? new Acceptance(rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getString("msg_type"), false)
+                        : null;
             }
         }
     }
