@@ -9,7 +9,10 @@
 -- then carries the first's id: find-recorded-key.sql).
 -- Run by: routes/inbox-receive.camel.yaml, step inbox-receive-claim-synchronous (camel-sql), before a synchronous
 -- registration's first call.
--- Returns one row: holder (this registration's when the lease was taken, else null), unfinished, known.
+-- Returns one row: holder (this registration's when the lease was taken, else null), unfinished, known, and
+-- refused_resend: the key's row is a resend the survey side refused (ALREADY_SUBMITTED), so a replay of it is answered
+-- with that outcome, as the first answer was (200 N), not as a stored message (200 Y: the sender took a refused
+-- resend for one that went out).
 WITH checks AS (
     SELECT EXISTS (SELECT 1
                      FROM inbox_message
@@ -17,7 +20,12 @@ WITH checks AS (
                       AND status IN ('RECEIVED', 'PROCESSING', 'FAILED')) AS unfinished,
            EXISTS (SELECT 1
                      FROM inbox_message
-                    WHERE idempotency_key = CAST(:#idempotencyKey AS TEXT)) AS known
+                    WHERE idempotency_key = CAST(:#idempotencyKey AS TEXT)) AS known,
+           EXISTS (SELECT 1
+                     FROM inbox_message
+                    WHERE idempotency_key = CAST(:#idempotencyKey AS TEXT)
+                      AND status = 'COMPLETED'
+                      AND reply_reason_code = 'ALREADY_SUBMITTED') AS refused_resend
 ), taken AS (
     INSERT INTO synchronous_lease (srvy_drawup_no, holder, taken_at)
     SELECT CAST(:#srvyDrawupNo AS TEXT), CAST(:#holder AS TEXT), now()
@@ -32,5 +40,6 @@ WITH checks AS (
 )
 SELECT (SELECT holder FROM taken) AS holder,
        checks.unfinished,
-       checks.known
+       checks.known,
+       checks.refused_resend
   FROM checks

@@ -370,4 +370,33 @@ class RollbackToggleTest extends IntegrationTest {
                 + "ORDER BY id DESC LIMIT 1", subject)).isEqualTo(java.util.Map.of("status", "COMPLETED", "reply_status", "SENT",
                 "reply_reason_code", "ALREADY_SUBMITTED", "reply_reason", "(removed with the payload)"));
     }
+
+    /**
+     * A replay of a resend the survey side refused (its answer lost on the way) is answered as the first was, 200 N
+     * ALREADY_SUBMITTED, nothing stored or sent again: it was answered as a stored message's replay, 200 Y, and the
+     * legacy system took the refused resend for one that went out.
+     */
+    @Test
+    void aReplayOfARefusedResendIsAnsweredAsTheFirstWas() {
+        String subject = uniqueSubject("REPLAYREFUSED");
+        assertThat(client.receive(send(subject, "")).header("X-Result-Code")).isEqualTo("Y");
+        assertThat(client.receive(send(subject, "\"msgType\":\"SUBMIT\"")).header("X-Result-Code")).isEqualTo("Y");
+        String key = "resend-" + subject;
+        Reply refused = client.receive(send(subject, ""), java.util.Map.of("Idempotency-Key", key));
+        assertThat(refused.status()).isEqualTo(200);
+        assertThat(refused.header("X-Result-Code")).isEqualTo("N");
+        String resendCall = "POST /survey/dispatch-bundles/" + subject + "/resend";
+        long resends = simulator().requests().stream().filter(r -> r.line().equals(resendCall)).count();
+        assertThat(resends).as("the refused resend's call").isOne();
+        long stored = jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject);
+
+        Reply replay = client.receive(send(subject, ""), java.util.Map.of("Idempotency-Key", key));
+
+        assertThat(replay.status()).isEqualTo(200);
+        assertThat(replay.header("X-Result-Code")).isEqualTo("N");
+        assertThat(replay.json().get("resultMessage").asText()).startsWith("ALREADY_SUBMITTED");
+        assertThat(replay.json().has("inboxId")).isFalse();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject)).isEqualTo(stored);
+        assertThat(simulator().requests().stream().filter(r -> r.line().equals(resendCall)).count()).as("sent again").isEqualTo(resends);
+    }
 }
