@@ -27,7 +27,10 @@ WITH stuck AS (
            reply_reason = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')
                                THEN 'worker lost while processing' ELSE reply_reason END,
            reply_updated_at = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')
-                                   THEN now() - :#retryDelayMillis * INTERVAL '1 millisecond' ELSE reply_updated_at END
+                                   THEN now() - :#retryDelayMillis * INTERVAL '1 millisecond' ELSE reply_updated_at END,
+           -- a new obligation starts without the last one's error (an operator's abandonment among them), as in fail-row.sql
+           reply_last_error = CASE WHEN attempts >= :#maxAttempts AND NOT (reply_status = 'SENT' AND reply_reason_code = 'DEAD')
+                                   THEN NULL ELSE reply_last_error END
      WHERE id = ANY (ARRAY(SELECT id
                               FROM inbox_message
                              WHERE status = 'PROCESSING'

@@ -314,7 +314,7 @@ class InboxRedeliverRouteTest extends RouteKit {
                 + "published_at = now() WHERE id = ?", older);
         jdbc.update("UPDATE inbox_message SET status = 'PROCESSING', attempts = 1, updated_at = now() - INTERVAL '1 hour' WHERE id = ?", stuck);
 
-        List<?> reset = template.requestBody("sql:classpath:sql/reset-stuck-rows.sql?parametersCount=9", java.util.Map.of(
+        List<?> reset = template.requestBody("sql:classpath:sql/reset-stuck-rows.sql?parametersCount=10", java.util.Map.of(
                 "batch", 200, "maxAttempts", 5, "retryDelayMillis", 60_000, "stuckAfterMillis", 60_000), List.class);
 
         assertThat(reset).map(r -> (java.util.Map<?, ?>) r).filteredOn(r -> run.equals(r.get("srvyDrawupNo")))

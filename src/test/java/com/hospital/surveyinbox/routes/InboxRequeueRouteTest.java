@@ -410,6 +410,25 @@ class InboxRequeueRouteTest extends RouteKit {
                 .containsEntry("reply_status", "PENDING").containsEntry("reply_last_error", null);
     }
 
+    /**
+     * The same when a lost worker's last attempt is reset to DEAD by the redelivery job: the new DEAD reply showed the
+     * abandoned one's "abandoned by an operator" until its first try.
+     */
+    @Test
+    void aDeadReplyOpenedByTheStuckResetStartsWithoutTheAbandonedOnesError() {
+        String subject = uniqueSubject("RQ-STUCKAGAIN");
+        long id = aged(subject, "PROCESSING", 1);
+        jdbc.update("UPDATE inbox_message SET reply_status = 'NONE', reply_reason_code = 'DEAD', reply_last_error = 'abandoned by an operator', "
+                + "attempts = 5, claim_token = ? WHERE id = ?", java.util.UUID.randomUUID(), id);
+
+        List<?> reset = template.requestBody("sql:classpath:sql/reset-stuck-rows.sql?parametersCount=10", Map.of(
+                "batch", 200, "maxAttempts", 5, "retryDelayMillis", 60_000, "stuckAfterMillis", 60_000), List.class);
+
+        assertThat(reset).map(r -> (Map<?, ?>) r).anySatisfy(r -> assertThat(r.get("inboxId")).isEqualTo(id));
+        assertThat(jdbc.queryForMap("SELECT status, reply_status, reply_last_error FROM inbox_message WHERE id = ?", id))
+                .containsEntry("status", "DEAD").containsEntry("reply_status", "PENDING").containsEntry("reply_last_error", null);
+    }
+
     /** A reply abandoned while it was on the wire, that got through, is recorded SENT: the legacy system has it. */
     @Test
     void aReplyAbandonedOnTheWireThatGotThroughIsRecordedSent() {
