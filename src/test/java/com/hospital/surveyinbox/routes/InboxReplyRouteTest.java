@@ -60,6 +60,10 @@ class InboxReplyRouteTest extends RouteKit {
         assertThat(rows.row(Long.toString(id))).containsEntry("reply_status", "SENT");
         assertThat(mock("mock:legacy-reply").getReceivedCounter()).isEqualTo(2);
         assertThat(countedFailing(id)).isFalse();
+        // every try of one reply carries one key (its row and reason): a reply sent again because its SENT record was
+        // lost can be told from a new one by the legacy system
+        assertThat(mock("mock:legacy-reply").getReceivedExchanges()).extracting(e -> e.getMessage().getHeader("Idempotency-Key"))
+                .containsOnly(id + "-NOTIFY_SKIPPED");
     }
 
     /**
