@@ -197,11 +197,15 @@ public class InboxStore implements DisposableBean {
      * checker counts. A group's unanswered COMMIT is settled instead ({@link #committedAfterAll}).
      */
     Acceptance acceptOne(ReceivedMessage message) {
-        if (cipher.enabled()) {
-            return acceptGroup(List.of(message), storeTimeout).get(0);
-        }
         // twice at most: a replay whose first row retention deleted between the insert and the read (the key is free
         // again) is stored as a new row, as it would have been a moment later; it was a 500
+        if (cipher.enabled()) {
+            try {
+                return acceptGroup(List.of(message), storeTimeout).get(0);
+            } catch (ReplayedRowGone gone) {
+                return acceptGroup(List.of(message), storeTimeout).get(0);
+            }
+        }
         for (int tries = 1; ; tries++) {
             List<Long> ids = receptionJdbc.getJdbcOperations().queryForList(INSERT_ONE, Long.class, message.srvyDrawupNo(),
                     message.msgType(), cipher.seal(0, message.srvyDrawupNo(), message.payload()).bytes(),
@@ -373,9 +377,16 @@ public class InboxStore implements DisposableBean {
     private static Acceptance earlierRow(java.sql.Connection con, String idempotencyKey) throws SQLException {
         Acceptance first = earlierRowIfAny(con, idempotencyKey);
         if (first == null) {
-            throw new IllegalStateException("idempotency key conflict without a row");
+            throw new ReplayedRowGone();
         }
         return first;
+    }
+
+    /** A replay whose first row was deleted (retention) between the insert that met its key and the read of it. */
+    static final class ReplayedRowGone extends IllegalStateException {
+        ReplayedRowGone() {
+            super("idempotency key conflict without a row (deleted meanwhile)");
+        }
     }
 
     /** The row an idempotency key names, or null when there is none (deleted since the conflict). */
