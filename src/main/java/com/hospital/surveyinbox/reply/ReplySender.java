@@ -56,13 +56,19 @@ public class ReplySender {
      * Counts and logs one sender's result. {@code recorded}: the rows its record statement changed; 0 when the
      * sender no longer held the reply (an operator's requeue withdrew it, a newer sender took it over): then nothing
      * was written and the result is counted as stale, neither sent nor failed. (A withdrawn DEAD reply that got
-     * through is written, SENT, and counted sent.)
+     * through is written, SENT, and counted sent.) {@code waiting}: not sent, the legacy circuit being open — counted
+     * as waiting, logged at DEBUG: as a failed send (a WARN each), a day's legacy outage showed every owed reply
+     * failing every tick, against the failing-replies gauge, which leaves waits out.
      */
-    public void logged(Map<String, Object> owed, String error, Integer recorded) {
+    public void logged(Map<String, Object> owed, String error, Integer recorded, Boolean waiting) {
         String reason = String.valueOf(owed.get("reasonCode"));
         boolean stale = recorded != null && recorded == 0;
-        meters.counter("adapter.replies", "reason", reason, "outcome", stale ? "stale" : error == null ? "sent" : "failed").increment();
-        if (stale) {
+        boolean waited = !stale && error != null && Boolean.TRUE.equals(waiting);
+        meters.counter("adapter.replies", "reason", reason, "outcome",
+                stale ? "stale" : error == null ? "sent" : waited ? "waiting" : "failed").increment();
+        if (waited) {
+            log.debug("Inbox {} reply {} waits ({})", owed.get("id"), reason, error);
+        } else if (stale) {
             log.info("Inbox {} reply {} {} by a sender that no longer held it (requeued, or taken by a newer sender): not recorded",
                     owed.get("id"), reason, error == null ? "delivered" : "not delivered (" + error + ")");
         } else if (error == null) {

@@ -44,11 +44,16 @@ class InboxReplyRouteTest extends RouteKit {
         for (int request = 0; request < 5; request++) {
             circuits.recordFailure("legacy", "inbox-register-legacy-patient", request);
         }
+        double failed = meters.counter("adapter.replies", "reason", "NOTIFY_SKIPPED", "outcome", "failed").count();
+        double waiting = meters.counter("adapter.replies", "reason", "NOTIFY_SKIPPED", "outcome", "waiting").count();
         try {
             template.sendBody("direct:inbox-reply", Map.of("id", id));
         } finally {
             circuits.reset("legacy");
         }
+        // a wait, counted as one: as a failed send, a legacy outage showed every owed reply failing at every tick
+        assertThat(meters.counter("adapter.replies", "reason", "NOTIFY_SKIPPED", "outcome", "waiting").count()).isEqualTo(waiting + 1);
+        assertThat(meters.counter("adapter.replies", "reason", "NOTIFY_SKIPPED", "outcome", "failed").count()).isEqualTo(failed);
         assertThat(rows.row(Long.toString(id))).containsEntry("reply_status", "FAILED")
                 .containsEntry("reply_last_error", "waiting: legacy unavailable (circuit open)")
                 .containsEntry("reply_failures", 1); // nothing was sent: its backoff does not grow
