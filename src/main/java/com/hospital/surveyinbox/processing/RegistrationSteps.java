@@ -67,7 +67,9 @@ public class RegistrationSteps {
      * failure names the lookup): the contract's JSON object {@code {"patno","patNm","mobileNo"}} of the message's
      * patient, else a system error. A record naming another {@code patno} (a caching proxy or a legacy fault mixing
      * two lookups) is refused: its name and mobile would become this patient's guest account, and the survey
-     * link of one patient would go to another's phone. A record without {@code patno} is taken as the patient's.
+     * link of one patient would go to another's phone. A record without {@code patno} is taken as the patient's;
+     * one that writes it otherwise is the same patient: a JSON number by its value ({@code 12345} for
+     * {@code "0012345"}: a number keeps no zeros), a text whatever its width, case or surrounding spaces.
      */
     public void patientRecord(Registration msg, String answer) {
         patientObject(msg, answer);
@@ -79,10 +81,23 @@ public class RegistrationSteps {
             throw new SystemException("legacy", "patient answer is not a JSON object", null);
         }
         JsonNode named = patient.get("patno");
-        if (named != null && !named.isNull() && !named.asText().strip().equals(String.valueOf(msg.patno()).strip())) {
+        if (named != null && !named.isNull() && !samePatno(named, msg.patno())) {
             throw new SystemException("legacy", "patient answer names another patient", null);
         }
         return patient;
+    }
+
+    static boolean samePatno(JsonNode named, String patno) {
+        String mine = java.text.Normalizer.normalize(String.valueOf(patno), java.text.Normalizer.Form.NFKC).strip();
+        if (named.isNumber()) {
+            try {
+                return named.decimalValue().compareTo(new java.math.BigDecimal(mine)) == 0;
+            } catch (NumberFormatException notANumber) {
+                return false;
+            }
+        }
+        String theirs = java.text.Normalizer.normalize(named.asText(), java.text.Normalizer.Form.NFKC).strip();
+        return theirs.equalsIgnoreCase(mine);
     }
 
     /**

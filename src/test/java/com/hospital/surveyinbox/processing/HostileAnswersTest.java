@@ -326,6 +326,31 @@ class HostileAnswersTest extends IntegrationTest {
     }
 
     /**
+     * A patient answer writing the message's patno otherwise is the patient's: a JSON number (it keeps no leading
+     * zeros), another width or case, spaces around it. Compared as exact text, a legacy system that answers patno as
+     * a number would have sent every SEND to DEAD.
+     */
+    @Test
+    void aPatientAnswerWritingThePatnoOtherwiseIsThePatients() {
+        String subject = uniqueSubject("SAMEPAT");
+        String digits = Long.toString(Math.abs(subject.hashCode()) % 1_000_000 + 1);
+        String patno = "00" + digits;
+        DownstreamSimulator.Fault number = answer("GET /legacy/patients/" + patno, 200,
+                "{\"patno\":" + digits + ",\"patNm\":\"Kim\",\"mobileNo\":\"010-1234-5678\"}", Map.of(), 0);
+        try {
+            rows.awaitStatus(client.accept(ServiceClient.message(subject, patno, "")), "COMPLETED");
+        } finally {
+            simulator().remove(number);
+        }
+        assertThat(simulator().guestOf(patno)).as("guest created from the record").isNotNull();
+        com.fasterxml.jackson.databind.node.JsonNodeFactory json = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance;
+        assertThat(RegistrationSteps.samePatno(json.textNode(" \uFF50\uFF10\uFF10\uFF11 "), "P001")).isTrue();
+        assertThat(RegistrationSteps.samePatno(json.numberNode(7), "007")).isTrue();
+        assertThat(RegistrationSteps.samePatno(json.numberNode(7), "P7")).isFalse();
+        assertThat(RegistrationSteps.samePatno(json.textNode("P0019"), "P001")).isFalse();
+    }
+
+    /**
      * An answer's charset is not the next request's: the guest account answering ISO-8859-1 must not turn the
      * dispatch bundle's Hangul codes into '?' (created under the right Idempotency-Key, no retry would repair it).
      * camel-http resets the exchange's charset from each answer's Content-Type and the requests say UTF-8: a guard.
