@@ -28,8 +28,10 @@
       (c) => '\u27E8U+' + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0') + '\u27E9');
   }
 
+  // a read that gets no answer is given up (a refresh waiting on it would hold every later one)
   async function getJson(path) {
-    const r = await fetch(api(path), { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+    const r = await fetch(api(path), { headers: { Accept: 'application/json' }, credentials: 'same-origin',
+      signal: AbortSignal.timeout(REFRESH_MS * 2) });
     if (!r.ok) throw new Error(path + ' answered ' + r.status);
     return r.json();
   }
@@ -121,7 +123,7 @@
       bulkMessage('No ' + filter.status + ' row matches.');
       return;
     }
-    const take = Math.min(n, BULK_LIMIT);
+    const take = Math.min(n, r.body.takesPerCall || BULK_LIMIT);
     const yes = el('button', { type: 'button', class: 'danger', 'data-action': 'bulk-confirm' }, 'yes, requeue up to ' + take);
     const no = el('button', { type: 'button', 'data-action': 'bulk-cancel' }, 'cancel');
     no.addEventListener('click', () => bulkMessage());
@@ -195,7 +197,7 @@
     const rows = dead.concat(failed);
     const body = document.querySelector('#rows tbody');
     // an operator answering "Requeue? yes/cancel" keeps the question: the table is rebuilt after the answer
-    if (body.querySelector("button[data-action='confirm']")) return;
+    if (body.querySelector("button[data-action='confirm']")) return false;
     const open = new Set([...body.querySelectorAll('tr.detail')].map((tr) => tr.dataset.for));
     body.replaceChildren();
     rows.forEach((row) => {
@@ -203,6 +205,7 @@
       if (open.has(row.inboxId)) toggleDetail(row.inboxId, body.querySelector('tr[data-inbox-id="' + row.inboxId + '"]'));
     });
     document.getElementById('empty').hidden = rows.length > 0;
+    return true;
   }
 
   function rowLine(row) {
@@ -274,20 +277,31 @@
   }
 
   let refreshing = null;
+  let again = false;
 
   // one refresh at a time: on a slow database the timer's refreshes would pile up, and an older answer landing
-  // last would show older data under a newer time
+  // last would show older data under a newer time. Asked while one runs (after an action, a new filter), one more
+  // runs after it, so what is shown follows the action
   function refresh() {
-    if (!refreshing) {
-      refreshing = reload().finally(() => { refreshing = null; });
+    if (refreshing) {
+      again = true;
+      return refreshing;
     }
+    refreshing = reload().finally(() => {
+      refreshing = null;
+      if (again) {
+        again = false;
+        refresh();
+      }
+    });
     return refreshing;
   }
 
   async function reload() {
     try {
-      await Promise.all([loadStats(), loadChart(), loadRows()]);
-      document.getElementById('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
+      const [, , rowsShown] = await Promise.all([loadStats(), loadChart(), loadRows()]);
+      document.getElementById('updated').textContent = 'updated ' + new Date().toLocaleTimeString()
+        + (rowsShown ? '' : ' (rows held while a requeue question is open)');
       document.body.dataset.loaded = 'true';
     } catch (e) {
       document.getElementById('updated').textContent = 'could not refresh: ' + e.message;

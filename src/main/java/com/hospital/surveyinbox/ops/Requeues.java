@@ -230,6 +230,8 @@ public class Requeues {
         body.put("dryRun", true);
         body.put("matching", matching(candidates));
         body.put("firstIds", candidates.stream().map(row -> String.valueOf(row.get("id"))).toList());
+        // what one call takes by default: the console confirms (and sends as its limit) no more than this
+        body.put("takesPerCall", Math.min(100, bulkRequeueMax));
         return body;
     }
 

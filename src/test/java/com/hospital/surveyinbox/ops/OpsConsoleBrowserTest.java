@@ -225,6 +225,8 @@ class OpsConsoleBrowserTest extends IntegrationTest {
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
                 .until(() -> !browser.findElement(By.id("updated")).getText().equals(updated));
         assertThat(rowOnPage(dead).findElements(By.cssSelector("button[data-action='confirm']"))).hasSize(1);
+        // and the page says its rows are held, not that they are fresh
+        assertThat(browser.findElement(By.id("updated")).getText()).endsWith("(rows held while a requeue question is open)");
         rowOnPage(dead).findElement(By.cssSelector("button[data-action='cancel']")).click();
         assertThat(rowOnPage(dead).findElements(By.cssSelector("button[data-action='requeue']"))).hasSize(1);
         assertThat(rows.status(dead)).isEqualTo("DEAD");

@@ -262,6 +262,8 @@ class InboxRequeueRouteTest extends RouteKit {
         }
         Reply copied = bulk("{" + filter + ",\"lastErrorContains\":\"" + shown + "\"}");
         assertThat(copied.json().get("matching").asLong()).isOne();
+        // what a call takes by default (the console confirms no more): min(100, bulk-requeue-max)
+        assertThat(copied.json().get("takesPerCall").asInt()).isEqualTo(Math.min(100, properties.getInbox().getBulkRequeueMax()));
         assertThat(copied.json().get("firstIds")).extracting(com.fasterxml.jackson.databind.JsonNode::asText)
                 .containsExactly(Long.toString(dead));
         Reply requeued = bulk("{" + filter + ",\"lastErrorContains\":\"not found\",\"dryRun\":false}");
