@@ -114,13 +114,15 @@ public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
     /**
      * The topic as created: with three replicas or more, an event is acknowledged (acks=all) only once two of them
      * have it ({@code min.insync.replicas} 2). The broker's default is 1: a lone leader could acknowledge an event
-     * and die with it (the row is still RECEIVED, but it waits for the redelivery job). With fewer (dev, a single
-     * broker) 1, said on the topic: a cluster hardened to a default of 2 (MSK's three-AZ default) gave a topic of one
-     * replica a minimum it can never reach, and every publish (acks=all) failed with NOT_ENOUGH_REPLICAS.
+     * and die with it (the row is still RECEIVED, but it waits for the redelivery job). With one replica (dev's single
+     * broker), 1, set on the topic itself: a cluster hardened to a default of 2 (MSK's three-AZ default) gave a topic of
+     * one replica a minimum it can never reach, and every publish (acks=all) failed with NOT_ENOUGH_REPLICAS. Two
+     * replicas keep the cluster's default.
      */
     static NewTopic newTopic(String topic, int partitions, short replicationFactor) {
         NewTopic created = new NewTopic(topic, partitions, replicationFactor);
-        return created.configs(Map.of("min.insync.replicas", replicationFactor >= 3 ? "2" : "1"));
+        return replicationFactor >= 3 ? created.configs(Map.of("min.insync.replicas", "2"))
+                : replicationFactor == 1 ? created.configs(Map.of("min.insync.replicas", "1")) : created;
     }
 
     /**

@@ -96,6 +96,8 @@ class KafkaTopicProvisionerTest extends IntegrationTest {
     @Test
     void aTopicWithThreeReplicasAcknowledgesOnlyWhatTwoHave() {
         assertThat(KafkaTopicProvisioner.newTopic("t", 8, (short) 3).configs()).containsEntry("min.insync.replicas", "2");
+        // two replicas keep the cluster's default (a hardened 2 is reachable)
+        assertThat(KafkaTopicProvisioner.newTopic("t", 8, (short) 2).configs()).isNullOrEmpty();
     }
 
     /**
