@@ -11,7 +11,7 @@
 -- registration's first call.
 -- Returns one row: holder (this registration's when the lease was taken, else null), unfinished, known, and
 -- refused_resend: the key's row is a resend the survey side refused (ALREADY_SUBMITTED), so a replay of it is answered
--- with that outcome, as the first answer was (200 N), not as a stored message (200 Y: the sender took a refused
+-- with that outcome, 200 N like the first answer, not as a stored message (200 Y: the sender took a refused
 -- resend for one that went out).
 WITH checks AS (
     SELECT EXISTS (SELECT 1

@@ -74,9 +74,8 @@
     }
   }
 
-  // ---- requeue many: filter -> count (dry run) -> confirm -> requeue the oldest, at most the server's
-  // default per call (100, or adapter.inbox.bulk-requeue-max when lower) ----
-  const BULK_LIMIT = 100;
+  // ---- requeue many: filter -> count (dry run) -> confirm -> requeue the oldest, at most the dry run's
+  // takesPerCall (the server's default per call: 100, or adapter.inbox.bulk-requeue-max when lower) ----
 
   function bulkFilter() {
     const filter = { status: document.getElementById('bulk-status').value };
@@ -123,7 +122,7 @@
       bulkMessage('No ' + filter.status + ' row matches.');
       return;
     }
-    const take = Math.min(n, r.body.takesPerCall || BULK_LIMIT);
+    const take = Math.min(n, r.body.takesPerCall);
     const yes = el('button', { type: 'button', class: 'danger', 'data-action': 'bulk-confirm' }, 'yes, requeue up to ' + take);
     const no = el('button', { type: 'button', 'data-action': 'bulk-cancel' }, 'cancel');
     no.addEventListener('click', () => bulkMessage());
@@ -229,7 +228,7 @@
     const saved = [...cell.childNodes];
     no.addEventListener('click', () => cell.replaceChildren(...saved));
     yes.addEventListener('click', () => {
-      cell.replaceChildren('requeueing…'); // answered: the next refresh rebuilds the row
+      cell.replaceChildren('requeueing…'); // the question is answered (no confirm button left): the next refresh rebuilds the row
       requeue(row.inboxId);
     });
     cell.replaceChildren('Requeue? ', yes, ' ', no);
@@ -256,7 +255,7 @@
     } else if (r.status === 409) {
       showMessage('Inbox ' + inboxId + ' not requeued (409): ' + body.error + ' — it is ' + body.status + ' now.', false);
     } else {
-      showMessage('Inbox ' + inboxId + ' not requeued: ' + r.status + ' ' + (body.resultMessage || body.error || ''), false);
+      showMessage('Inbox ' + inboxId + ' not requeued: ' + r.status + ' ' + (body.error || body.resultMessage || ''), false);
     }
     await refresh();
   }

@@ -350,7 +350,8 @@ public class ConsentCache {
 
     /**
      * A Redis failure: a warning and a miss, never a processing failure; Redis is left out for a pause
-     * ({@link #usable}). Commands that time out in a row ({@link #SILENT_TIMEOUTS}, e.g. the one that paused the
+     * ({@link #usable}) — except a command Redis refuses while it answers (OOM, MISCONF, NOPERM, WRONGTYPE:
+     * {@link #commandRefusal}): Redis stays in use. Commands that time out in a row ({@link #SILENT_TIMEOUTS}, e.g. the one that paused the
      * cache and the trial after the pause), or a write refused as READONLY, replace Boot's shared connection: Lettuce does not
      * reconnect on a command timeout, and a connection gone silent (a failover or a partition that drops packets:
      * no close, no reset) stayed "connected" until the kernel gave up, about 15 minutes, every command waiting
@@ -361,8 +362,8 @@ public class ConsentCache {
         String refusal = commandRefusal(failure);
         if (refusal != null) {
             // Redis answers: only this command is refused (a write under maxmemory, a failed save, an ACL, a key of
-            // another type). Left out, reads of lists it holds were skipped too and every message looked its survey
-            // up again; a key of another type is overwritten by the SETEX after the lookup
+            // another type). Leaving Redis out would also skip reads of the lists it holds, and every message would
+            // look its survey up again; a key of another type is overwritten by the SETEX after the lookup
             log.warn("Consent cache: Redis refused a command ({}); going on without it for this message", refusal);
             return;
         }

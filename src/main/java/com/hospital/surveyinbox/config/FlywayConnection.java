@@ -54,16 +54,17 @@ public class FlywayConnection {
      * every later start ("Detected failed migration") until someone runs {@code flyway repair}: every new pod of the
      * rollout crash-looped. Such migrations are written to run again ({@code IF NOT EXISTS}; the invalid index left
      * behind is dropped first, {@link DropInvalidIndexes}), so their failed record is removed and they run again.
-     * A failed migration that ran in a transaction was rolled back and never recorded. Only where the invalid index is
-     * dropped first (Flyway as this class configures it): run again, {@code IF NOT EXISTS} would skip the invalid index
-     * and record success, leaving it invalid for good; with a Flyway connection of the operator's own
-     * ({@code spring.flyway.url}) the start is refused as before.
+     * A failed migration that ran in a transaction was rolled back and never recorded. This is done only when Flyway
+     * drops invalid indexes first (as this class configures it); otherwise {@code IF NOT EXISTS} would skip the
+     * invalid index and record success. With an operator's own {@code spring.flyway.url} the start is refused as before.
      */
     public static void migrate(org.flywaydb.core.Flyway flyway) {
         org.flywaydb.core.api.configuration.Configuration configuration = flyway.getConfiguration();
-        boolean dropsInvalidIndexes = java.util.Arrays.stream(configuration.getCallbacks()).anyMatch(DropInvalidIndexes.class::isInstance);
-        for (org.flywaydb.core.api.MigrationInfo migration : dropsInvalidIndexes ? flyway.info().all()
-                : new org.flywaydb.core.api.MigrationInfo[0]) {
+        if (java.util.Arrays.stream(configuration.getCallbacks()).noneMatch(DropInvalidIndexes.class::isInstance)) {
+            flyway.migrate();
+            return;
+        }
+        for (org.flywaydb.core.api.MigrationInfo migration : flyway.info().all()) {
             if (migration.getState() == org.flywaydb.core.api.MigrationState.FAILED && migration.getVersion() != null
                     && outsideTransaction(configuration, migration.getScript())) {
                 org.slf4j.LoggerFactory.getLogger(FlywayConnection.class).warn(

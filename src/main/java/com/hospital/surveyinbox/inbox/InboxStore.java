@@ -215,11 +215,11 @@ public class InboxStore implements DisposableBean {
             }
             Acceptance first = receptionJdbc.getJdbcOperations().execute((ConnectionCallback<Acceptance>) con ->
                     earlierRowIfAny(con, message.idempotencyKey())); // a replay: its first row
-            if (first != null || tries == 2) {
-                if (first == null) {
-                    throw new IllegalStateException("idempotency key conflict without a row, twice");
-                }
+            if (first != null) {
                 return first;
+            }
+            if (tries == 2) {
+                throw new ReplayedRowGone();
             }
         }
     }
@@ -373,7 +373,10 @@ public class InboxStore implements DisposableBean {
         }
     }
 
-    /** The row an idempotency key already names, read in the group's own transaction. */
+    /**
+     * The row an idempotency key already names, read in the group's own transaction; {@link ReplayedRowGone} when it
+     * was deleted since the conflict (acceptOne writes again).
+     */
     private static Acceptance earlierRow(java.sql.Connection con, String idempotencyKey) throws SQLException {
         Acceptance first = earlierRowIfAny(con, idempotencyKey);
         if (first == null) {

@@ -17,7 +17,8 @@ public interface InboxRowRepository extends JpaRepository<InboxRowEntity, Long> 
 
     /**
      * Age in seconds of the oldest row that still owes work (RECEIVED, PROCESSING, FAILED: {@link InboxStatus#UNFINISHED}),
-     * measured on the database clock (0, never negative, for rows it dates in the future after a step back). Read per status so that no plan walks the history: {@code min(created_at) WHERE
+     * measured on the database clock (0, never negative, for rows it dates in the future after a step back). Read per
+     * status so that no plan walks the history: {@code min(created_at) WHERE
      * status IN (unfinished)} was planned as a walk of the full created_at index from its oldest entry (the unfinished
      * rows are the newest: the whole history read first, on every pod every 5 s; InboxReadsAtScaleTest). RECEIVED
      * rows through their created_at index (its first entry); PROCESSING and FAILED rows (a few, or an outage's
@@ -25,6 +26,7 @@ public interface InboxRowRepository extends JpaRepository<InboxRowEntity, Long> 
      * into that walk).
      */
     @Query(value = """
+            -- GREATEST ignores NULL: no unfinished row reads 0
             SELECT GREATEST(0, EXTRACT(EPOCH FROM now() - LEAST(
                        (SELECT min(created_at)
                           FROM inbox_message

@@ -106,7 +106,7 @@ public class Requeues {
             return refused("status must be DEAD or FAILED");
         }
         JsonNode limitNode = json.get("limit");
-        int limit = limitNode == null ? Math.min(100, bulkRequeueMax) : limitNode.asInt();
+        int limit = limitNode == null ? defaultLimit() : limitNode.asInt();
         if (limit < 1 || limit > bulkRequeueMax || (limitNode != null && !limitNode.canConvertToInt())) {
             return refused("limit must be 1.." + bulkRequeueMax);
         }
@@ -214,9 +214,14 @@ public class Requeues {
         return new BulkRequest(Map.of("error", problem), null, true, null, 0);
     }
 
-    /** How many rows matched in all ({@code sql/find-requeue-candidates.sql} answers it on each row). */
+    /** How many rows matched in all ({@code sql/find-requeue-candidates.sql} answers it on each row; {@link #shown} counts a text search's). */
     public long matching(List<Map<String, Object>> candidates) {
         return candidates.isEmpty() ? 0 : ((Number) candidates.get(0).get("matching")).longValue();
+    }
+
+    /** What a call without {@code limit} takes: 100, or {@code adapter.inbox.bulk-requeue-max} when lower. */
+    private int defaultLimit() {
+        return Math.min(100, bulkRequeueMax);
     }
 
     /** The ids a bulk requeue takes: the first {@code room} candidates, oldest first. */
@@ -224,14 +229,14 @@ public class Requeues {
         return candidates.stream().limit(room).map(row -> ((Number) row.get("id")).longValue()).toList();
     }
 
-    /** The answer of a dry run: how many rows match, and the first ids. */
+    /** The answer of a dry run: how many rows match, the first ids, and how many a call takes by default. */
     public Map<String, Object> dryRun(List<Map<String, Object>> candidates) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("dryRun", true);
         body.put("matching", matching(candidates));
         body.put("firstIds", candidates.stream().map(row -> String.valueOf(row.get("id"))).toList());
         // what one call takes by default: the console confirms (and sends as its limit) no more than this
-        body.put("takesPerCall", Math.min(100, bulkRequeueMax));
+        body.put("takesPerCall", defaultLimit());
         return body;
     }
 

@@ -480,6 +480,7 @@ class ManifestConsistencyTest {
      */
     @Test
     void eachOverlayPullsFromARegistryAndIsScrapedOnce() throws IOException {
+        int monitored = 0;
         try (Stream<Path> overlays = Files.list(ROOT.resolve("k8s/overlays"))) {
             for (Path overlay : overlays.filter(Files::isDirectory).toList()) {
                 Map<String, Object> kustomization = yaml(overlay.resolve("kustomization.yaml")).get(0);
@@ -491,6 +492,7 @@ class ManifestConsistencyTest {
                 });
                 List<String> resources = at(kustomization, "resources");
                 if (resources.contains("../../monitoring")) {
+                    monitored++;
                     List<Path> sources = new ArrayList<>(List.of(ROOT.resolve("k8s/base/deployment.yaml")));
                     List<Map<String, Object>> patches = at(kustomization, "patches");
                     patches.forEach(patch -> sources.add(overlay.resolve((String) patch.get("path"))));
@@ -501,6 +503,7 @@ class ManifestConsistencyTest {
                 }
             }
         }
+        assertThat(monitored).as("overlays that apply the ServiceMonitor").isPositive();
     }
 
     @Test

@@ -75,6 +75,15 @@ class OpsConsoleBrowserTest extends IntegrationTest {
         return id;
     }
 
+    /** {@code n} DEAD rows whose subjects start with {@code prefix} (then 1, 2, …), oldest first. */
+    private List<String> deadRows(String prefix, int n) {
+        List<String> ids = new java.util.ArrayList<>();
+        for (int i = 1; i <= n; i++) {
+            ids.add(deadRow(prefix + "m" + i, prefix + i));
+        }
+        return ids;
+    }
+
     /** Drops the console messages of earlier tests (the browser is shared). */
     private void clearConsole() {
         browser.manage().logs().get(LogType.BROWSER);
@@ -150,10 +159,10 @@ class OpsConsoleBrowserTest extends IntegrationTest {
     /** Requeue many from the page: filter, count (a dry run: nothing changes), confirm; and this pod's circuits and workers. */
     @Test
     void deadRowsAFilterMatchesAreCountedThenRequeuedFromThePage() {
-        String marker = Long.toString(System.nanoTime());
-        String prefix = "BULKUI-" + marker + "-";
-        String first = deadRow(marker + "1", prefix + "1");
-        String second = deadRow(marker + "2", prefix + "2");
+        String prefix = "BULKUI-" + System.nanoTime() + "-";
+        List<String> dead = deadRows(prefix, 2);
+        String first = dead.get(0);
+        String second = dead.get(1);
         simulator().clearFaults(); // the cause is fixed
         open();
         assertThat(browser.findElement(By.id("workers")).getText()).matches("\\d+ of \\d+ busy");
@@ -192,8 +201,9 @@ class OpsConsoleBrowserTest extends IntegrationTest {
     void aBulkRequeueTakesNoMoreRowsThanTheOperatorConfirmed() {
         String marker = Long.toString(System.nanoTime());
         String prefix = "BULKCAP-" + marker + "-";
-        String first = deadRow(marker + "1", prefix + "1");
-        String second = deadRow(marker + "2", prefix + "2");
+        List<String> dead = deadRows(prefix, 2);
+        String first = dead.get(0);
+        String second = dead.get(1);
         open();
         browser.findElement(By.id("bulk-prefix")).sendKeys(prefix);
         browser.findElement(By.cssSelector("button[data-action='count']")).click();

@@ -196,8 +196,9 @@ class ConsentCacheTest extends IntegrationTest {
     }
 
     /**
-     * Redis refusing one command while it answers — a write under maxmemory with noeviction (Redis's own default
-     * policy), a failed save (MISCONF), an ACL — leaves the cache in use: the lists it holds are still read. Taken as
+     * Redis refusing one command while it answers — here a write under maxmemory with noeviction (Redis's own default
+     * policy); a failed save (MISCONF) and an ACL (NOPERM) are refused the same way — leaves the cache in use: the
+     * lists it holds are still read. Taken as
      * "Redis down", each refused SETEX left Redis out for the pause on every pod, cached surveys were looked up again,
      * and the cache flapped between in use and left out with every miss.
      */

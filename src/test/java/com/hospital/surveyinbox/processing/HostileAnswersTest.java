@@ -286,18 +286,25 @@ class HostileAnswersTest extends IntegrationTest {
      */
     @Test
     void aPatientAnswerOfTheWrongShapeCreatesNoGuest() {
-        String subject = uniqueSubject("SHAPE");
-        String patno = "PSH" + Math.abs(subject.hashCode());
-        DownstreamSimulator.Fault list = answer("GET /legacy/patients/" + patno, 200, "[]", Map.of(), 0);
+        aPatientAnswerIsRefusedAndCreatesNoGuest("SHAPE", patno -> "[]", "patient answer is not a JSON object");
+    }
+
+    /**
+     * The patient lookup answers {@code body(patno)}: the row fails as a system error blamed on the lookup that
+     * answered it (not on the account step that would have used it), with {@code reason}, and no guest is created.
+     */
+    private void aPatientAnswerIsRefusedAndCreatesNoGuest(String tag, java.util.function.UnaryOperator<String> body, String reason) {
+        String subject = uniqueSubject(tag);
+        String patno = "P" + tag + Math.abs(subject.hashCode());
+        DownstreamSimulator.Fault answered = answer("GET /legacy/patients/" + patno, 200, body.apply(patno), Map.of(), 0);
         try {
             String id = client.accept(ServiceClient.message(subject, patno, ""));
             rows.awaitAttempt(id, 1, "FAILED");
             assertThat(rows.row(id)).containsEntry("last_error", Outcome.SYSTEM_ERROR);
-            // blamed on the lookup that answered it, not on the account step that would have used it
             assertThat(client.ops("/ops/inbox/" + id).json().get("attemptHistory").get(0).get("reason").asText())
-                    .isEqualTo("system error at inbox-register-legacy-patient (legacy): patient answer is not a JSON object");
+                    .isEqualTo("system error at inbox-register-legacy-patient (legacy): " + reason);
         } finally {
-            simulator().remove(list);
+            simulator().remove(answered);
         }
         assertThat(simulator().guestOf(patno)).as("guest created").isNull();
     }
@@ -309,20 +316,8 @@ class HostileAnswersTest extends IntegrationTest {
      */
     @Test
     void aPatientAnswerNamingAnotherPatientCreatesNoGuest() {
-        String subject = uniqueSubject("OTHERPAT");
-        String patno = "POT" + Math.abs(subject.hashCode());
-        DownstreamSimulator.Fault other = answer("GET /legacy/patients/" + patno, 200,
-                "{\"patno\":\"" + patno + "9\",\"patNm\":\"Other Person\",\"mobileNo\":\"010-9999-0000\"}", Map.of(), 0);
-        try {
-            String id = client.accept(ServiceClient.message(subject, patno, ""));
-            rows.awaitAttempt(id, 1, "FAILED");
-            assertThat(rows.row(id)).containsEntry("last_error", Outcome.SYSTEM_ERROR);
-            assertThat(client.ops("/ops/inbox/" + id).json().get("attemptHistory").get(0).get("reason").asText())
-                    .isEqualTo("system error at inbox-register-legacy-patient (legacy): patient answer names another patient");
-        } finally {
-            simulator().remove(other);
-        }
-        assertThat(simulator().guestOf(patno)).as("guest created").isNull();
+        aPatientAnswerIsRefusedAndCreatesNoGuest("OTHERPAT", patno -> "{\"patno\":\"" + patno
+                + "9\",\"patNm\":\"Other Person\",\"mobileNo\":\"010-9999-0000\"}", "patient answer names another patient");
     }
 
     /**

@@ -372,12 +372,12 @@ class RollbackToggleTest extends IntegrationTest {
     }
 
     /**
-     * A replay of a resend the survey side refused (its answer lost on the way) is answered as the first was, 200 N
+     * A replay of a resend the survey side refused (its answer lost on the way) is answered 200 N like the first
      * ALREADY_SUBMITTED, nothing stored or sent again: it was answered as a stored message's replay, 200 Y, and the
      * legacy system took the refused resend for one that went out.
      */
     @Test
-    void aReplayOfARefusedResendIsAnsweredAsTheFirstWas() {
+    void aReplayOfARefusedResendIsAnswered200NLikeTheFirst() {
         String subject = uniqueSubject("REPLAYREFUSED");
         assertThat(client.receive(send(subject, "")).header("X-Result-Code")).isEqualTo("Y");
         assertThat(client.receive(send(subject, "\"msgType\":\"SUBMIT\"")).header("X-Result-Code")).isEqualTo("Y");
