@@ -23,8 +23,10 @@ import org.springframework.context.annotation.Configuration;
  * restarting during a rollout, after V16 had removed the trigger, stored it in UTC for every later release:
  * "daily 03:30" back at 12:30 in Seoul. When a route of {@code inbox-retention.camel.yaml} (or any Quartz route
  * with a cron and a zone) starts, its stored trigger is compared with the route's zone and, when they differ,
- * rescheduled with the same cron, misfire rule and job in the route's zone (Quartz's cluster lock orders two pods
- * doing it at once; both write the same trigger).
+ * rescheduled with the same cron and job in the route's zone (Quartz's cluster lock orders two pods doing it at once;
+ * both write the same trigger). The same for the route's misfire rule ({@code trigger.misfireInstruction}): retention
+ * was stored with camel-quartz's "fire once now", so after an outage across 03:30 it ran as soon as a pod was back,
+ * at peak hours; its route now says "do nothing" (the next 03:30), and triggers stored before are aligned.
  */
 @Configuration
 public class CronTriggerZones {
@@ -54,29 +56,45 @@ public class CronTriggerZones {
         return notifier;
     }
 
-    /** Reschedules the endpoint's stored cron trigger into the endpoint's zone; true when it had to. */
+    /** Reschedules the endpoint's stored cron trigger into the endpoint's zone and misfire rule; true when it had to. */
     static boolean align(QuartzEndpoint endpoint) throws SchedulerException {
-        Object zone = endpoint.getTriggerParameters() == null ? null : endpoint.getTriggerParameters().get("timeZone");
+        java.util.Map<String, Object> parameters = endpoint.getTriggerParameters() == null ? java.util.Map.of() : endpoint.getTriggerParameters();
+        Object zone = parameters.get("timeZone");
+        Object misfire = parameters.get("misfireInstruction");
         Scheduler scheduler = endpoint.getComponent().getScheduler();
-        if (endpoint.getCron() == null || zone == null || scheduler == null) {
+        if (endpoint.getCron() == null || (zone == null && misfire == null) || scheduler == null) {
             return false;
         }
-        TimeZone wanted = TimeZone.getTimeZone(zone.toString());
         Trigger stored = scheduler.getTrigger(endpoint.getTriggerKey());
-        if (!(stored instanceof CronTrigger cron) || cron.getTimeZone().getID().equals(wanted.getID())) {
+        if (!(stored instanceof CronTrigger cron)) {
             return false;
         }
-        // camel-quartz's trigger: the stored cron and misfire rule, only the zone changed; starting now, not at the
+        TimeZone wanted = zone == null ? cron.getTimeZone() : TimeZone.getTimeZone(zone.toString());
+        Integer wantedMisfire = misfire == null ? null : Integer.valueOf(misfire.toString().strip());
+        boolean misfireRight = wantedMisfire == null || cron.getMisfireInstruction() == wantedMisfire;
+        if (cron.getTimeZone().getID().equals(wanted.getID()) && misfireRight) {
+            return false;
+        }
+        // camel-quartz's trigger: the stored cron, the zone and misfire rule the route says; starting now, not at the
         // stored start (days ago: its first fire time would lie in the past, a misfire that fires it at once), and
         // paused again if it was (rescheduling stores a trigger WAITING)
         CronScheduleBuilder schedule = ((CronScheduleBuilder) cron.getScheduleBuilder()).inTimeZone(wanted);
+        if (!misfireRight) {
+            schedule = switch (wantedMisfire) {
+                case CronTrigger.MISFIRE_INSTRUCTION_DO_NOTHING -> schedule.withMisfireHandlingInstructionDoNothing();
+                case CronTrigger.MISFIRE_INSTRUCTION_FIRE_ONCE_NOW -> schedule.withMisfireHandlingInstructionFireAndProceed();
+                case Trigger.MISFIRE_INSTRUCTION_IGNORE_MISFIRE_POLICY -> schedule.withMisfireHandlingInstructionIgnoreMisfires();
+                default -> throw new IllegalArgumentException("trigger.misfireInstruction " + wantedMisfire + " is not one of a cron trigger's");
+            };
+        }
         boolean paused = scheduler.getTriggerState(cron.getKey()) == Trigger.TriggerState.PAUSED;
         scheduler.rescheduleJob(cron.getKey(), cron.getTriggerBuilder().withSchedule(schedule).startNow().build());
         if (paused) {
             scheduler.pauseTrigger(cron.getKey());
         }
-        LOG.warn("Quartz trigger {} (cron {}) was stored in zone {}: rescheduled in {}", cron.getKey(),
-                cron.getCronExpression(), cron.getTimeZone().getID(), wanted.getID());
+        LOG.warn("Quartz trigger {} (cron {}) was stored in zone {} with misfire rule {}: rescheduled in {} with {}", cron.getKey(),
+                cron.getCronExpression(), cron.getTimeZone().getID(), cron.getMisfireInstruction(), wanted.getID(),
+                wantedMisfire == null ? cron.getMisfireInstruction() : wantedMisfire);
         return true;
     }
 }

@@ -136,7 +136,8 @@ class RedeliveryTest extends IntegrationTest {
             camel.getRouteController().startRoute("inbox-retention");
             assertThat(storedZone(scheduler, retention.getTriggerKey())).isEqualTo(hospital);
 
-            // a pod of an older release (no zone) stores the trigger while the cluster is on this one: in UTC
+            // a pod of an older release (no zone, camel-quartz's misfire rule) stores the trigger while the cluster is on
+            // this one: in UTC, "fire once now"
             org.quartz.CronTrigger stored = (org.quartz.CronTrigger) scheduler.getTrigger(retention.getTriggerKey());
             // (stored days ago: realigned from that start, its first fire time would be in the past and fire at once)
             scheduler.rescheduleJob(stored.getKey(), stored.getTriggerBuilder()
@@ -154,7 +155,15 @@ class RedeliveryTest extends IntegrationTest {
             assertThat(aligned.getTimeZone().getID()).isEqualTo(hospital);
             assertThat(aligned.getCronExpression()).isEqualTo(stored.getCronExpression());
             assertThat(aligned.getJobKey()).isEqualTo(stored.getJobKey());
-            assertThat(aligned.getMisfireInstruction()).isEqualTo(stored.getMisfireInstruction());
+            // a run missed across 03:30 (every pod down) waits for the next 03:30: "fire once now" ran it when the pods
+            // came back, at peak hours
+            assertThat(aligned.getMisfireInstruction()).isEqualTo(org.quartz.CronTrigger.MISFIRE_INSTRUCTION_DO_NOTHING);
+            org.quartz.spi.OperableTrigger missed = (org.quartz.spi.OperableTrigger) ((org.quartz.impl.triggers.CronTriggerImpl) aligned).clone();
+            missed.setNextFireTime(java.util.Date.from(java.time.Instant.now().minus(java.time.Duration.ofHours(6))));
+            missed.updateAfterMisfire(null);
+            assertThat(missed.getNextFireTime()).isInTheFuture();
+            assertThat(missed.getNextFireTime().toInstant().atZone(adapterProperties.getLegacy().getZone()).toLocalTime())
+                    .isEqualTo(java.time.LocalTime.of(3, 30));
             assertThat(aligned.getNextFireTime().toInstant().atZone(adapterProperties.getLegacy().getZone()).toLocalTime())
                     .isEqualTo(java.time.LocalTime.of(3, 30));
             // started now: from the stored start its first fire time lay in the past, fired at once as a misfire
