@@ -415,22 +415,16 @@ public class ConsentCache {
 
     /** The error code of a command Redis refused ({@link #COMMAND_REFUSALS}: its reply's first word), else null. */
     static String commandRefusal(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof io.lettuce.core.RedisCommandExecutionException && !(t instanceof io.lettuce.core.RedisReadOnlyException)
-                    && t.getMessage() != null) {
-                String code = t.getMessage().strip().split("\\s+", 2)[0];
-                return COMMAND_REFUSALS.contains(code) ? code : null;
-            }
+        io.lettuce.core.RedisCommandExecutionException refused =
+                org.apache.camel.util.ObjectHelper.getException(io.lettuce.core.RedisCommandExecutionException.class, failure);
+        if (refused == null || refused instanceof io.lettuce.core.RedisReadOnlyException || refused.getMessage() == null) {
+            return null;
         }
-        return null;
+        String code = refused.getMessage().strip().split("\\s+", 2)[0];
+        return COMMAND_REFUSALS.contains(code) ? code : null;
     }
 
     private static boolean causedBy(Throwable failure, Class<? extends Throwable> type) {
-        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (type.isInstance(t)) {
-                return true;
-            }
-        }
-        return false;
+        return org.apache.camel.util.ObjectHelper.getException(type, failure) != null;
     }
 }

@@ -63,6 +63,12 @@ public class InternalHeaderFilter extends OncePerRequestFilter {
         return false;
     }
 
+    private static Enumeration<String> withoutInternal(Enumeration<String> names) {
+        List<String> kept = Collections.list(names);
+        kept.removeIf(InternalHeaderFilter::internal);
+        return Collections.enumeration(kept);
+    }
+
     static final class Filtered extends HttpServletRequestWrapper {
         Filtered(HttpServletRequest request) {
             super(request);
@@ -80,9 +86,7 @@ public class InternalHeaderFilter extends OncePerRequestFilter {
 
         @Override
         public Enumeration<String> getHeaderNames() {
-            List<String> names = Collections.list(super.getHeaderNames());
-            names.removeIf(InternalHeaderFilter::internal);
-            return Collections.enumeration(names);
+            return withoutInternal(super.getHeaderNames());
         }
 
         @Override
@@ -107,9 +111,7 @@ public class InternalHeaderFilter extends OncePerRequestFilter {
 
         @Override
         public Enumeration<String> getParameterNames() {
-            List<String> names = Collections.list(super.getParameterNames());
-            names.removeIf(InternalHeaderFilter::internal);
-            return Collections.enumeration(names);
+            return withoutInternal(super.getParameterNames());
         }
 
         @Override
