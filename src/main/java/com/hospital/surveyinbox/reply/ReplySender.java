@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Component;
@@ -26,6 +27,15 @@ public class ReplySender {
     public ReplySender(ObjectMapper mapper, MeterRegistry meters) {
         this.mapper = mapper;
         this.meters = meters;
+    }
+
+    /**
+     * Named parameters of {@code sql/claim-reply.sql}: the row and a token naming this sender, the same on every try of
+     * the claim (the step's database redelivery), so a claim whose COMMIT went through while its answer was lost is
+     * taken again by its retry instead of refused as another sender's.
+     */
+    public Map<String, Object> claim(long id) {
+        return Map.of("id", id, "token", UUID.randomUUID().toString());
     }
 
     /** {@code POST {legacy}/survey-send-results} body (CONTRACT §3). */
