@@ -121,7 +121,7 @@ public class AdapterProperties {
          * How long a migration's statement may wait for a lock before it fails (the next start retries): a DDL
          * waiting for its lock would queue every insert of the table behind it.
          */
-        @NotNull @DurationMin(millis = 100) private final Duration lockTimeout;
+        @NotNull @DurationMin(millis = 100) @DurationMax(minutes = 1) private final Duration lockTimeout;
 
         public Migration(@DefaultValue("PT5S") @DurationUnit(ChronoUnit.SECONDS) Duration lockTimeout) {
             this.lockTimeout = lockTimeout;
@@ -141,7 +141,10 @@ public class AdapterProperties {
         @NotNull @DurationMin(seconds = 1) @DurationMax(hours = 6) private final Duration lostEventAfter;
         /** A PROCESSING row untouched for this long is presumed abandoned, reset to RECEIVED and republished. */
         @NotNull @DurationMin(seconds = 1) @DurationMax(days = 1) private final Duration stuckProcessingAfter;
-        /** Quartz cron of the clustered redelivery job (seconds field first). */
+        /**
+         * Quartz cron of the clustered redelivery job (seconds field first); it must fire at least every 5 minutes
+         * (SurveyInboxRedeliveryJobSilent reads 10 minutes without a tick as a stopped job).
+         */
         @NotBlank private final String redeliverCron;
         /** Most rows of each stalled kind republished per redelivery tick, oldest first. */
         @Min(1) @jakarta.validation.constraints.Max(5000) private final int redeliverBatchSize;
@@ -150,7 +153,7 @@ public class AdapterProperties {
         /** Days of redelivery_run history kept (operators' view of the job's ticks). */
         @Min(1) private final int redeliverHistoryDays;
         /** Longest one redelivery tick spends publishing; what is left waits for a later tick. */
-        @NotNull private final Duration redeliverPublishDeadline;
+        @NotNull @DurationMax(minutes = 10) private final Duration redeliverPublishDeadline;
         /** Most rows one operator bulk requeue takes (POST /ops/inbox/requeue). */
         @Min(1) private final int bulkRequeueMax;
         /** Events per second a bulk requeue republishes (a downstream that just recovered is not flooded); 1..1000. */
@@ -159,7 +162,7 @@ public class AdapterProperties {
          * Longest wait between two tries of a reply the legacy system keeps refusing: the wait after the n-th
          * failed try is retry-delay x 2^(n-1), at most this (a reply is never given up: the contract retries it).
          */
-        @NotNull private final Duration replyMaxRetryDelay;
+        @NotNull @DurationMax(days = 1) private final Duration replyMaxRetryDelay;
         /**
          * Synchronous registrations (rollback toggle) one instance runs at once; more are answered 503 at once. Each
          * holds a request thread and one downstream connection at a time, beside the workers' (the pool keeps max(50, workers + this + 2) per downstream host).
@@ -194,6 +197,9 @@ public class AdapterProperties {
                 throw new IllegalArgumentException("adapter.inbox.redeliver-publish-deadline (" + redeliverPublishDeadline
                         + ") must be positive");
             }
+            if (redeliverCron != null && !redeliverCron.isBlank()) {
+                longestGap(redeliverCron);
+            }
             if (replyMaxRetryDelay != null && retryDelay != null && replyMaxRetryDelay.compareTo(retryDelay) < 0) {
                 throw new IllegalArgumentException("adapter.inbox.reply-max-retry-delay (" + replyMaxRetryDelay
                         + ") must be at least adapter.inbox.retry-delay (" + retryDelay + ")");
@@ -203,6 +209,34 @@ public class AdapterProperties {
             this.bulkRequeueRatePerSecond = bulkRequeueRatePerSecond;
             this.replyMaxRetryDelay = replyMaxRetryDelay;
             this.synchronousConcurrency = synchronousConcurrency;
+        }
+
+        /** Longest wait between two ticks of the redelivery job (sampled over 8 days, so weekday and hour fields count). */
+        static final Duration REDELIVER_LONGEST_GAP = Duration.ofMinutes(5);
+
+        /**
+         * Refuses a redelivery cron Quartz cannot read, or one that leaves more than {@link #REDELIVER_LONGEST_GAP}
+         * between ticks anywhere in the next 8 days (within a minute): lost events, retries, stuck rows and owed
+         * replies wait for a tick, and the silent-job alert would page for a job that runs as configured.
+         */
+        private static void longestGap(String cron) {
+            org.quartz.CronExpression expression;
+            try {
+                expression = new org.quartz.CronExpression(cron);
+            } catch (java.text.ParseException e) {
+                throw new IllegalArgumentException("adapter.inbox.redeliver-cron (" + cron + ") is not a Quartz cron: "
+                        + e.getMessage());
+            }
+            long start = System.currentTimeMillis();
+            for (long at = start; at < start + Duration.ofDays(8).toMillis(); at += 60_000) {
+                java.util.Date next = expression.getNextValidTimeAfter(new java.util.Date(at));
+                if (next == null || next.getTime() - at > REDELIVER_LONGEST_GAP.toMillis()) {
+                    throw new IllegalArgumentException("adapter.inbox.redeliver-cron (" + cron + ") must fire at least every "
+                            + REDELIVER_LONGEST_GAP.toMinutes() + " minutes; it waits " + (next == null ? "for ever"
+                            : Duration.ofMillis(next.getTime() - at).toMinutes() + " minutes") + " after "
+                            + java.time.Instant.ofEpochMilli(at));
+                }
+            }
         }
 
         public boolean isEnabled() { return enabled; }
@@ -222,8 +256,12 @@ public class AdapterProperties {
     }
 
     public static class Kafka {
-        /** Topic of the "stored in the inbox" events; key = srvyDrawupNo. */
-        @NotBlank private final String topic;
+        /**
+         * Topic of the "stored in the inbox" events; key = srvyDrawupNo. Kafka's legal names only: the broker refuses
+         * any other, and the service would go on storing receptions whose events it can never publish.
+         */
+        @NotBlank @jakarta.validation.constraints.Pattern(regexp = "(?!\\.{1,2}$)[a-zA-Z0-9._-]{1,249}",
+                message = "must be a legal Kafka topic name: 1 to 249 of a-z A-Z 0-9 . _ -") private final String topic;
         /** Consumer group of the processing route. */
         @NotBlank private final String groupId;
         /** Partitions used when the service creates the topic itself; must be >= consumers. */
@@ -349,7 +387,7 @@ public class AdapterProperties {
          * one command tries Redis again: a Redis that is down or slow costs one command's timeout per pause, not
          * three per message.
          */
-        @NotNull @DurationMin(millis = 100) private final Duration redisPause;
+        @NotNull @DurationMin(millis = 100) @DurationMax(minutes = 10) private final Duration redisPause;
 
         public Cache(@DefaultValue("PT5M") @DurationUnit(ChronoUnit.SECONDS) Duration consentTtl,
                 @DefaultValue("survey-inbox-adapter:consents:") String keyPrefix,
@@ -368,7 +406,7 @@ public class AdapterProperties {
         /** Largest accepted request body in bytes; larger bodies get 413, counted on the stream. */
         @Min(1) private final int maxBodyBytes;
         /** Longest a reception waits for its row to be committed; then it answers 503 (a database that stops answering without closing connections must not hold the sender's transaction open). */
-        @NotNull @DurationMin(millis = 100) private final Duration storeTimeout;
+        @NotNull @DurationMin(millis = 100) @DurationMax(minutes = 1) private final Duration storeTimeout;
         /** Per-sender rate limit. */
         @Valid private final RateLimit rateLimit;
         /** Group insert of concurrent receptions. */

@@ -32,9 +32,20 @@ public class ProductionSafetyCheck implements InitializingBean {
         this.dataSource = dataSource;
     }
 
+    /** Profile names an operator means as production: without {@code prod} itself they skip every check here. */
+    private static final java.util.regex.Pattern PROD_LOOKALIKE = java.util.regex.Pattern.compile("(?i)prod|prd|live");
+
     @Override
     public void afterPropertiesSet() {
         if (java.util.Arrays.stream(environment.getActiveProfiles()).noneMatch("prod"::equalsIgnoreCase)) {
+            // SPRING_PROFILES_ACTIVE=production (or prd, prod-kr) started like dev: the payload in clear, any password
+            List<String> lookalikes = java.util.Arrays.stream(environment.getActiveProfiles())
+                    .filter(profile -> PROD_LOOKALIKE.matcher(profile).find()).toList();
+            if (!lookalikes.isEmpty()) {
+                throw new IllegalStateException("Refusing to start: the active profile " + String.join(", ", lookalikes)
+                        + " reads as production but is not prod, so config/application-prod.yaml (encryption on) and the "
+                        + "production checks would not apply; activate prod (beside a site's own profile: prod," + lookalikes.get(0) + ")");
+            }
             return;
         }
         List<String> problems = new ArrayList<>();

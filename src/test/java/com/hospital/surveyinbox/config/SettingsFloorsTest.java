@@ -51,7 +51,14 @@ class SettingsFloorsTest {
     @Test
     void aSettingAboveItsCeilingStopsTheBootNamingTheKey() {
         refused("adapter.circuit.open-duration=30000", "circuit.openDuration");
-        refusedTogether("inbox.retryDelay", "adapter.inbox.retry-delay=60000", "adapter.inbox.reply-max-retry-delay=P7D");
+        refusedTogether("inbox.retryDelay", "adapter.inbox.retry-delay=60000", "adapter.inbox.reply-max-retry-delay=P1D");
+        // a tick publishing for 8 hours (no lost-event republish, no stuck reset meanwhile); replies waiting 41 days;
+        // a migration queueing every insert for 83 minutes; the cache out for as long; receptions held for hours
+        refused("adapter.inbox.redeliver-publish-deadline=30000", "inbox.redeliverPublishDeadline");
+        refused("adapter.inbox.reply-max-retry-delay=3600000", "inbox.replyMaxRetryDelay");
+        refused("adapter.migration.lock-timeout=5000", "migration.lockTimeout");
+        refused("adapter.cache.redis-pause=5000", "cache.redisPause");
+        refused("adapter.reception.store-timeout=5000", "reception.storeTimeout");
         refused("adapter.inbox.lost-event-after=120000", "inbox.lostEventAfter");
         refused("adapter.inbox.stuck-processing-after=900000", "inbox.stuckProcessingAfter");
         refused("adapter.http.response-timeout=5000", "http.responseTimeout");
@@ -59,6 +66,36 @@ class SettingsFloorsTest {
         refused("adapter.cache.consent-ttl=300000", "cache.consentTtl");
         refused("adapter.inbox.redeliver-batch-size=100000", "inbox.redeliverBatchSize");
         refused("adapter.retention.batch-size=100000", "retention.batchSize");
+    }
+
+    /**
+     * A topic name the broker refuses was taken for an outage: receptions answered 200 and stored, no event ever
+     * published, "tried again every 15 s" in the log. It stops the boot.
+     */
+    @Test
+    void aTopicNameKafkaRefusesStopsTheBootNamingTheKey() {
+        refused("adapter.kafka.topic=survey:send-info", "kafka.topic");
+        refused("adapter.kafka.topic=survey/received", "kafka.topic");
+        refused("adapter.kafka.topic=..", "kafka.topic");
+        refused("adapter.kafka.topic=" + "t".repeat(250), "kafka.topic");
+        runner.withPropertyValues("adapter.kafka.topic=survey-inbox.received_v2").run(context -> assertThat(context).hasNotFailed());
+    }
+
+    /**
+     * The redelivery job is the recovery path (lost events, retries, stuck rows, owed replies) and its silent-job alert
+     * reads 10 minutes without a tick as a stopped job: a cron that waits longer anywhere in the week, or one Quartz
+     * cannot read, stops the boot (it used to fail only when the route started, or page for ever).
+     */
+    @Test
+    void aRedeliveryCronThatWaitsMoreThanFiveMinutesStopsTheBoot() {
+        refused("adapter.inbox.redeliver-cron=0 */15 * * * ?", "adapter.inbox.redeliver-cron (0 */15 * * * ?) must fire at least every 5 minutes");
+        refused("adapter.inbox.redeliver-cron=0 * 8-18 * * ?", "must fire at least every 5 minutes");
+        refused("adapter.inbox.redeliver-cron=0 * * ? * MON-FRI", "must fire at least every 5 minutes");
+        refused("adapter.inbox.redeliver-cron=0 0 0 1 1 ? 2000", "waits for ever");
+        refused("adapter.inbox.redeliver-cron=every minute", "is not a Quartz cron");
+        for (String cron : List.of("0 */5 * * * ?", "0/30 * * * * ?", "0 * * * * ?")) {
+            runner.withPropertyValues("adapter.inbox.redeliver-cron=" + cron).run(context -> assertThat(context).as(cron).hasNotFailed());
+        }
     }
 
     /** The routes append paths to a base URL: one with a trailing slash, a query or no scheme stops the boot. */

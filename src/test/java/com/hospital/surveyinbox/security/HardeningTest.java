@@ -90,6 +90,25 @@ class HardeningTest extends IntegrationTest {
     }
 
     /**
+     * A production profile spelt another way (production, prd, a site's prod-kr alone) started like dev: the payload
+     * stored in clear, "password" an operator password, none of the prod checks run. It stops the boot, naming it.
+     */
+    @Test
+    void aProfileThatReadsAsProductionButIsNotProdStopsTheBoot() {
+        List<String> args = List.of("--adapter.security.legacy.username=legacy", "--adapter.security.legacy.password=password",
+                "--adapter.security.ops.username=ops", "--adapter.security.ops.password=password",
+                "--server.port=0", "--management.server.port=0", "--adapter.inbox.redeliver-enabled=false",
+                "--adapter.retention.enabled=false", "--spring.quartz.scheduler-name=prod-lookalike-check");
+        for (String profile : List.of("production", "PRD", "prod-kr", "live")) {
+            assertThatThrownBy(() -> new SpringApplicationBuilder(SurveyInboxAdapterApplication.class).profiles(profile)
+                    .run(args.toArray(String[]::new)))
+                    .as(profile)
+                    .rootCause()
+                    .hasMessageContaining("Refusing to start: the active profile " + profile + " reads as production but is not prod");
+        }
+    }
+
+    /**
      * A request without credentials is answered before the service reads its body: a form-typed PUT (Boot's
      * FormContentFilter would read and split it, before Spring Security) or POST (the CSRF check asks for a
      * parameter, and Tomcat would read a form body to find it). The body announced here is never sent: a service
