@@ -44,6 +44,23 @@ public class MainPoolStatementBound implements BeanPostProcessor {
         return bound == 0 ? base : (base + " -c statement_timeout=" + bound + " -c lock_timeout=" + bound).strip();
     }
 
+    /** How long the main pool's sessions may sit in an open transaction with nothing sent (ms); see {@link #abandonable}. */
+    public static final long MAIN_IDLE_IN_TRANSACTION_MILLIS = 30_000;
+
+    /**
+     * {@code options} with the server ending a transaction its client left open for {@code idleInTransactionMillis}
+     * with nothing sent, and probing an idle client every 10 s after 30 s (three unanswered probes end the session).
+     * A pod whose node died or was cut off mid-transaction (a group insert holding its subjects' advisory locks, a
+     * claim) closes no socket: its transaction, and every lock it held, stayed on the server until the OS's
+     * keepalive gave up (2 h), every later reception of those subjects answered 503 after its lock wait. No
+     * transaction of the service waits on its client that long (statements only, none across a call).
+     */
+    public static String abandonable(String options, long idleInTransactionMillis) {
+        String base = options == null ? "" : options.strip();
+        return (base + " -c idle_in_transaction_session_timeout=" + idleInTransactionMillis
+                + " -c tcp_keepalives_idle=30 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=3").strip();
+    }
+
     /**
      * {@code options} with {@code synchronous_commit=on}: a row answered 200, or an outcome recorded, is flushed
      * (and with a synchronous standby, replicated) before the commit returns. A role or database set to
@@ -122,7 +139,8 @@ public class MainPoolStatementBound implements BeanPostProcessor {
                 hikari.setJdbcUrl(liftFromUrl(hikari.getJdbcUrl(), properties));
             }
             int socketSeconds = Integer.parseInt(String.valueOf(properties.getOrDefault("socketTimeout", "0")).strip());
-            hikari.addDataSourceProperty("options", durable(withBound(properties.getProperty("options"), socketSeconds)));
+            hikari.addDataSourceProperty("options", durable(abandonable(withBound(properties.getProperty("options"), socketSeconds),
+                    MAIN_IDLE_IN_TRANSACTION_MILLIS)));
         }
         return bean;
     }

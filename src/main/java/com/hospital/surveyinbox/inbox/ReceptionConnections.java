@@ -24,6 +24,9 @@ public class ReceptionConnections implements DisposableBean {
     private final HikariDataSource own;
     private final java.time.Duration statementBound;
 
+    /** A reception's transaction left open this long with nothing sent is its pod's, gone (ms): the server ends it. */
+    static final long IDLE_IN_TRANSACTION_MILLIS = 10_000;
+
     public ReceptionConnections(DataSource main, AdapterProperties properties, MeterRegistry meters) {
         HikariDataSource hikari = unwrap(main);
         if (hikari == null) {
@@ -40,9 +43,12 @@ public class ReceptionConnections implements DisposableBean {
         this.statementBound = java.time.Duration.ofMillis(socketSeconds > 1 ? (socketSeconds - 1) * 1000L : 3000L);
         java.util.Properties dataSourceProperties = new java.util.Properties();
         dataSourceProperties.putAll(config.getDataSourceProperties());
+        // and a group whose pod vanished before its COMMIT gives its subjects' locks back within seconds, not hours
         dataSourceProperties.setProperty("options", com.hospital.surveyinbox.config.MainPoolStatementBound.durable(
-                com.hospital.surveyinbox.config.MainPoolStatementBound.withBoundMillis(
-                        (String) dataSourceProperties.get("options"), statementBound.toMillis())));
+                com.hospital.surveyinbox.config.MainPoolStatementBound.abandonable(
+                        com.hospital.surveyinbox.config.MainPoolStatementBound.withBoundMillis(
+                                (String) dataSourceProperties.get("options"), statementBound.toMillis()),
+                        IDLE_IN_TRANSACTION_MILLIS)));
         // of its own: copyStateTo shares the main pool's Properties object, and setDataSourceProperties writes into
         // it, so the receptions' bound would have become the main pool's too whenever that one had not started yet
         ownProperties(config, dataSourceProperties);

@@ -37,7 +37,9 @@ class StatementBoundTest extends IntegrationTest {
         org.springframework.jdbc.core.JdbcTemplate receptionJdbc = new org.springframework.jdbc.core.JdbcTemplate(receptions.dataSource());
         assertThat(receptionJdbc.queryForObject("SHOW statement_timeout", String.class)).isEqualTo("3s");
         assertThat(mainPool.unwrap(com.zaxxer.hikari.HikariDataSource.class).getDataSourceProperties().getProperty("options"))
-                .isEqualTo("-c statement_timeout=3500 -c lock_timeout=3500 -c synchronous_commit=on");
+                .isEqualTo("-c statement_timeout=3500 -c lock_timeout=3500 -c idle_in_transaction_session_timeout=30000"
+                        + " -c tcp_keepalives_idle=30 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=3 -c synchronous_commit=on");
+        assertThat(jdbc.queryForObject("SHOW idle_in_transaction_session_timeout", String.class)).isEqualTo("30s");
 
         String tag = "bound-" + UUID.randomUUID();
         try (Connection holder = DriverManager.getConnection(services().jdbcUrl(), EmbeddedServices.DB_USER, "");
@@ -56,6 +58,37 @@ class StatementBoundTest extends IntegrationTest {
             // and nothing of it is left on the server while the lock is still held
             await().atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(50)).until(() -> running(observer, tag) == 0);
             holder.rollback();
+        }
+    }
+
+    /**
+     * A pod whose node dies (or is cut off) between its group's subject locks and its COMMIT sends nothing more and
+     * closes nothing: the server ends that transaction after 10 s with nothing sent, and the subjects' next reception
+     * is stored. Before, the locks stayed until the OS's keepalive gave up (2 h): every reception of those subjects,
+     * on every pod, waited its lock bound and was answered 503, and with it every group it landed in.
+     */
+    @Test
+    void aReceptionTransactionWhosePodVanishedGivesItsSubjectsBackWithinSeconds() throws Exception {
+        String subject = uniqueSubject("VANISHED");
+        Connection abandoned = receptions.dataSource().getConnection();
+        try (Statement st = abandoned.createStatement()) {
+            abandoned.setAutoCommit(false);
+            // what a group does first (InboxStore.SUBJECT_LOCKS), then its pod goes silent: nothing more is sent
+            st.execute("SELECT pg_advisory_xact_lock(" + InboxStore.SUBJECT_LOCK_SPACE + ", hashtext('" + subject + "'))");
+            int pid;
+            try (var rs = st.executeQuery("SELECT pg_backend_pid()")) {
+                rs.next();
+                pid = rs.getInt(1);
+            }
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> jdbc.queryForObject(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid = ?", Long.class, pid) == 0);
+            assertThat(client.accept(com.hospital.surveyinbox.support.ServiceClient.message(subject, "P-" + subject, ""))).isNotBlank();
+        } finally {
+            try {
+                abandoned.close();
+            } catch (SQLException ended) { // its rollback meets the ended session: the pool drops it
+                assertThat(ended.getMessage()).contains("idle-in-transaction timeout");
+            }
         }
     }
 
