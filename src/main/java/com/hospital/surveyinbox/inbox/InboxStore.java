@@ -79,19 +79,19 @@ public class InboxStore implements DisposableBean {
      * The outcome of a group whose COMMIT got no answer, asked on another connection: its backend is ended
      * first if it is still there (so the transaction can no longer commit later: the COMMIT not arrived yet, or
      * its deferred work still running), then the transaction's status is read from the commit log:
-     * {@code committed}, {@code aborted}, or null when it is too old. Except a backend writing its commit record or
-     * waiting for the synchronous standby to have it: ended then, it commits on the primary alone, and the group
-     * was answered "stored" for rows a failover to that standby loses (UnansweredCommitTest). It is waited for
-     * instead, within a bound, and counts as not committed while it waits.
+     * {@code committed}, {@code aborted}, or null when it is too old. Only a backend idle in its transaction (the
+     * COMMIT has not arrived) is ended: once a backend runs the COMMIT, an end that reaches it after it began its
+     * commit record (writing or flushing WAL, a commit_delay, on the CPU between waits, waiting for the synchronous
+     * standby) makes it commit on the primary alone, and the group was answered "stored" for rows a failover to
+     * that standby loses (UnansweredCommitTest). A COMMIT under way is waited for instead, within a bound, and
+     * counts as not committed while it waits (its deferred work is bounded by the group's statement_timeout).
      */
     static final String END_BACKEND = """
             SELECT pg_terminate_backend(pid)
               FROM pg_stat_activity
              WHERE pid = ?
                AND backend_xid IS NOT NULL
-               AND wait_event IS DISTINCT FROM 'SyncRep'
-               AND wait_event IS DISTINCT FROM 'WALSync'
-               AND wait_event IS DISTINCT FROM 'WALWrite'
+               AND state IN ('idle in transaction', 'idle in transaction (aborted)')
             """;
 
     static final String BACKEND_GONE = """
@@ -341,8 +341,8 @@ public class InboxStore implements DisposableBean {
 
     /**
      * After a COMMIT without an answer: did it commit? Asked on another connection. The group's backend, if it
-     * is still there, is ended first (a COMMIT still on its way could otherwise land after the answer), unless it
-     * is committing already (writing its commit record, waiting for the standby: waited for, {@link #END_BACKEND});
+     * is still there and idle in its transaction, is ended first (a COMMIT still on its way could otherwise land after
+     * the answer); a backend running the COMMIT is waited for ({@link #END_BACKEND});
      * then the transaction's status is read. Anything
      * the database cannot say in time counts as not committed: the sender gets 503 and retries — the one admitted
      * case, a database that answers nothing at all. A COMMIT that completes later (the standby back) leaves a row

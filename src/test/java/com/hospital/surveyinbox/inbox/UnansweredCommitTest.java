@@ -29,7 +29,8 @@ class UnansweredCommitTest {
 
     @BeforeAll
     static void startPrimaryWithoutItsStandby() throws Exception {
-        postgres = EmbeddedPostgres.builder().setServerConfig("synchronous_commit", "on").start();
+        // fsync on as in production (commit_delay, used below, applies only then)
+        postgres = EmbeddedPostgres.builder().setServerConfig("synchronous_commit", "on").setServerConfig("fsync", "on").start();
         data = postgres.getPostgresDatabase();
         try (Connection setup = data.getConnection(); Statement st = setup.createStatement()) {
             st.execute("CREATE TABLE accepted (id int)");
@@ -116,6 +117,66 @@ class UnansweredCommitTest {
         } finally {
             group.close();
             standby("ghost");
+        }
+    }
+
+    /**
+     * A COMMIT caught under way before its standby wait (on the CPU between two waits, flushing WAL — PostgreSQL 17
+     * names that wait WalSync, not WALSync —, in a commit_delay): ending its backend then makes it commit on the
+     * primary alone, as in the wait itself. Only a backend idle in its transaction is ended; this one is waited for and
+     * counted as not committed. Ended unless it was in one of three waits named the old way, it committed without its
+     * standby and the group was answered stored.
+     */
+    @Test
+    void aCommitCaughtBeforeItsStandbyWaitIsNeitherEndedNorAnsweredAsStored() throws Exception {
+        JdbcTemplate other = new JdbcTemplate(data);
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        for (int row = 10; ; row++) {
+            assertThat(System.nanoTime() - deadline).as("a COMMIT seen under way before its standby wait within 60 s").isNegative();
+            Connection group = data.getConnection();
+            try (Statement st = group.createStatement()) {
+                st.execute("SET commit_delay = 100000"); // up to 0.1 s more before its commit record is flushed
+                st.execute("SET commit_siblings = 0");
+            }
+            Open open = insertUncommitted(group, row);
+            CompletableFuture<Void> commit = CompletableFuture.runAsync(() -> {
+                try {
+                    group.commit();
+                } catch (SQLException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            String seen = null;
+            while (!commit.isDone() && seen == null) {
+                java.util.Map<String, Object> backend = other.queryForMap(
+                        "SELECT state, COALESCE(wait_event, 'none') AS wait_event FROM pg_stat_activity WHERE pid = ?", open.pid());
+                if ("active".equals(backend.get("state"))) {
+                    seen = String.valueOf(backend.get("wait_event"));
+                }
+            }
+            if (seen == null || seen.equals("SyncRep")) { // committed before the standby was required, or missed the window
+                if (seen != null) {
+                    standby("");
+                    commit.get(20, TimeUnit.SECONDS);
+                    standby("ghost");
+                }
+                group.close();
+                continue;
+            }
+
+            assertThat(InboxStore.committedAfterAll(other, open.pid(), open.xid())).as("answered as stored (caught in " + seen + ")")
+                    .isFalse();
+            assertThat(other.queryForObject("SELECT pg_xact_status(CAST(? AS xid8))", String.class, open.xid()))
+                    .as("not committed on the primary alone (caught in " + seen + ")").isEqualTo("in progress");
+            standby("");
+            try {
+                commit.get(20, TimeUnit.SECONDS);
+                assertThat(other.queryForObject("SELECT pg_xact_status(CAST(? AS xid8))", String.class, open.xid())).isEqualTo("committed");
+            } finally {
+                group.close();
+                standby("ghost");
+            }
+            return;
         }
     }
 
