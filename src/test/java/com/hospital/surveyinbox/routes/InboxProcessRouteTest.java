@@ -105,6 +105,39 @@ class InboxProcessRouteTest extends RouteKit {
         assertThat(rows.row(Long.toString(ids[1])).get("reply_status")).isEqualTo("SENT");
     }
 
+    /**
+     * The COMMIT of a row's outcome goes through and its answer is lost: the step's database redelivery runs the
+     * statement again, finds the row finished and gets nothing back. The outcome is read back (find-own-outcome.sql)
+     * and goes on as recorded: counted completed, its NOTIFY_SKIPPED reply sent at once, the subject's next row
+     * released at once. Taken as stale, the reply waited for the redelivery job, the next row for lost-event-after,
+     * and the stale-outcomes alert fired with the wrong runbook.
+     */
+    @Test
+    void anOutcomeWhoseCommitAnswerWasLostGoesOnAsRecorded() throws Exception {
+        String subject = uniqueSubject("ALONE-LOSTOUT");
+        long[] ids = stored(subject, 2);
+        mock("mock:register").whenAnyExchangeReceived(e -> e.setProperty("outcome",
+                Outcome.completedWithReply(com.hospital.surveyinbox.inbox.ReplyReason.NOTIFY_SKIPPED, "created; no notification sent")));
+        String outcomes = com.hospital.surveyinbox.processing.ProcessingRecord.OUTCOMES;
+        double completed = meters.counter(outcomes, "outcome", "completed").count();
+        double stale = meters.counter(outcomes, "outcome", "stale").count();
+        java.util.concurrent.atomic.AtomicInteger lost = new java.util.concurrent.atomic.AtomicInteger(1);
+        String event = event(ids[0], subject);
+
+        // camel-sql runs the row's statements on the DataSource in this header (the worker gets a copy of the event's)
+        template.send("direct:process-alone", e -> {
+            e.getMessage().setBody(event);
+            e.getMessage().setHeader("CamelSqlDataSource", answerLostAfterCommit(jdbc.getDataSource(), "WITH done AS", lost));
+        });
+
+        await().atMost(java.time.Duration.ofSeconds(20)).until(() -> published(ids[1]));
+        assertThat(lost.get()).as("complete-row.sql's first answer was lost").isZero();
+        assertThat(rows.status(Long.toString(ids[0]))).isEqualTo("COMPLETED");
+        assertThat(rows.row(Long.toString(ids[0])).get("reply_status")).isEqualTo("SENT");
+        assertThat(meters.counter(outcomes, "outcome", "completed").count()).isEqualTo(completed + 1);
+        assertThat(meters.counter(outcomes, "outcome", "stale").count()).isEqualTo(stale);
+    }
+
     private boolean published(long id) {
         return mock("mock:kafka").getReceivedExchanges().stream()
                 .anyMatch(x -> x.getMessage().getBody(String.class).contains("\"inboxId\":\"" + id + "\""));

@@ -151,50 +151,13 @@ class InboxReplyRouteTest extends RouteKit {
         // every header before its later statements)
         template.send("direct:inbox-reply", e -> {
             e.getMessage().setBody(Map.of("id", id));
-            e.getMessage().setHeader("CamelSqlDataSource", answerLostAfterCommit(jdbc.getDataSource(), lost));
+            e.getMessage().setHeader("CamelSqlDataSource", answerLostAfterCommit(jdbc.getDataSource(), "reply_claim_token", lost));
         });
 
         assertThat(lost.get()).as("the claim's first answer was lost").isZero();
         assertThat(mock("mock:legacy-reply").getReceivedCounter()).as("sent at once, once").isEqualTo(1);
         assertThat(rows.row(Long.toString(id))).containsEntry("reply_status", "SENT")
                 .containsEntry("reply_attempts", attempts + 1);
-    }
-
-    /**
-     * A DataSource whose next {@code claim-reply.sql} statement runs (and, autocommitted, commits) on the server and
-     * then fails as a connection dropped before its answer came back.
-     */
-    private static javax.sql.DataSource answerLostAfterCommit(javax.sql.DataSource target, java.util.concurrent.atomic.AtomicInteger lost) {
-        return new org.springframework.jdbc.datasource.DelegatingDataSource(target) {
-            @Override
-            public java.sql.Connection getConnection() throws java.sql.SQLException {
-                java.sql.Connection real = super.getConnection();
-                return (java.sql.Connection) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
-                        new Class<?>[] {java.sql.Connection.class}, (proxy, method, args) -> {
-                            Object result = invoke(method, real, args);
-                            if (method.getName().equals("prepareStatement") && String.valueOf(args[0]).contains("reply_claim_token")) {
-                                java.sql.PreparedStatement statement = (java.sql.PreparedStatement) result;
-                                return java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
-                                        new Class<?>[] {java.sql.PreparedStatement.class}, (p, m, a) -> {
-                                            Object done = invoke(m, statement, a);
-                                            if (m.getName().startsWith("execute") && lost.compareAndSet(1, 0)) {
-                                                throw new java.sql.SQLException("An I/O error occurred while sending to the backend.", "08006");
-                                            }
-                                            return done;
-                                        });
-                            }
-                            return result;
-                        });
-            }
-        };
-    }
-
-    private static Object invoke(java.lang.reflect.Method method, Object target, Object[] args) throws Throwable {
-        try {
-            return method.invoke(target, args);
-        } catch (java.lang.reflect.InvocationTargetException e) {
-            throw e.getCause();
-        }
     }
 
     /** A DEAD row (5 attempts) whose DEAD reply is owed and not yet taken by a sender. */

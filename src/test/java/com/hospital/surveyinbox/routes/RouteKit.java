@@ -143,4 +143,43 @@ abstract class RouteKit extends IntegrationTest {
         assertThat(done.getException()).isNull();
         return done.getProperty("outcome", Outcome.class);
     }
+
+    /**
+     * A DataSource whose next statement containing {@code fragment} runs (and, autocommitted, commits) on the server
+     * and then fails as a connection dropped before its answer came back; {@code lost} goes from 1 to 0 then. A route's
+     * camel-sql steps use it when it is in the message header {@code CamelSqlDataSource}.
+     */
+    protected static javax.sql.DataSource answerLostAfterCommit(javax.sql.DataSource target, String fragment,
+            java.util.concurrent.atomic.AtomicInteger lost) {
+        return new org.springframework.jdbc.datasource.DelegatingDataSource(target) {
+            @Override
+            public java.sql.Connection getConnection() throws java.sql.SQLException {
+                java.sql.Connection real = super.getConnection();
+                return (java.sql.Connection) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+                        new Class<?>[] {java.sql.Connection.class}, (proxy, method, args) -> {
+                            Object result = invoke(method, real, args);
+                            if (method.getName().equals("prepareStatement") && String.valueOf(args[0]).contains(fragment)) {
+                                java.sql.PreparedStatement statement = (java.sql.PreparedStatement) result;
+                                return java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+                                        new Class<?>[] {java.sql.PreparedStatement.class}, (p, m, a) -> {
+                                            Object done = invoke(m, statement, a);
+                                            if (m.getName().startsWith("execute") && lost.compareAndSet(1, 0)) {
+                                                throw new java.sql.SQLException("An I/O error occurred while sending to the backend.", "08006");
+                                            }
+                                            return done;
+                                        });
+                            }
+                            return result;
+                        });
+            }
+        };
+    }
+
+    private static Object invoke(java.lang.reflect.Method method, Object target, Object[] args) throws Throwable {
+        try {
+            return method.invoke(target, args);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
 }
