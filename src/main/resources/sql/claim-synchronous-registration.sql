@@ -5,8 +5,8 @@
 -- holder gone for longer than a registration can last). The checks and the take are one statement, so a retry
 -- cannot pass the key check, wait while the first is recorded and released, and take the lease after it — except in
 -- one instant: the checks read the snapshot of this statement's start, the lease its latest state, so a statement
--- that starts before the first's record commits and reaches the lease after its release registers again (its answer
--- then carries the first's id: find-recorded-key.sql).
+-- that starts before the first's record commits can reach the lease after its release; the route reads the key
+-- again once the lease is held (find-key-on-record.sql, a statement of its own) and answers that one as a replay.
 -- Run by: routes/inbox-receive.camel.yaml, step inbox-receive-claim-synchronous (camel-sql), before a synchronous
 -- registration's first call.
 -- Returns one row: holder (this registration's when the lease was taken, else null), unfinished, known, and

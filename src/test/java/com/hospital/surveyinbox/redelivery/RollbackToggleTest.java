@@ -265,6 +265,57 @@ class RollbackToggleTest extends IntegrationTest {
         }
     }
 
+    /**
+     * A retry whose claim began before the first registration was recorded and that takes the subject's lease just
+     * after the first gave it back: the claim's key check read its start's snapshot (key not on record), so it
+     * registered again, as a resend of the SEND now on record (the patient notified twice). The key is read again once
+     * the lease is held: a replay, answered with the first's row. The instant is held open here: a transaction
+     * deletes the first's lease row without committing, the retry's claim waits on it, the first is recorded, then
+     * the deletion commits.
+     */
+    @Test
+    void aRetryThatTakesTheLeaseJustAfterTheFirstWasRecordedIsAReplayNotAResend() throws Exception {
+        String subject = uniqueSubject("SYNCINSTANT");
+        String idempotencyKey = "instant-" + subject;
+        java.util.Map<String, String> key = java.util.Map.of("Idempotency-Key", idempotencyKey);
+        simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 600, 700, 0, 2)); // the patient lookup: slow
+        java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try (java.sql.Connection lease = jdbc.getDataSource().getConnection()) {
+            java.util.concurrent.Future<Reply> first = senders.submit(() -> client.receive(send(subject, ""), key));
+            // the first is registering (its patient lookup under way, its lease held)
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> simulator().requests().stream()
+                    .anyMatch(r -> r.line().startsWith("GET /legacy/patients/P-" + subject)));
+            lease.setAutoCommit(false);
+            try (java.sql.PreparedStatement delete = lease.prepareStatement("DELETE FROM synchronous_lease WHERE srvy_drawup_no = ?")) {
+                delete.setString(1, subject);
+                assertThat(delete.executeUpdate()).isOne();
+            }
+            java.util.concurrent.Future<Reply> retry = senders.submit(() -> client.receive(send(subject, ""), key));
+            // the retry's claim waits for the lease row; the first is then recorded (its release waits on the row too)
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(3)).until(() -> jdbc.queryForObject(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'WITH checks AS%'",
+                    Long.class) > 0);
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(3)).until(() -> jdbc.queryForObject(
+                    "SELECT count(*) FROM inbox_message WHERE idempotency_key = ?", Long.class, idempotencyKey) == 1);
+            lease.commit();
+
+            Reply a = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            Reply b = retry.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            String recorded = String.valueOf(jdbc.queryForObject("SELECT id FROM inbox_message WHERE idempotency_key = ?",
+                    Long.class, idempotencyKey));
+            assertThat(a.header("X-Result-Code")).isEqualTo("Y");
+            assertThat(a.json().path("inboxId").asText()).isEqualTo(recorded);
+            assertThat(b.status()).as(b.body()).isEqualTo(200);
+            assertThat(b.header("X-Result-Code")).isEqualTo("Y");
+            assertThat(b.json().path("inboxId").asText()).isEqualTo(recorded);
+            assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).as("registered once, never resent")
+                    .containsExactly("BUNDLE");
+        } finally {
+            senders.shutdownNow();
+            simulator().setLatency(DownstreamSimulator.Latency.FAST);
+        }
+    }
+
     @Test
     void answersABusinessFailureWithNAndItsReason() {
         String subject = uniqueSubject("SYNCBAD");
