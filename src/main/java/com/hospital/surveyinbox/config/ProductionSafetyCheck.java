@@ -152,8 +152,23 @@ public class ProductionSafetyCheck implements InitializingBean {
     }
 
     private long statementMillis() {
-        return environment.getProperty("spring.datasource.hikari.connection-timeout", Long.class, 30_000L)
-                + socketTimeoutSeconds() * 1000;
+        return statementMillis(environment, dataSource.getIfAvailable());
+    }
+
+    /**
+     * The longest one statement of the main pool can hold its caller: the pool's wait for a connection and the
+     * driver's socket timeout, both as the pool will use them (a JDBC URL's {@code ?socketTimeout=} included).
+     */
+    public static long statementMillis(org.springframework.core.env.Environment environment, javax.sql.DataSource pool) {
+        long wait = environment.getProperty("spring.datasource.hikari.connection-timeout", Long.class, 30_000L);
+        try {
+            if (pool != null && pool.isWrapperFor(com.zaxxer.hikari.HikariDataSource.class)) {
+                wait = pool.unwrap(com.zaxxer.hikari.HikariDataSource.class).getConnectionTimeout();
+            }
+        } catch (java.sql.SQLException e) {
+            // the setting's value, as written
+        }
+        return wait + socketTimeoutSeconds(pool) * 1000;
     }
 
     /**
@@ -192,7 +207,10 @@ public class ProductionSafetyCheck implements InitializingBean {
      * variable. 0 when unset.
      */
     private long socketTimeoutSeconds() {
-        javax.sql.DataSource pool = dataSource.getIfAvailable();
+        return socketTimeoutSeconds(dataSource.getIfAvailable());
+    }
+
+    private static long socketTimeoutSeconds(javax.sql.DataSource pool) {
         try {
             if (pool == null || !pool.isWrapperFor(com.zaxxer.hikari.HikariDataSource.class)) {
                 return 0;

@@ -21,22 +21,22 @@ public class SynchronousRegistration {
     private final long leaseExpiresAfterMillis;
 
     public SynchronousRegistration(com.hospital.surveyinbox.config.AdapterProperties properties,
-                                   org.springframework.core.env.Environment environment) {
+                                   org.springframework.core.env.Environment environment, javax.sql.DataSource pool) {
         this.slots = new java.util.concurrent.Semaphore(properties.getInbox().getSynchronousConcurrency());
-        this.leaseExpiresAfterMillis = 2 * longestRegistrationMillis(properties, environment);
+        this.leaseExpiresAfterMillis = 2 * longestRegistrationMillis(properties, environment, pool);
     }
 
     /**
-     * The longest a synchronous registration can last, every wait run out (the terms ProductionSafetyCheck counts, the
-     * socket timeout as set in the pool's properties): its calls to their deadline, the consent turn, its statements
-     * to the pool's wait and the socket timeout. A lease
+     * The longest a synchronous registration can last, every wait run out (the terms ProductionSafetyCheck counts):
+     * its calls to their deadline, the consent turn, its statements to the pool's wait and socket timeout as the pool
+     * uses them (a JDBC URL's {@code ?socketTimeout=} wins over the property: read from the setting, a URL's 30 s left
+     * the lease expiring mid-registration, and a second pod registered the subject beside the first). A lease
      * twice as old is a dead pod's: taken over then, a subject waits minutes after a crash, not stuck-processing-after.
      */
     static long longestRegistrationMillis(com.hospital.surveyinbox.config.AdapterProperties properties,
-                                          org.springframework.core.env.Environment environment) {
-        long statement = environment.getProperty("spring.datasource.hikari.connection-timeout", Long.class, 30_000L)
-                + 1000 * environment.getProperty("spring.datasource.hikari.data-source-properties.socketTimeout", Long.class, 30L);
-        return com.hospital.surveyinbox.config.ProductionSafetyCheck.synchronousRegistrationMillis(properties.getHttp(), statement);
+                                          org.springframework.core.env.Environment environment, javax.sql.DataSource pool) {
+        return com.hospital.surveyinbox.config.ProductionSafetyCheck.synchronousRegistrationMillis(properties.getHttp(),
+                com.hospital.surveyinbox.config.ProductionSafetyCheck.statementMillis(environment, pool));
     }
 
     /**
