@@ -26,8 +26,8 @@ import org.springframework.stereotype.Component;
  *   <li>{@link #after}: the call is accounted — an answer the step accepts tells the circuit the call answered;
  *       a 5xx, a 3xx (never followed), a "not now" 4xx ({@link #NOT_NOW}: 401, 407, 408, 429), a markup page
  *       whatever its status ({@link #markup}: a gateway's, not the API's; one the step accepted fails the call), a
- *       timeout or a refused connection counts against it, per call and request (another 4xx does not: the
- *       downstream answered) — the timer stops, and the answer's headers are dropped so nothing of one call is
+ *       timeout or a refused connection counts against it, per call and request, and so does a 4xx without the
+ *       contract's {@code code} (a gateway's; one with it does not: the API answered) — the timer stops, and the answer's headers are dropped so nothing of one call is
  *       sent on the next;</li>
  *   <li>{@link #classify}: the exception that ended a registration as an {@link Outcome} — 4xx with
  *       {@code {code,message}} is a business error with that message (the row's patient values masked, or
@@ -47,6 +47,12 @@ public class DownstreamCalls {
     static final String DOWNSTREAM = "downstream";
     /** Exchange property: the last call's name, taken before the call (a failing {@code step} clears its own id). */
     static final String CALL = "downstreamCall";
+    /**
+     * Exchange property a route sets (true) around a call whose answers must not move its downstream's circuit nor be
+     * refused by it: the replies of routes/inbox-reply.camel.yaml, which consult the circuit themselves. The interceptor
+     * wraps every HTTP endpoint of the context, whichever route configuration declared it.
+     */
+    static final String CIRCUIT_EXEMPT = "circuitExempt";
     private static final String STARTED = "downstreamStartedNanos";
     /** The request's fingerprint (URL, query, body): the circuit tells one request failing again from many failing. */
     private static final String REQUEST = "downstreamRequest";
@@ -72,7 +78,7 @@ public class DownstreamCalls {
         String step = exchange.getProperty(ExchangePropertyKey.STEP_ID, String.class);
         String call = step != null ? step : downstream;
         exchange.setProperty(CALL, call);
-        if (!circuits.admit(downstream, call)) {
+        if (!exempt(exchange) && !circuits.admit(downstream, call)) {
             throw new CircuitOpenException(downstream); // open, or half-open with its trials taken
         }
         exchange.getMessage().setHeader("Accept", "application/json");
@@ -143,6 +149,15 @@ public class DownstreamCalls {
         return failure instanceof HttpOperationFailedException http && refusal(http) && !markup(http.getResponseBody());
     }
 
+    /**
+     * Whether a 4xx's body is the downstream API's own answer: a JSON object with a {@code code} (CONTRACT §3's
+     * {@code {"code":…,"message":…}}, ALREADY_SUBMITTED's {@code {"code":…}}).
+     */
+    boolean answeredByTheApi(String body) {
+        String code = code(body);
+        return code != null && !code.isBlank();
+    }
+
     /** The {@code code} of a downstream answer {@code {"code":…,"message":…}}, or null. */
     public String code(String answer) {
         JsonNode error = errorBody(answer);
@@ -174,24 +189,33 @@ public class DownstreamCalls {
             String answer = withoutByteOrderMark(exchange.getMessage().getBody(String.class));
             exchange.getMessage().setBody(answer);
             if (markup(answer)) {
-                circuits.recordFailure(downstream, call, requestOf(exchange));
+                failed(exchange, downstream, call);
                 meters.counter("adapter.downstream.errors", "call", call, "kind", "markup").increment();
                 throw new SystemException(downstream, "answer is a markup page, not JSON (HTTP " + status + ")", null);
             }
-            circuits.recordSuccess(downstream, call);
+            answered(exchange, downstream, call);
             return;
         }
         HttpOperationFailedException http = exchange.getException(HttpOperationFailedException.class);
         if (http != null) {
             stopTimer(exchange, (http.getStatusCode() / 100) + "xx");
             if (isRefusal(http)) {
-                circuits.recordSuccess(downstream, call); // it answered: a refusal is no sign of an outage
-                if (businessMessage(http.getResponseBody()) == null) {
-                    meters.counter("adapter.downstream.errors", "call", call, "kind", "4xx").increment();
+                if (answeredByTheApi(http.getResponseBody())) {
+                    answered(exchange, downstream, call); // it answered: a refusal is no sign of an outage
+                    if (businessMessage(http.getResponseBody()) == null) {
+                        meters.counter("adapter.downstream.errors", "call", call, "kind", "4xx").increment();
+                    }
+                } else {
+                    // a 4xx without the contract's {"code",…}: a gateway's or a proxy's (a lost route's "404 page not
+                    // found", {"message":"no Route matched"}, an empty 403), not the API's answer. Taken for a sign of
+                    // life, every row was charged through the outage (DEAD in minutes, each with a DEAD reply) while
+                    // the circuit heard "up"
+                    failed(exchange, downstream, call);
+                    meters.counter("adapter.downstream.errors", "call", call, "kind", "gateway-4xx").increment();
                 }
             } else { // a 5xx, a "not now" 4xx, a 4xx that is a page and not the API's answer, or a redirect (never
                      // followed: a gateway or address that is wrong, not an answer)
-                circuits.recordFailure(downstream, call, requestOf(exchange));
+                failed(exchange, downstream, call);
                 // the status says more than the page: a gateway's 502 page is a 5xx, its 302 page a 3xx
                 int status = http.getStatusCode();
                 meters.counter("adapter.downstream.errors", "call", call, "kind", NOT_NOW.contains(status) ? String.valueOf(status)
@@ -200,8 +224,24 @@ public class DownstreamCalls {
             }
         } else { // the call itself failed: timeout, refused, reset
             stopTimer(exchange, "error");
-            circuits.recordFailure(downstream, call, requestOf(exchange));
+            failed(exchange, downstream, call);
             meters.counter("adapter.downstream.errors", "call", call, "kind", "transport").increment();
+        }
+    }
+
+    private static boolean exempt(Exchange exchange) {
+        return Boolean.TRUE.equals(exchange.getProperty(CIRCUIT_EXEMPT, Boolean.class));
+    }
+
+    private void answered(Exchange exchange, String downstream, String call) {
+        if (!exempt(exchange)) {
+            circuits.recordSuccess(downstream, call);
+        }
+    }
+
+    private void failed(Exchange exchange, String downstream, String call) {
+        if (!exempt(exchange)) {
+            circuits.recordFailure(downstream, call, requestOf(exchange));
         }
     }
 

@@ -43,6 +43,60 @@ class HostileAnswersTest extends IntegrationTest {
     @Autowired
     org.apache.camel.CamelContext camel;
 
+    /**
+     * A gateway answering for the survey API after losing its route (a text "404 page not found", Kong's
+     * {"message":"no Route matched"}, an empty 403): not the API's answer, so it counts against the circuit, which
+     * opens and defers the rows uncharged. Taken for a refusal, it told the circuit "up" at every call: every row was
+     * charged through the outage and went DEAD within minutes, each with a DEAD reply. A 4xx with the contract's code
+     * still counts as the API's answer.
+     */
+    @Test
+    void aCodelessFourHundredFromAGatewayCountsAgainstTheCircuit() {
+        String[] gateway = {"404 page not found", "{\"message\":\"no Route matched with those values\"}", ""};
+        double counted = meters.counter("adapter.downstream.errors", "call", "inbox-register-survey-submission", "kind", "gateway-4xx").count();
+        for (int i = 0; i < 5; i++) {
+            String subject = uniqueSubject("GWLOST");
+            submitFailing(subject, answer("POST /survey/dispatch-bundles/" + subject + "/submission", i % 2 == 0 ? 404 : 403,
+                    gateway[i % 3], Map.of(), 0));
+        }
+        assertThat(circuits.state("survey")).isEqualTo(DownstreamCircuits.State.OPEN);
+        assertThat(meters.counter("adapter.downstream.errors", "call", "inbox-register-survey-submission", "kind", "gateway-4xx").count())
+                .as("in the outage view (kind!=\"4xx\")").isEqualTo(counted + 5);
+        circuits.reset("survey");
+
+        for (int i = 0; i < 5; i++) {
+            String subject = uniqueSubject("APIREFUSED");
+            submitFailing(subject, answer("POST /survey/dispatch-bundles/" + subject + "/submission", 404,
+                    "{\"code\":\"BUNDLE_NOT_FOUND\",\"message\":\"no bundle\"}", Map.of(), 0));
+        }
+        assertThat(circuits.state("survey")).isEqualTo(DownstreamCircuits.State.CLOSED);
+    }
+
+    /**
+     * Replies to the legacy system go through the same HTTP interceptor as the registrations' calls (Camel installs
+     * a route configuration's interceptSendToEndpoint for the whole context), but their answers must not move the
+     * legacy circuit: a reply endpoint failing alone (five replies refused 503) opened it and deferred every
+     * registration's legacy calls. The reply consults the circuit itself (it waits while it is open).
+     */
+    @Test
+    void repliesTheLegacySystemRefusesDoNotOpenItsCircuit() {
+        DownstreamSimulator.Fault replyDown = answer("POST /legacy/survey-send-results", 503, "{}", Map.of(), 0);
+        try {
+            for (int i = 0; i < 6; i++) {
+                String id = client.accept(ServiceClient.message(uniqueSubject("RPLDOWN"), "P-RPLDOWN", ""));
+                rows.awaitStatus(id, "COMPLETED");
+                jdbc.update("UPDATE inbox_message SET reply_status = 'PENDING', reply_reason_code = 'NOTIFY_SKIPPED', "
+                        + "reply_reason = 'no notification', reply_updated_at = now() WHERE id = ?", Long.parseLong(id));
+                camel.createProducerTemplate().sendBody("direct:inbox-reply", Map.of("id", Long.parseLong(id)));
+                assertThat(rows.row(id)).containsEntry("reply_status", "FAILED").containsEntry("reply_last_error", "legacy answered HTTP 503");
+            }
+            assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.CLOSED);
+        } finally {
+            simulator().remove(replyDown);
+        }
+    }
+
+
     @Autowired
     com.hospital.surveyinbox.config.AdapterProperties properties;
 
