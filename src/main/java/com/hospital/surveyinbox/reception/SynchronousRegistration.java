@@ -77,8 +77,14 @@ public class SynchronousRegistration {
     /** Sorts after every stored row, so resend detection sees every completed SEND of the inbox. */
     private static final long NOT_STORED = Long.MAX_VALUE;
 
-    /** The received message as the row the registration route reads. */
+    /**
+     * The received message as the row the registration route reads; the subject goes into this request's log
+     * context (as the worker's claim puts it there; RequestThreadMdc clears it when the request ends). A synchronous
+     * registration leaves no row when it fails: its log lines ("Refused by survey…", "System error from…") are all an
+     * operator has of it, and they named no subject.
+     */
     public ClaimedRow row(ReceivedMessage message) {
+        org.slf4j.MDC.put("srvyDrawupNo", message.srvyDrawupNo());
         return new ClaimedRow(NOT_STORED, message.srvyDrawupNo(), message.msgType(), message.payload(), 1, null);
     }
 

@@ -23,6 +23,7 @@ import org.springframework.test.context.TestPropertySource;
         "adapter.kafka.group-id=toggle-tests",
         "spring.quartz.scheduler-name=toggle-tests"})
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
+@org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
 class RollbackToggleTest extends IntegrationTest {
 
     @Autowired
@@ -317,7 +318,7 @@ class RollbackToggleTest extends IntegrationTest {
     }
 
     @Test
-    void answersABusinessFailureWithNAndItsReason() {
+    void answersABusinessFailureWithNAndItsReason(org.springframework.boot.test.system.CapturedOutput output) {
         String subject = uniqueSubject("SYNCBAD");
         Reply reply = client.receive("{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"P\",\"formCd\":\"UNREG-S\"}");
 
@@ -325,6 +326,9 @@ class RollbackToggleTest extends IntegrationTest {
         assertThat(reply.header("X-Result-Code")).isEqualTo("N");
         assertThat(reply.json().get("resultMessage").asText()).isEqualTo("form UNREG-S is not registered");
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject)).isZero();
+        // no row is left of a failed synchronous registration: its log line names the subject (it named none)
+        assertThat(output.getAll().lines().filter(line -> line.contains("Refused by survey")))
+                .anyMatch(line -> line.contains("srvyDrawupNo=" + subject + "]"));
     }
 
     @Test
