@@ -3,11 +3,11 @@
 -- Run by: routes/inbox-process.camel.yaml, step inbox-process-record-completed (camel-sql).
 -- Why this WHERE: fenced by the claim token. A worker whose claim was reset (stuck-row reset,
 -- operator requeue) and taken by a newer attempt changes nothing: no row comes back, the route logs
--- and counts a stale outcome.
+-- and counts a stale outcome. The token stays on the finished row (a new claim, the stuck reset or a requeue
+-- replaces it): find-own-outcome.sql reads this worker's outcome back by it when the answer was lost.
 WITH done AS (
     UPDATE inbox_message
        SET status = 'COMPLETED',
-           claim_token = NULL,
            last_error = NULL,
            last_error_code = NULL,
            updated_at = now(),

@@ -8,7 +8,6 @@ WITH deferred AS (
     UPDATE inbox_message
        SET status = 'FAILED',
            attempts = attempts - 1,
-           claim_token = NULL,
            last_error = :#reason,
            last_error_code = NULL,
            updated_at = now(),

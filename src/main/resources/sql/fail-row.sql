@@ -9,7 +9,6 @@
 WITH failed AS (
     UPDATE inbox_message
        SET status = CASE WHEN attempts >= :#maxAttempts THEN 'DEAD' ELSE 'FAILED' END,
-           claim_token = NULL,
            last_error = :#reason,
            last_error_code = :#code,
            updated_at = now(),

@@ -4,19 +4,11 @@
 -- recorded (the reply owed, the subject's next row released, counted as what it was) instead of as stale.
 -- Run by: routes/inbox-process.camel.yaml, step inbox-process-find-own-outcome (camel-sql), only when the record
 -- step returned no row. Reads only.
--- Why this WHERE: the row's latest attempt is this worker's (its number; the row finished, so nothing claimed it
--- since) and was closed by one of the outcome statements; a stuck-row reset closes it ABANDONED and a requeue
--- makes the row RECEIVED, so a worker whose claim was taken from it still finds nothing: a stale outcome.
-SELECT m.status
-  FROM inbox_message m
-  JOIN LATERAL (
-        SELECT a.attempt_no, a.outcome, a.finished_at
-          FROM inbox_attempt a
-         WHERE a.inbox_id = m.id
-         ORDER BY a.id DESC
-         LIMIT 1) AS latest ON true
- WHERE m.id = :#id
-   AND m.status IN ('COMPLETED', 'FAILED', 'DEAD')
-   AND latest.attempt_no = :#attempt
-   AND latest.finished_at IS NOT NULL
-   AND latest.outcome IN ('COMPLETED', 'FAILED', 'DEAD', 'DEFERRED')
+-- Why this WHERE: the outcome statements leave the claim's token on the finished row; a later claim, the stuck-row
+-- reset and a requeue replace or clear it. So only the worker whose claim finished the row finds it: one whose claim
+-- was taken from it finds nothing, a stale outcome, whatever happened to the row since.
+SELECT status
+  FROM inbox_message
+ WHERE id = :#id
+   AND claim_token = CAST(:#token AS UUID)
+   AND status IN ('COMPLETED', 'FAILED', 'DEAD')

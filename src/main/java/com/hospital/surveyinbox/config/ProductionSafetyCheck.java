@@ -32,15 +32,19 @@ public class ProductionSafetyCheck implements InitializingBean {
         this.dataSource = dataSource;
     }
 
-    /** Profile names an operator means as production: without {@code prod} itself they skip every check here. */
-    private static final java.util.regex.Pattern PROD_LOOKALIKE = java.util.regex.Pattern.compile("(?i)prod|prd|live");
+    /**
+     * Profile names an operator means as production (production, prd, live, a site's prod-kr): without {@code prod}
+     * itself they skip every check here. Whole names or a prefix before a separator, so staging's preprod, non-prod
+     * or delivery are not taken for it.
+     */
+    private static final java.util.regex.Pattern PROD_LOOKALIKE = java.util.regex.Pattern.compile("(?i)(prod|prd|production|live)([-_.].*)?");
 
     @Override
     public void afterPropertiesSet() {
         if (java.util.Arrays.stream(environment.getActiveProfiles()).noneMatch("prod"::equalsIgnoreCase)) {
             // SPRING_PROFILES_ACTIVE=production (or prd, prod-kr) started like dev: the payload in clear, any password
             List<String> lookalikes = java.util.Arrays.stream(environment.getActiveProfiles())
-                    .filter(profile -> PROD_LOOKALIKE.matcher(profile).find()).toList();
+                    .filter(profile -> PROD_LOOKALIKE.matcher(profile).matches()).toList();
             if (!lookalikes.isEmpty()) {
                 throw new IllegalStateException("Refusing to start: the active profile " + String.join(", ", lookalikes)
                         + " reads as production but is not prod, so config/application-prod.yaml (encryption on) and the "
@@ -111,12 +115,12 @@ public class ProductionSafetyCheck implements InitializingBean {
 
     /**
      * A synchronous registration's statements on the main pool: its claim (nothing unfinished of the subject, an
-     * unknown Idempotency-Key, the subject's lease: one statement), the resend check, the record of the registration
-     * and the lease given back. Not counted: the record's retries while the database does not take it, and the
-     * lookup of a key the record found taken (a rare case of the toggle's own rollout, or of the claim's one-instant
-     * race).
+     * unknown Idempotency-Key, the subject's lease: one statement), the key read again once the lease is held, the
+     * resend check, the record of the registration and the lease given back. Not counted: the record's retries while
+     * the database does not take it, and the lookup of a key the record found taken (a rare case of the toggle's own
+     * rollout).
      */
-    public static final int SYNCHRONOUS_STATEMENTS = 4;
+    public static final int SYNCHRONOUS_STATEMENTS = 5;
 
     /**
      * {@code spring.lifecycle.timeout-per-shutdown-phase} must cover a synchronous registration whose every wait runs

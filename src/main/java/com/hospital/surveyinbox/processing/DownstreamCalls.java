@@ -26,8 +26,8 @@ import org.springframework.stereotype.Component;
  *   <li>{@link #after}: the call is accounted — an answer the step accepts tells the circuit the call answered;
  *       a 5xx, a 3xx (never followed), a "not now" 4xx ({@link #NOT_NOW}: 401, 407, 408, 429), a markup page
  *       whatever its status ({@link #markup}: a gateway's, not the API's; one the step accepted fails the call), a
- *       timeout or a refused connection counts against it, per call and request, and so does a 4xx without the
- *       contract's {@code code} (a gateway's; one with it does not: the API answered) — the timer stops, and the answer's headers are dropped so nothing of one call is
+ *       timeout or a refused connection counts against it, per call and request, and so does a 4xx whose body is
+ *       text and not JSON (a gateway's; another 4xx does not: the API answered) — the timer stops, and the answer's headers are dropped so nothing of one call is
  *       sent on the next;</li>
  *   <li>{@link #classify}: the exception that ended a registration as an {@link Outcome} — 4xx with
  *       {@code {code,message}} is a business error with that message (the row's patient values masked, or
@@ -150,12 +150,22 @@ public class DownstreamCalls {
     }
 
     /**
-     * Whether a 4xx's body is the downstream API's own answer: a JSON object with a {@code code} (CONTRACT §3's
-     * {@code {"code":…,"message":…}}, ALREADY_SUBMITTED's {@code {"code":…}}).
+     * Whether a 4xx's body can be the downstream API's own answer: JSON (CONTRACT §3's {@code {"code":…,"message":…}},
+     * ALREADY_SUBMITTED's {@code {"code":…}}, whatever a lookup's 404 carries) or nothing at all (a bare 404 may be a
+     * lookup's "no such survey"). Text that is not JSON is a gateway's or a proxy's ("404 page not found", "no Route
+     * matched", "Forbidden"), as a markup page is.
      */
     boolean answeredByTheApi(String body) {
-        String code = code(body);
-        return code != null && !code.isBlank();
+        if (body == null || body.isBlank()) {
+            return true;
+        }
+        try {
+            mapper.reader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                    .readTree(withoutByteOrderMark(body));
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /** The {@code code} of a downstream answer {@code {"code":…,"message":…}}, or null. */
@@ -206,10 +216,9 @@ public class DownstreamCalls {
                         meters.counter("adapter.downstream.errors", "call", call, "kind", "4xx").increment();
                     }
                 } else {
-                    // a 4xx without the contract's {"code",…}: a gateway's or a proxy's (a lost route's "404 page not
-                    // found", {"message":"no Route matched"}, an empty 403), not the API's answer. Taken for a sign of
-                    // life, every row was charged through the outage (DEAD in minutes, each with a DEAD reply) while
-                    // the circuit heard "up"
+                    // a 4xx in text that is not JSON: a gateway's or a proxy's (a lost route's "404 page not found",
+                    // "no Route matched"), not the API's answer. Taken for a sign of life, every row was charged
+                    // through the outage (DEAD in minutes, each with a DEAD reply) while the circuit heard "up"
                     failed(exchange, downstream, call);
                     meters.counter("adapter.downstream.errors", "call", call, "kind", "gateway-4xx").increment();
                 }

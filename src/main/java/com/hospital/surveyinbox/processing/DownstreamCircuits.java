@@ -32,9 +32,9 @@ import org.springframework.stereotype.Component;
  * row make it the downstream's outage again). So an outage
  * costs about {@code failure-threshold} attempts per {@code open-duration} in all, spread over the rows,
  * while rows that always get a 5xx (a poison row, no other traffic) are charged on every retry and go DEAD
- * after {@code max-attempts} of them. An accepted JSON answer or a 4xx with the contract's {@code code} counts as
- * "the downstream is up", business errors included; not a "not now" 4xx (401, 407, 408, 429), a 4xx without a code
- * (a gateway's) or a markup page (DownstreamCalls#after). Recorded by {@link DownstreamCalls} around every HTTP step; routes/inbox-reply.camel.yaml asks
+ * after {@code max-attempts} of them. An accepted JSON answer or a 4xx counts as "the downstream is up", business
+ * errors included; not a "not now" 4xx (401, 407, 408, 429), a 4xx in text that is not JSON (a gateway's) or a
+ * markup page (DownstreamCalls#after). Recorded by {@link DownstreamCalls} around every HTTP step; routes/inbox-reply.camel.yaml asks
  * {@link #isOpen} (step inbox-reply-if-legacy-circuit-open).
  */
 @Component("downstreamCircuits")

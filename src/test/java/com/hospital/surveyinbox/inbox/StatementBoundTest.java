@@ -140,6 +140,7 @@ class StatementBoundTest extends IntegrationTest {
         try (Connection migration = flyway.getDataSource().getConnection(); Statement show = migration.createStatement()) {
             assertThat(value(show, "SHOW statement_timeout")).isEqualTo("0");
             assertThat(value(show, "SHOW lock_timeout")).isEqualTo("5s");
+            assertThat(value(show, "SHOW idle_in_transaction_session_timeout")).isEqualTo("0");
             assertThat(value(show, "SHOW work_mem")).isEqualTo("3MB");
             assertThat(migration.getNetworkTimeout()).isZero();
         }

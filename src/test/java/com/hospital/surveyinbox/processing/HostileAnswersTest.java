@@ -44,30 +44,30 @@ class HostileAnswersTest extends IntegrationTest {
     org.apache.camel.CamelContext camel;
 
     /**
-     * A gateway answering for the survey API after losing its route (a text "404 page not found", Kong's
-     * {"message":"no Route matched"}, an empty 403): not the API's answer, so it counts against the circuit, which
-     * opens and defers the rows uncharged. Taken for a refusal, it told the circuit "up" at every call: every row was
-     * charged through the outage and went DEAD within minutes, each with a DEAD reply. A 4xx with the contract's code
-     * still counts as the API's answer.
+     * A gateway answering for the survey API after losing its route, in text that is not JSON ("404 page not found",
+     * "no Route matched", "Forbidden"): not the API's answer, so it counts against the circuit, which opens and defers
+     * the rows uncharged. Taken for a refusal, it told the circuit "up" at every call: every row was charged through
+     * the outage and went DEAD within minutes, each with a DEAD reply. A 4xx in JSON, or with no body (a lookup's bare
+     * 404 may be its "no such survey"), still counts as the API's answer.
      */
     @Test
-    void aCodelessFourHundredFromAGatewayCountsAgainstTheCircuit() {
-        String[] gateway = {"404 page not found", "{\"message\":\"no Route matched with those values\"}", ""};
+    void aTextFourHundredFromAGatewayCountsAgainstTheCircuit() {
+        String[] gateway = {"404 page not found", "no Route matched with those values", "Forbidden"};
         double counted = meters.counter("adapter.downstream.errors", "call", "inbox-register-survey-submission", "kind", "gateway-4xx").count();
         for (int i = 0; i < 5; i++) {
             String subject = uniqueSubject("GWLOST");
             submitFailing(subject, answer("POST /survey/dispatch-bundles/" + subject + "/submission", i % 2 == 0 ? 404 : 403,
-                    gateway[i % 3], Map.of(), 0));
+                    gateway[i % 3], Map.of("Content-Type", "text/plain"), 0));
         }
         assertThat(circuits.state("survey")).isEqualTo(DownstreamCircuits.State.OPEN);
         assertThat(meters.counter("adapter.downstream.errors", "call", "inbox-register-survey-submission", "kind", "gateway-4xx").count())
                 .as("in the outage view (kind!=\"4xx\")").isEqualTo(counted + 5);
         circuits.reset("survey");
 
-        for (int i = 0; i < 5; i++) {
+        String[] api = {"{\"code\":\"BUNDLE_NOT_FOUND\",\"message\":\"no bundle\"}", "{\"message\":\"no bundle\"}", ""};
+        for (int i = 0; i < 6; i++) {
             String subject = uniqueSubject("APIREFUSED");
-            submitFailing(subject, answer("POST /survey/dispatch-bundles/" + subject + "/submission", 404,
-                    "{\"code\":\"BUNDLE_NOT_FOUND\",\"message\":\"no bundle\"}", Map.of(), 0));
+            submitFailing(subject, answer("POST /survey/dispatch-bundles/" + subject + "/submission", 404, api[i % 3], Map.of(), 0));
         }
         assertThat(circuits.state("survey")).isEqualTo(DownstreamCircuits.State.CLOSED);
     }

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.hospital.surveyinbox.processing.Outcome;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The route kit for {@code routes/inbox-process.camel.yaml} (shared setup: {@link RouteKit}). */
@@ -136,6 +137,25 @@ class InboxProcessRouteTest extends RouteKit {
         assertThat(rows.row(Long.toString(ids[0])).get("reply_status")).isEqualTo("SENT");
         assertThat(meters.counter(outcomes, "outcome", "completed").count()).isEqualTo(completed + 1);
         assertThat(meters.counter(outcomes, "outcome", "stale").count()).isEqualTo(stale);
+    }
+
+    /**
+     * The read-back finds a worker's own outcome only: one whose claim was taken from it (reset, requeued, and the row
+     * finished by a later claim with its attempt numbers starting again) finds nothing and its outcome stays stale.
+     * Matched by attempt number, it took the later claim's COMPLETED for its own: counted twice, its reply sent.
+     */
+    @Test
+    void aStaleWorkerNeverTakesALaterClaimsOutcomeForItsOwn() {
+        String subject = uniqueSubject("ALONE-NOTMINE");
+        long id = stored(subject);
+        java.util.UUID stale = java.util.UUID.randomUUID();
+        java.util.UUID later = java.util.UUID.randomUUID();
+        jdbc.update("UPDATE inbox_message SET status = 'COMPLETED', attempts = 1, claim_token = ? WHERE id = ?", later, id);
+        jdbc.update("INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at, finished_at, outcome) VALUES (?, 1, now(), now(), 'COMPLETED')", id);
+        String sql = "sql:classpath:sql/find-own-outcome.sql?outputType=SelectOne&parametersCount=2";
+
+        assertThat(template.requestBody(sql, Map.of("id", id, "token", stale.toString(), "attempt", 1))).isNull();
+        assertThat(template.requestBody(sql, Map.of("id", id, "token", later.toString(), "attempt", 1))).isEqualTo("COMPLETED");
     }
 
     private boolean published(long id) {

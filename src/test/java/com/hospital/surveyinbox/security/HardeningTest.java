@@ -67,7 +67,7 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageContaining("server.forward-headers-strategy must be none")
                 .hasMessageContaining("adapter.inbox.stuck-processing-after (PT4M) must be longer than twice camel.main.shutdown-timeout (150 s")
                 .hasMessageContaining("camel.main.shutdown-timeout (150 s) must cover a row whose every wait runs out (398 s")
-                .hasMessageContaining("spring.lifecycle.timeout-per-shutdown-phase (110 s) must cover a synchronous registration whose every wait runs out")
+                .hasMessageContaining("spring.lifecycle.timeout-per-shutdown-phase (120 s) must cover a synchronous registration whose every wait runs out")
                 .hasMessageContaining("the PostgreSQL driver's socketTimeout must be set");
     }
 
@@ -105,6 +105,14 @@ class HardeningTest extends IntegrationTest {
                     .as(profile)
                     .rootCause()
                     .hasMessageContaining("Refusing to start: the active profile " + profile + " reads as production but is not prod");
+        }
+        // staging's names are not production's
+        for (String profile : List.of("preprod", "non-prod", "delivery", "product-demo", "dev")) {
+            org.springframework.mock.env.MockEnvironment environment = new org.springframework.mock.env.MockEnvironment();
+            environment.setActiveProfiles(profile);
+            new com.hospital.surveyinbox.config.ProductionSafetyCheck(com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of()),
+                    environment, new org.springframework.beans.factory.support.StaticListableBeanFactory().getBeanProvider(javax.sql.DataSource.class))
+                    .afterPropertiesSet();
         }
     }
 
