@@ -26,22 +26,6 @@ public final class PublishBudget {
         this.deadline = clock.instant().plus(limit);
     }
 
-    /** Whether publishing may go on in this tick, without counting a skipped event (the drain loop's test). */
-    public boolean left() {
-        return !kafkaFailed && clock.instant().isBefore(deadline);
-    }
-
-    /** Lost events of the tick's further batches (the drain loop), for the run's record. */
-    private volatile int moreLost;
-
-    public void moreLost(int rows) {
-        moreLost += rows;
-    }
-
-    public int moreLost() {
-        return moreLost;
-    }
-
     /** Whether the next event may still be published in this tick. */
     public boolean open() {
         boolean open = !kafkaFailed && clock.instant().isBefore(deadline);

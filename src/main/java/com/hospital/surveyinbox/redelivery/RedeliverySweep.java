@@ -130,18 +130,6 @@ public class RedeliverySweep {
         budget.published(Boolean.TRUE.equals(published));
     }
 
-    /**
-     * A further batch of lost events of the tick (the drain loop, {@code inbox-redeliver-more-lost}): counted as the
-     * first batch is, and kept for the run's record.
-     */
-    public void moreLost(PublishBudget budget, List<Map<String, Object>> lost) {
-        budget.moreLost(lost.size());
-        meters.counter("adapter.redelivery.republished", "kind", "lost-event").increment(lost.size());
-        if (!lost.isEmpty()) {
-            log.info("Redelivery: {} more lost events (a backlog: the batch before was full)", lost.size());
-        }
-    }
-
     /** Logs what a closed budget left for the next tick. */
     public void budgetSpent(PublishBudget budget) {
         if (budget.skipped() > 0) {
@@ -154,7 +142,7 @@ public class RedeliverySweep {
     /** Named parameters of {@code sql/record-redelivery-run.sql}: which instance ran which fire time, and what it did. */
     public Map<String, Object> runRecord(Date scheduledFireTime, List<Map<String, Object>> stuck,
                                          List<Map<String, Object>> lost, List<Map<String, Object>> retries,
-                                         List<Map<String, Object>> replies, PublishBudget replyBudget, PublishBudget budget) {
+                                         List<Map<String, Object>> replies, PublishBudget replyBudget) {
         int repliesTried = replies.size() - replyBudget.skipped();
         meters.counter("adapter.redelivery.republished", "kind", "reply").increment(repliesTried);
         String instance;
@@ -171,7 +159,7 @@ public class RedeliverySweep {
         params.put("instance", instance);
         params.put("scheduler", name);
         params.put("stuck", stuck.size());
-        params.put("lost", lost.size() + budget.moreLost());
+        params.put("lost", lost.size());
         params.put("retries", retries.size());
         params.put("replies", repliesTried);
         return params;

@@ -212,29 +212,6 @@ class InboxRedeliverRouteTest extends RouteKit {
         return events.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage).toList();
     }
 
-    /**
-     * A backlog of lost events (a broker outage: every reception's publish failed) drains as fast as the tick's
-     * budget allows: batch after batch while each one was full and all of it published. One batch (200) a tick
-     * drained a million rows in three and a half days.
-     */
-    @Test
-    void aBacklogOfLostEventsDrainsBatchAfterBatchWithinOneTick() throws Exception {
-        String run = uniqueSubject("ALONE-BACKLOG");
-        jdbc.update("INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload, created_at) "
-                + "SELECT ? || '-' || g, 'SEND', convert_to('{}', 'UTF8'), now() - INTERVAL '1 hour' FROM generate_series(1, 450) AS g", run);
-        double counted = meters.counter("adapter.redelivery.republished", "kind", "lost-event").count();
-        NotifyBuilder tick = new NotifyBuilder(camel).fromRoute("inbox-redeliver").whenDone(1).create();
-
-        template.sendBody("direct:redeliver-tick", null);
-
-        assertThat(tick.matches(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(mock("mock:kafka").getReceivedExchanges().stream().map(e -> e.getMessage().getBody(String.class))
-                .filter(b -> b.contains(run)).count()).as("republished in one tick").isEqualTo(450);
-        assertThat(meters.counter("adapter.redelivery.republished", "kind", "lost-event").count()).isGreaterThanOrEqualTo(counted + 450);
-        assertThat(jdbc.queryForObject("SELECT lost_events FROM redelivery_run WHERE scheduler = 'routes-alone-tests' "
-                + "ORDER BY id DESC LIMIT 1", Integer.class)).isGreaterThanOrEqualTo(450);
-    }
-
     @Test
     void redeliverDuringAKafkaOutageSendsTheRepliesAndStopsPublishingAtTheFirstFailure() throws Exception {
         String run = uniqueSubject("ALONE-KDOWN");
