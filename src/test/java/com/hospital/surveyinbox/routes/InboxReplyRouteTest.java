@@ -39,7 +39,7 @@ class InboxReplyRouteTest extends RouteKit {
                 .containsEntry("reply_failures", 1); // this reply's backoff starts afresh
         assertThat(countedFailing(id)).isTrue();
         // the legacy circuit open (its registration calls failing): the reply is not sent. The old route caught a
-        // CircuitOpenException that nothing threw (the reply's step is not intercepted by inbox-downstream), so every
+        // CircuitOpenException, which the interceptor never throws for the reply's step (circuitExempt), so every
         // owed reply was POSTed through a legacy outage, a worker waiting out each one's timeout.
         for (int request = 0; request < 5; request++) {
             circuits.recordFailure("legacy", "inbox-register-legacy-patient", request);
