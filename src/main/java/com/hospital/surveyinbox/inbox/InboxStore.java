@@ -79,19 +79,24 @@ public class InboxStore implements DisposableBean {
      * The outcome of a group whose COMMIT got no answer, asked on another connection: its backend is ended
      * first if it is still there (so the transaction can no longer commit later: the COMMIT not arrived yet, or
      * its deferred work still running), then the transaction's status is read from the commit log:
-     * {@code committed}, {@code aborted}, or null when it is too old. Only a backend idle in its transaction (the
-     * COMMIT has not arrived) is ended: once a backend runs the COMMIT, an end that reaches it after it began its
-     * commit record (writing or flushing WAL, a commit_delay, on the CPU between waits, waiting for the synchronous
-     * standby) makes it commit on the primary alone, and the group was answered "stored" for rows a failover to
-     * that standby loses (UnansweredCommitTest). A COMMIT under way is waited for instead, within a bound, and
-     * counts as not committed while it waits (its deferred work is bounded by the group's statement_timeout).
+     * {@code committed}, {@code aborted}, or null when it is too old. Ended: a backend idle in its transaction (the
+     * COMMIT has not arrived), or one running the COMMIT while it waits on something a commit record never waits on
+     * (its deferred triggers' sleep, lock or I/O: still before the record, so ended it aborts). Not ended, but waited
+     * for within a bound and counted as not committed while it waits: a backend past the start of its commit record
+     * (writing or flushing WAL, in a commit_delay, waiting for the synchronous standby), or on the CPU, where the two
+     * cannot be told apart: an end that reaches it there makes it commit on the primary alone, and the group was
+     * answered "stored" for rows a failover to that standby loses (UnansweredCommitTest). PostgreSQL 17 spells the WAL
+     * waits WalSync and WalWrite (WALSync, WALWrite before), hence the case-blind prefix.
      */
     static final String END_BACKEND = """
             SELECT pg_terminate_backend(pid)
               FROM pg_stat_activity
              WHERE pid = ?
                AND backend_xid IS NOT NULL
-               AND state IN ('idle in transaction', 'idle in transaction (aborted)')
+               AND (state IN ('idle in transaction', 'idle in transaction (aborted)')
+                    OR (wait_event IS NOT NULL
+                        AND lower(wait_event) NOT LIKE 'wal%'
+                        AND wait_event NOT IN ('SyncRep', 'CommitDelay')))
             """;
 
     static final String BACKEND_GONE = """
@@ -341,8 +346,8 @@ public class InboxStore implements DisposableBean {
 
     /**
      * After a COMMIT without an answer: did it commit? Asked on another connection. The group's backend, if it
-     * is still there and idle in its transaction, is ended first (a COMMIT still on its way could otherwise land after
-     * the answer); a backend running the COMMIT is waited for ({@link #END_BACKEND});
+     * is still there and not yet writing its commit record, is ended first (a COMMIT still on its way could otherwise
+     * land after the answer); a backend past that point is waited for ({@link #END_BACKEND});
      * then the transaction's status is read. Anything
      * the database cannot say in time counts as not committed: the sender gets 503 and retries — the one admitted
      * case, a database that answers nothing at all. A COMMIT that completes later (the standby back) leaves a row
