@@ -73,6 +73,27 @@ class HostileAnswersTest extends IntegrationTest {
     }
 
     /**
+     * While the survey (or account) circuit is open a SEND waits uncharged before its first call: it made the consent
+     * and patient lookups and the guest search at every retry of the outage (200 rows a tick), load on the legacy
+     * system for bundles that could not go out, and was deferred only at the bundle.
+     */
+    @Test
+    void aSendWaitsBeforeItsFirstCallWhileALaterDownstreamIsOpen() {
+        for (int request = 0; request < 5; request++) {
+            circuits.recordFailure("survey", "inbox-register-survey-bundle", request);
+        }
+        assertThat(circuits.isOpen("survey")).isTrue();
+        String subject = uniqueSubject("SURVEYDOWN");
+        String patno = "P-" + subject;
+
+        String id = client.accept(ServiceClient.message(subject, patno, ""));
+
+        rows.awaitStatus(id, "FAILED");
+        assertThat(rows.attempts(id)).as("uncharged").isZero();
+        assertThat(simulator().requests()).noneMatch(r -> r.line().contains(patno));
+    }
+
+    /**
      * Replies to the legacy system go through the same HTTP interceptor as the registrations' calls (Camel installs
      * a route configuration's interceptSendToEndpoint for the whole context), but their answers must not move the
      * legacy circuit: a reply endpoint failing alone (five replies refused 503) opened it and deferred every
