@@ -12,7 +12,8 @@ import java.time.Instant;
  * lasts the deadline plus what was in flight when it passed. During a broker outage every
  * publish waits up to the producer's delivery timeout, so without this one tick of a few hundred rows would
  * run for hours; with it the first failed publish ends the tick's publishing. A row not published now keeps
- * its state and is taken again by a later tick.
+ * its state and is taken again once due again (a lost event after lost-event-after, a retry after retry-delay:
+ * the tick stamped it when it took it).
  */
 public final class PublishBudget {
 
@@ -24,6 +25,18 @@ public final class PublishBudget {
     PublishBudget(Clock clock, Duration limit) {
         this.clock = clock;
         this.deadline = clock.instant().plus(limit);
+    }
+
+    private final java.util.Map<String, Integer> republished = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** One event of {@code kind} Kafka took in this tick. */
+    void tookOne(String kind) {
+        republished.merge(kind, 1, Integer::sum);
+    }
+
+    /** Events of {@code kind} Kafka took in this tick. */
+    public int republished(String kind) {
+        return republished.getOrDefault(kind, 0);
     }
 
     /** Whether the next event may still be published in this tick. */

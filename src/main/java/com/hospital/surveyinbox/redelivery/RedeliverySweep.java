@@ -72,21 +72,31 @@ public class RedeliverySweep {
      */
     public List<Map<String, Object>> candidates(List<Map<String, Object>> stuck, List<Map<String, Object>> lost,
                                                 List<Map<String, Object>> retries) {
-        // one event per row: a row released as a reset row's successor may also be due as a lost event
+        // one event per row: a row released as a reset row's successor may also be due as a lost event. Each is
+        // tagged with its kind (republishedKind: stuck, lost-event, retry; none for a reset row's successor), counted
+        // once Kafka took its event (budgetOutcome): counted when selected, a broker outage showed hundreds of
+        // republishes a minute while nothing was published
         Map<Object, Map<String, Object>> byRow = new java.util.LinkedHashMap<>();
-        for (List<Map<String, Object>> kind : List.of(stuck, lost, retries)) {
-            kind.forEach(row -> byRow.putIfAbsent(row.get("inboxId"), row));
+        for (Map<String, Object> row : stuck) {
+            byRow.putIfAbsent(row.get("inboxId"), tagged(row, "SUCCESSOR".equals(row.get("status")) ? null : "stuck"));
         }
+        lost.forEach(row -> byRow.putIfAbsent(row.get("inboxId"), tagged(row, "lost-event")));
+        retries.forEach(row -> byRow.putIfAbsent(row.get("inboxId"), tagged(row, "retry")));
         List<Map<String, Object>> events = new ArrayList<>(byRow.values());
-        meters.counter("adapter.redelivery.republished", "kind", "stuck").increment(
-                stuck.stream().filter(r -> !"SUCCESSOR".equals(r.get("status"))).count());
-        meters.counter("adapter.redelivery.republished", "kind", "lost-event").increment(lost.size());
-        meters.counter("adapter.redelivery.republished", "kind", "retry").increment(retries.size());
         if (!events.isEmpty()) {
             log.info("Redelivery: {} candidates ({} stuck reset, {} lost, {} retries)",
                     events.size(), stuck.size(), lost.size(), retries.size());
         }
         return events;
+    }
+
+    /** Key of a candidate's kind, as {@link #candidates} tags it; null for a reset row's released successor. */
+    static final String KIND = "republishedKind";
+
+    private static Map<String, Object> tagged(Map<String, Object> row, String kind) {
+        Map<String, Object> copy = new HashMap<>(row);
+        copy.put(KIND, kind);
+        return copy;
     }
 
     /**
@@ -125,9 +135,16 @@ public class RedeliverySweep {
         }
     }
 
-    /** One publish's outcome against the budget (the publish route's {@code inboxPublished}). */
-    public void budgetOutcome(PublishBudget budget, Boolean published) {
+    /**
+     * One publish's outcome against the budget (the publish route's {@code inboxPublished}); a published event is
+     * counted under its candidate's kind ({@code adapter_redelivery_republished_total}, the run's record).
+     */
+    public void budgetOutcome(PublishBudget budget, Boolean published, String kind) {
         budget.published(Boolean.TRUE.equals(published));
+        if (Boolean.TRUE.equals(published) && kind != null) {
+            budget.tookOne(kind);
+            meters.counter("adapter.redelivery.republished", "kind", kind).increment();
+        }
     }
 
     /** Logs what a closed budget left for the next tick. */
@@ -142,7 +159,7 @@ public class RedeliverySweep {
     /** Named parameters of {@code sql/record-redelivery-run.sql}: which instance ran which fire time, and what it did. */
     public Map<String, Object> runRecord(Date scheduledFireTime, List<Map<String, Object>> stuck,
                                          List<Map<String, Object>> lost, List<Map<String, Object>> retries,
-                                         List<Map<String, Object>> replies, PublishBudget replyBudget) {
+                                         List<Map<String, Object>> replies, PublishBudget replyBudget, PublishBudget budget) {
         int repliesTried = replies.size() - replyBudget.skipped();
         meters.counter("adapter.redelivery.republished", "kind", "reply").increment(repliesTried);
         String instance;
@@ -159,8 +176,9 @@ public class RedeliverySweep {
         params.put("instance", instance);
         params.put("scheduler", name);
         params.put("stuck", stuck.size());
-        params.put("lost", lost.size());
-        params.put("retries", retries.size());
+        // what was republished (Kafka took it); the stuck column counts the resets, done whether or not published
+        params.put("lost", budget.republished("lost-event"));
+        params.put("retries", budget.republished("retry"));
         params.put("replies", repliesTried);
         return params;
     }
