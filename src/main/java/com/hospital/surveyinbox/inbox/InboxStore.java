@@ -80,13 +80,14 @@ public class InboxStore implements DisposableBean {
      * first if it is still there (so the transaction can no longer commit later: the COMMIT not arrived yet, or
      * its deferred work still running), then the transaction's status is read from the commit log:
      * {@code committed}, {@code aborted}, or null when it is too old. Ended: a backend idle in its transaction (the
-     * COMMIT has not arrived), or one running the COMMIT while it waits on something a commit record never waits on
-     * (its deferred triggers' sleep, lock or I/O: still before the record, so ended it aborts). Not ended, but waited
-     * for within a bound and counted as not committed while it waits: a backend past the start of its commit record
-     * (writing or flushing WAL, in a commit_delay, waiting for the synchronous standby), or on the CPU, where the two
-     * cannot be told apart: an end that reaches it there makes it commit on the primary alone, and the group was
-     * answered "stored" for rows a failover to that standby loses (UnansweredCommitTest). PostgreSQL 17 spells the WAL
-     * waits WalSync and WalWrite (WALSync, WALWrite before), hence the case-blind prefix.
+     * COMMIT has not arrived), or one running the COMMIT in a wait that only comes before its commit record and takes
+     * the end at once (a heavyweight lock or a buffer pin, a sleep: deferred work; ended there it aborts). Any other
+     * state is waited for within a bound and counted as not committed while it waits: past the start of its commit
+     * record a backend writes and flushes WAL, updates the commit log (XactGroupUpdate, XactSLRU, SlruRead…), may
+     * sleep in a commit_delay and waits for the synchronous standby, or runs on the CPU, and an end that reaches it
+     * there makes it commit on the primary alone: the group was answered "stored" for rows a failover to that standby
+     * loses (UnansweredCommitTest). An allow-list, not a deny-list: a deny-list of three waits missed PostgreSQL 17's
+     * spelling (WalSync) and the waits it did not name.
      */
     static final String END_BACKEND = """
             SELECT pg_terminate_backend(pid)
@@ -94,9 +95,8 @@ public class InboxStore implements DisposableBean {
              WHERE pid = ?
                AND backend_xid IS NOT NULL
                AND (state IN ('idle in transaction', 'idle in transaction (aborted)')
-                    OR (wait_event IS NOT NULL
-                        AND lower(wait_event) NOT LIKE 'wal%'
-                        AND wait_event NOT IN ('SyncRep', 'CommitDelay')))
+                    OR wait_event_type IN ('Lock', 'BufferPin')
+                    OR wait_event = 'PgSleep')
             """;
 
     static final String BACKEND_GONE = """
