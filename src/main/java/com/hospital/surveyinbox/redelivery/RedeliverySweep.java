@@ -80,8 +80,10 @@ public class RedeliverySweep {
         for (Map<String, Object> row : stuck) {
             byRow.putIfAbsent(row.get("inboxId"), tagged(row, "SUCCESSOR".equals(row.get("status")) ? null : "stuck"));
         }
-        lost.forEach(row -> byRow.putIfAbsent(row.get("inboxId"), tagged(row, "lost-event")));
-        retries.forEach(row -> byRow.putIfAbsent(row.get("inboxId"), tagged(row, "retry")));
+        // a released successor that is due anyway is counted as what it is due as
+        java.util.function.BinaryOperator<Map<String, Object>> firstKind = (first, later) -> first.get(KIND) == null ? later : first;
+        lost.forEach(row -> byRow.merge(row.get("inboxId"), tagged(row, "lost-event"), firstKind));
+        retries.forEach(row -> byRow.merge(row.get("inboxId"), tagged(row, "retry"), firstKind));
         List<Map<String, Object>> events = new ArrayList<>(byRow.values());
         if (!events.isEmpty()) {
             log.info("Redelivery: {} candidates ({} stuck reset, {} lost, {} retries)",
@@ -175,7 +177,7 @@ public class RedeliverySweep {
         params.put("scheduled", new java.sql.Timestamp((scheduledFireTime == null ? new Date() : scheduledFireTime).getTime()));
         params.put("instance", instance);
         params.put("scheduler", name);
-        params.put("stuck", stuck.size());
+        params.put("stuck", stuck.stream().filter(r -> !"SUCCESSOR".equals(r.get("status"))).count());
         // what was republished (Kafka took it); the stuck column counts the resets, done whether or not published
         params.put("lost", budget.republished("lost-event"));
         params.put("retries", budget.republished("retry"));
