@@ -5,6 +5,7 @@
 -- reply_attempts comes back as replyAttempt: it names this sender, and only it may record the result.
 -- SENDING under this sender's own token is the same claim tried again (the step's database redelivery) after a
 -- COMMIT whose answer was lost: taken again as it stands (no second try counted), not refused as another's.
+-- The token stays on the row after the reply leaves SENDING (V18); only this claim of a SENDING row reads it.
 UPDATE inbox_message
    SET reply_status = 'SENDING',
        reply_claim_token = CAST(:#token AS uuid),

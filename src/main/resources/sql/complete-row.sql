@@ -3,8 +3,8 @@
 -- Run by: routes/inbox-process.camel.yaml, step inbox-process-record-completed (camel-sql).
 -- Why this WHERE: fenced by the claim token. A worker whose claim was reset (stuck-row reset,
 -- operator requeue) and taken by a newer attempt changes nothing: no row comes back, the route logs
--- and counts a stale outcome. The token stays on the finished row (a new claim, the stuck reset or a requeue
--- replaces it): find-own-outcome.sql reads this worker's outcome back by it when the answer was lost.
+-- and counts a stale outcome. The token stays on the finished row (until a new claim replaces it or a requeue
+-- clears it): find-own-outcome.sql reads this worker's outcome back by it when the answer was lost.
 WITH done AS (
     UPDATE inbox_message
        SET status = 'COMPLETED',

@@ -3,7 +3,8 @@
 -- goes back down and the row waits as FAILED for the next retry. Closes the
 -- attempt as DEFERRED in the same statement. Autocommit.
 -- Run by: routes/inbox-process.camel.yaml, step inbox-process-record-deferred (camel-sql).
--- Why this WHERE: fenced by the claim token like complete-row.sql; nothing back = stale outcome.
+-- Why this WHERE: fenced by the claim token like complete-row.sql; nothing back = stale outcome, unless
+-- find-own-outcome.sql reads it back (the token stays on the row).
 WITH deferred AS (
     UPDATE inbox_message
        SET status = 'FAILED',

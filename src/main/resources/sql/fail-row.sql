@@ -5,7 +5,8 @@
 -- republish-due-retries.sql) runs from it, so an attempt that lasted longer than the delay is not due at once.
 -- Autocommit.
 -- Run by: routes/inbox-process.camel.yaml, step inbox-process-record-failed (camel-sql).
--- Why this WHERE: fenced by the claim token like complete-row.sql; nothing back = stale outcome.
+-- Why this WHERE: fenced by the claim token like complete-row.sql; nothing back = stale outcome, unless
+-- find-own-outcome.sql reads it back (the token stays on the row).
 WITH failed AS (
     UPDATE inbox_message
        SET status = CASE WHEN attempts >= :#maxAttempts THEN 'DEAD' ELSE 'FAILED' END,

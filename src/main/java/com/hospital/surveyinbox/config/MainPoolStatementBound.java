@@ -18,7 +18,8 @@ import org.springframework.stereotype.Component;
  * the count deltas they had locked stayed unfolded. A statement the client gave up on must not go on, let alone
  * commit later. A {@code socketTimeout} of 0 (none) sets no bound.
  * <p>
- * It also appends {@code -c synchronous_commit=on} ({@link #durable}), here and in ReceptionConnections: a role or
+ * It also appends {@code idle_in_transaction_session_timeout} with server keepalives ({@link #abandonable}: 30 s here,
+ * 10 s on the receptions' pool), and {@code -c synchronous_commit=on} ({@link #durable}), here and in ReceptionConnections: a role or
  * database set to {@code off}/{@code local} would lose acknowledged messages in a crash (CONTRACT §1).
  */
 @Component

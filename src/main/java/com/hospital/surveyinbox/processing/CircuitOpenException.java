@@ -1,6 +1,9 @@
 package com.hospital.surveyinbox.processing;
 
-/** A downstream's circuit is open: the call was not made and the row waits uncharged. */
+/**
+ * A downstream's circuit is open: the call was not made and the row waits uncharged. Thrown by DownstreamCalls#before,
+ * or by routes/inbox-register.camel.yaml's inbox-register-if-later-downstream-open (its message: the downstream).
+ */
 public class CircuitOpenException extends RuntimeException {
 
     private final String downstream;

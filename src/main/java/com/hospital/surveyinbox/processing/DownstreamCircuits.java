@@ -34,8 +34,9 @@ import org.springframework.stereotype.Component;
  * while rows that always get a 5xx (a poison row, no other traffic) are charged on every retry and go DEAD
  * after {@code max-attempts} of them. An accepted JSON answer or a 4xx counts as "the downstream is up", business
  * errors included; not a "not now" 4xx (401, 407, 408, 429), a 4xx in text that is not JSON (a gateway's) or a
- * markup page (DownstreamCalls#after). Recorded by {@link DownstreamCalls} around every HTTP step; routes/inbox-reply.camel.yaml asks
- * {@link #isOpen} (step inbox-reply-if-legacy-circuit-open).
+ * markup page (DownstreamCalls#after). Recorded by {@link DownstreamCalls} around every HTTP step but the replies'
+ * (circuitExempt); inbox-reply (inbox-reply-if-legacy-circuit-open) and inbox-register
+ * (inbox-register-if-later-downstream-open) ask {@link #isOpen}.
  */
 @Component("downstreamCircuits")
 public class DownstreamCircuits {
@@ -129,7 +130,8 @@ public class DownstreamCircuits {
 
     /**
      * Whether {@code downstream}'s circuit is open now (not half-open, and never while circuits are disabled): the legacy
-     * reply waits then (routes/inbox-reply.camel.yaml, inbox-reply-if-legacy-circuit-open) without taking a trial.
+     * reply waits then (routes/inbox-reply.camel.yaml, inbox-reply-if-legacy-circuit-open) without taking a trial, and a
+     * SEND waits before its first call while the survey or account circuit is (inbox-register-if-later-downstream-open).
      */
     public boolean isOpen(String downstream) {
         return properties.getCircuit().isEnabled() && state(downstream) == State.OPEN;

@@ -12,7 +12,8 @@ import org.springframework.stereotype.Component;
 
 /**
  * Steps of {@code routes/inbox-process.camel.yaml} around the outcome write: the named parameters of
- * {@code sql/complete-row.sql}, {@code fail-row.sql}, {@code defer-row.sql} and {@code find-successor.sql}
+ * {@code sql/complete-row.sql}, {@code fail-row.sql}, {@code defer-row.sql}, {@code find-own-outcome.sql} and
+ * {@code find-successor.sql}
  * ({@link #params}), and what gets logged and counted once the row said what it recorded, or once a claim
  * was refused ({@link #held}, {@link #notClaimable}).
  */
@@ -58,7 +59,7 @@ public class ProcessingRecord {
         return Map.of("id", inboxId);
     }
 
-    /** The fenced write applied: log and count the status it recorded. */
+    /** The fenced write applied, or read back as this claim's (find-own-outcome.sql): log and count the status it recorded. */
     public void recorded(ClaimedRow row, Outcome outcome, String status) {
         String counted = outcome.deferred() ? "deferred" : status.toLowerCase();
         meters.counter(OUTCOMES, "outcome", counted).increment();
@@ -74,7 +75,7 @@ public class ProcessingRecord {
         }
     }
 
-    /** The fenced write changed nothing: a newer attempt owns the row (stuck-row reset, requeue). */
+    /** The fenced write changed nothing and no outcome of this claim was read back: a newer attempt owns the row (stuck-row reset, requeue). */
     public void stale(ClaimedRow row) {
         meters.counter(OUTCOMES, "outcome", "stale").increment();
         log.warn("Inbox {} attempt {}: outcome not recorded, the row was re-claimed meanwhile", row.inboxId(), row.attempt());

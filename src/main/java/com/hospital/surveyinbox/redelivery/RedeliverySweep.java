@@ -73,12 +73,12 @@ public class RedeliverySweep {
     public List<Map<String, Object>> candidates(List<Map<String, Object>> stuck, List<Map<String, Object>> lost,
                                                 List<Map<String, Object>> retries) {
         // one event per row: a row released as a reset row's successor may also be due as a lost event. Each is
-        // tagged with its kind (republishedKind: stuck, lost-event, retry; none for a reset row's successor), counted
+        // tagged with its kind (republishedKind: stuck, lost-event, retry; none for a released successor not also due), counted
         // once Kafka took its event (budgetOutcome): counted when selected, a broker outage showed hundreds of
         // republishes a minute while nothing was published
         Map<Object, Map<String, Object>> byRow = new java.util.LinkedHashMap<>();
         for (Map<String, Object> row : stuck) {
-            byRow.putIfAbsent(row.get("inboxId"), tagged(row, "SUCCESSOR".equals(row.get("status")) ? null : "stuck"));
+            byRow.putIfAbsent(row.get("inboxId"), tagged(row, successor(row) ? null : "stuck"));
         }
         // a released successor that is due anyway is counted as what it is due as
         java.util.function.BinaryOperator<Map<String, Object>> firstKind = (first, later) -> first.get(KIND) == null ? later : first;
@@ -92,8 +92,13 @@ public class RedeliverySweep {
         return events;
     }
 
-    /** Key of a candidate's kind, as {@link #candidates} tags it; null for a reset row's released successor. */
+    /** Key of a candidate's kind, as {@link #candidates} tags it; null for a released successor not also due. */
     static final String KIND = "republishedKind";
+
+    /** A row reset-stuck-rows.sql released as a reset row's successor, not reset itself. */
+    private static boolean successor(Map<String, Object> row) {
+        return "SUCCESSOR".equals(row.get("status"));
+    }
 
     private static Map<String, Object> tagged(Map<String, Object> row, String kind) {
         Map<String, Object> copy = new HashMap<>(row);
@@ -160,7 +165,6 @@ public class RedeliverySweep {
 
     /** Named parameters of {@code sql/record-redelivery-run.sql}: which instance ran which fire time, and what it did. */
     public Map<String, Object> runRecord(Date scheduledFireTime, List<Map<String, Object>> stuck,
-                                         List<Map<String, Object>> lost, List<Map<String, Object>> retries,
                                          List<Map<String, Object>> replies, PublishBudget replyBudget, PublishBudget budget) {
         int repliesTried = replies.size() - replyBudget.skipped();
         meters.counter("adapter.redelivery.republished", "kind", "reply").increment(repliesTried);
@@ -177,7 +181,7 @@ public class RedeliverySweep {
         params.put("scheduled", new java.sql.Timestamp((scheduledFireTime == null ? new Date() : scheduledFireTime).getTime()));
         params.put("instance", instance);
         params.put("scheduler", name);
-        params.put("stuck", stuck.stream().filter(r -> !"SUCCESSOR".equals(r.get("status"))).count());
+        params.put("stuck", stuck.stream().filter(r -> !successor(r)).count());
         // what was republished (Kafka took it); the stuck column counts the resets, done whether or not published
         params.put("lost", budget.republished("lost-event"));
         params.put("retries", budget.republished("retry"));

@@ -12,7 +12,8 @@ import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Component;
 
 /**
- * Steps of {@code routes/inbox-reply.camel.yaml} that compute: the legacy request body ({@link #body}), the record statement's parameters ({@link #result}) and the log line
+ * Steps of {@code routes/inbox-reply.camel.yaml} that compute: the claim's parameters with this sender's token
+ * ({@link #claim}), the legacy request body ({@link #body}), the record statement's parameters ({@link #result}) and the log line
  * and counter ({@link #logged}). Which answer delivers the reply (a 2xx) is the route's. The obligation itself ({@code sql/claim-reply.sql}) is a map of the row:
  * id, srvyDrawupNo, reasonCode, reason, replyAttempt (which sender holds it).
  */

@@ -117,7 +117,6 @@ class HostileAnswersTest extends IntegrationTest {
         }
     }
 
-
     @Autowired
     com.hospital.surveyinbox.config.AdapterProperties properties;
 

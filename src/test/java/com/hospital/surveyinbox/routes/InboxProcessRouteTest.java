@@ -151,6 +151,7 @@ class InboxProcessRouteTest extends RouteKit {
         java.util.UUID stale = java.util.UUID.randomUUID();
         java.util.UUID later = java.util.UUID.randomUUID();
         jdbc.update("UPDATE inbox_message SET status = 'COMPLETED', attempts = 1, claim_token = ? WHERE id = ?", later, id);
+        // the later claim's attempt, numbered 1 again after the requeue (what a read-back by attempt number took for its own)
         jdbc.update("INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at, finished_at, outcome) VALUES (?, 1, now(), now(), 'COMPLETED')", id);
         String sql = "sql:classpath:sql/find-own-outcome.sql?outputType=SelectOne&parametersCount=2";
 

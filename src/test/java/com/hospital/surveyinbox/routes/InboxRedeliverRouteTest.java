@@ -234,7 +234,7 @@ class InboxRedeliverRouteTest extends RouteKit {
         // one publish tried and failed: the rest of the tick's events wait for a later tick instead of each
         // waiting out a delivery timeout; the owed reply, which needs no Kafka, went out all the same
         assertThat(mock("mock:kafka").getReceivedCounter()).isOne();
-        // and nothing is counted or recorded as republished (counted when taken, an outage showed hundreds a minute)
+        // and nothing is counted or recorded as republished (once counted when selected, an outage showed hundreds a minute)
         assertThat(meters.counter("adapter.redelivery.republished", "kind", "lost-event").count()).isEqualTo(counted);
         assertThat(jdbc.queryForObject("SELECT lost_events FROM redelivery_run WHERE scheduler = 'routes-alone-tests' "
                 + "ORDER BY id DESC LIMIT 1", Integer.class)).isZero();

@@ -106,7 +106,7 @@ class HardeningTest extends IntegrationTest {
                     .rootCause()
                     .hasMessageContaining("Refusing to start: the active profile " + profile + " reads as production but is not prod");
         }
-        // staging's names are not production's
+        // names that merely contain prod (staging's, a demo's) are not production's
         for (String profile : List.of("preprod", "non-prod", "delivery", "product-demo", "dev")) {
             org.springframework.mock.env.MockEnvironment environment = new org.springframework.mock.env.MockEnvironment();
             environment.setActiveProfiles(profile);
