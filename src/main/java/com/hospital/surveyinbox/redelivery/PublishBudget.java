@@ -12,8 +12,8 @@ import java.time.Instant;
  * lasts the deadline plus what was in flight when it passed. During a broker outage every
  * publish waits up to the producer's delivery timeout, so without this one tick of a few hundred rows would
  * run for hours; with it the first failed publish ends the tick's publishing. A row not published now keeps
- * its state and is taken again once due again (a lost event after lost-event-after, a retry after retry-delay:
- * the tick stamped it when it took it).
+ * its state, and the stamp the tick put on it when it took it is removed ({@link #unpublishedIds},
+ * sql/unstamp-unpublished.sql): the next tick takes it again.
  */
 public final class PublishBudget {
 
@@ -37,6 +37,20 @@ public final class PublishBudget {
     /** Events of {@code kind} Kafka took in this tick. */
     public int republished(String kind) {
         return republished.getOrDefault(kind, 0);
+    }
+
+    private final java.util.Queue<Long> unpublished = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+    /** A candidate taken and not published (its publish failed, or the budget was closed). */
+    void notPublished(Long inboxId) {
+        if (inboxId != null) {
+            unpublished.add(inboxId);
+        }
+    }
+
+    /** The ids of the candidates taken and not published, comma-separated; empty when none. */
+    public String unpublishedIds() {
+        return unpublished.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(","));
     }
 
     /** Whether the next event may still be published in this tick. */

@@ -146,12 +146,28 @@ public class RedeliverySweep {
      * One publish's outcome against the budget (the publish route's {@code inboxPublished}); a published event is
      * counted under its candidate's kind ({@code adapter_redelivery_republished_total}, the run's record).
      */
-    public void budgetOutcome(PublishBudget budget, Boolean published, String kind) {
+    public void budgetOutcome(PublishBudget budget, Boolean published, String kind, Long inboxId) {
         budget.published(Boolean.TRUE.equals(published));
-        if (Boolean.TRUE.equals(published) && kind != null) {
+        if (!Boolean.TRUE.equals(published)) {
+            budget.notPublished(inboxId);
+        } else if (kind != null) {
             budget.tookOne(kind);
             meters.counter("adapter.redelivery.republished", "kind", kind).increment();
         }
+    }
+
+    /** A candidate the closed budget left (the deadline passed, or Kafka refused an event). */
+    public void notPublished(PublishBudget budget, Long inboxId) {
+        budget.notPublished(inboxId);
+    }
+
+    /**
+     * Named parameters of {@code sql/unstamp-unpublished.sql}: the ids of the candidates the tick took and did not
+     * publish, or null when it published all it took.
+     */
+    public Map<String, Object> unpublished(PublishBudget budget) {
+        String ids = budget.unpublishedIds();
+        return ids.isEmpty() ? null : Map.of("ids", ids);
     }
 
     /** Logs what a closed budget left for the next tick. */

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.camel.builder.NotifyBuilder;
+import org.apache.camel.component.mock.MockEndpoint;
 import org.junit.jupiter.api.Test;
 
 /** The route kit for {@code routes/inbox-redeliver.camel.yaml} (shared setup: {@link RouteKit}). */
@@ -241,6 +242,17 @@ class InboxRedeliverRouteTest extends RouteKit {
         assertThat(rows.row(Long.toString(owed))).containsEntry("reply_status", "SENT");
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'RECEIVED'",
                 Long.class, run + "-lost-%")).isEqualTo(3);
+
+        // the broker back: the next tick takes them again at once (taken and not published, they kept the tick's
+        // stamp and waited lost-event-after more, the subjects' newer rows held behind them)
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND published_at IS NULL",
+                Long.class, run + "-lost-%")).isEqualTo(3);
+        MockEndpoint.resetMocks(camel);
+        NotifyBuilder next = new NotifyBuilder(camel).fromRoute("inbox-redeliver").whenDone(1).create();
+        template.sendBody("direct:redeliver-tick", null);
+        assertThat(next.matches(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(mock("mock:kafka").getReceivedExchanges().stream().map(e -> e.getMessage().getBody(String.class))
+                .filter(b -> b.contains(run + "-lost-")).count()).isEqualTo(3);
     }
 
     /**
