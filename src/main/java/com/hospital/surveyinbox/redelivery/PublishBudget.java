@@ -13,7 +13,7 @@ import java.time.Instant;
  * publish waits up to the producer's delivery timeout, so without this one tick of a few hundred rows would
  * run for hours; with it the first failed publish ends the tick's publishing. A row not published now keeps
  * its state, and the stamp the tick put on it when it took it is removed ({@link #unpublishedIds},
- * sql/unstamp-unpublished.sql): the next tick takes it again.
+ * sql/unstamp-unpublished.sql): the next tick takes it again (not the row whose own publish failed).
  */
 public final class PublishBudget {
 
@@ -39,18 +39,20 @@ public final class PublishBudget {
         return republished.getOrDefault(kind, 0);
     }
 
-    private final java.util.Queue<Long> unpublished = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final java.util.Queue<Long> unpublishedReceived = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final java.util.Queue<Long> unpublishedFailed = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
-    /** A candidate taken and not published (its publish failed, or the budget was closed). */
-    void notPublished(Long inboxId) {
+    /** A candidate the closed budget left, taken as FAILED (a due retry) or as RECEIVED. */
+    void notPublished(Long inboxId, boolean failed) {
         if (inboxId != null) {
-            unpublished.add(inboxId);
+            (failed ? unpublishedFailed : unpublishedReceived).add(inboxId);
         }
     }
 
-    /** The ids of the candidates taken and not published, comma-separated; empty when none. */
-    public String unpublishedIds() {
-        return unpublished.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(","));
+    /** The ids of the candidates the closed budget left, taken as FAILED or as RECEIVED, comma-separated; empty when none. */
+    public String unpublishedIds(boolean failed) {
+        return (failed ? unpublishedFailed : unpublishedReceived).stream().map(String::valueOf)
+                .collect(java.util.stream.Collectors.joining(","));
     }
 
     /** Whether the next event may still be published in this tick. */

@@ -146,28 +146,32 @@ public class RedeliverySweep {
      * One publish's outcome against the budget (the publish route's {@code inboxPublished}); a published event is
      * counted under its candidate's kind ({@code adapter_redelivery_republished_total}, the run's record).
      */
-    public void budgetOutcome(PublishBudget budget, Boolean published, String kind, Long inboxId) {
+    public void budgetOutcome(PublishBudget budget, Boolean published, String kind) {
         budget.published(Boolean.TRUE.equals(published));
-        if (!Boolean.TRUE.equals(published)) {
-            budget.notPublished(inboxId);
-        } else if (kind != null) {
+        if (Boolean.TRUE.equals(published) && kind != null) {
             budget.tookOne(kind);
             meters.counter("adapter.redelivery.republished", "kind", kind).increment();
         }
     }
 
-    /** A candidate the closed budget left (the deadline passed, or Kafka refused an event). */
-    public void notPublished(PublishBudget budget, Long inboxId) {
-        budget.notPublished(inboxId);
+    /**
+     * A candidate the closed budget left (the deadline passed, or an earlier publish failed), by its kind: taken as
+     * RECEIVED (a lost event, a reset row) or as FAILED (a due retry); a released successor was not stamped.
+     */
+    public void notPublished(PublishBudget budget, Long inboxId, String kind) {
+        if (kind != null) {
+            budget.notPublished(inboxId, "retry".equals(kind));
+        }
     }
 
     /**
-     * Named parameters of {@code sql/unstamp-unpublished.sql}: the ids of the candidates the tick took and did not
-     * publish, or null when it published all it took.
+     * Named parameters of {@code sql/unstamp-unpublished.sql}: the candidates the closed budget left, taken as
+     * RECEIVED and as FAILED, or null when it left none.
      */
     public Map<String, Object> unpublished(PublishBudget budget) {
-        String ids = budget.unpublishedIds();
-        return ids.isEmpty() ? null : Map.of("ids", ids);
+        String received = budget.unpublishedIds(false);
+        String failed = budget.unpublishedIds(true);
+        return received.isEmpty() && failed.isEmpty() ? null : Map.of("received", received, "failed", failed);
     }
 
     /** Logs what a closed budget left for the next tick. */

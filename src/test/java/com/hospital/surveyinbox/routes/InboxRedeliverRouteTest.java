@@ -243,16 +243,25 @@ class InboxRedeliverRouteTest extends RouteKit {
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'RECEIVED'",
                 Long.class, run + "-lost-%")).isEqualTo(3);
 
-        // the broker back: the next tick takes them again at once (taken and not published, they kept the tick's
-        // stamp and waited lost-event-after more, the subjects' newer rows held behind them)
-        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND published_at IS NULL",
-                Long.class, run + "-lost-%")).isEqualTo(3);
+        // the broker back: the next tick takes the rows the closed budget left again at once (they kept the tick's
+        // stamp and waited lost-event-after more, the subjects' newer rows held behind them); a row whose own publish
+        // failed keeps it (taken again at once, one partition down would stop every tick at that row). The failed
+        // publish may be another test's row, so two or three of these were left.
+        List<String> left = jdbc.queryForList("SELECT srvy_drawup_no FROM inbox_message WHERE srvy_drawup_no LIKE ? "
+                + "AND published_at IS NULL", String.class, run + "-lost-%");
+        assertThat(left).hasSizeGreaterThanOrEqualTo(2);
+        java.util.regex.Matcher failed = java.util.regex.Pattern.compile("\"inboxId\":\"(\\d+)\"")
+                .matcher(mock("mock:kafka").getReceivedExchanges().get(0).getMessage().getBody(String.class));
+        assertThat(failed.find()).isTrue();
+        assertThat(jdbc.queryForObject("SELECT published_at IS NOT NULL FROM inbox_message WHERE id = ?", Boolean.class,
+                Long.parseLong(failed.group(1)))).as("the row whose own publish failed keeps its stamp").isTrue();
         MockEndpoint.resetMocks(camel);
+        mock("mock:legacy-reply").whenAnyExchangeReceived(e -> e.getMessage().setHeader(org.apache.camel.Exchange.HTTP_RESPONSE_CODE, 200));
         NotifyBuilder next = new NotifyBuilder(camel).fromRoute("inbox-redeliver").whenDone(1).create();
         template.sendBody("direct:redeliver-tick", null);
         assertThat(next.matches(30, TimeUnit.SECONDS)).isTrue();
         assertThat(mock("mock:kafka").getReceivedExchanges().stream().map(e -> e.getMessage().getBody(String.class))
-                .filter(b -> b.contains(run + "-lost-")).count()).isEqualTo(3);
+                .filter(b -> b.contains(run + "-lost-"))).hasSameSizeAs(left);
     }
 
     /**
