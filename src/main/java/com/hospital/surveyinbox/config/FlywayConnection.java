@@ -138,8 +138,7 @@ public class FlywayConnection {
         // (and V12's loop) on the server until the OS's keepalive (2 h), every new pod waiting for it in vain
         // and no idle-in-transaction bound (the main pool's options it copies carry one): a migration's own pauses are its own
         properties.setProperty("options", (options + " -c lock_timeout=" + lockTimeout.toMillis() + " -c statement_timeout=0"
-                + " -c idle_in_transaction_session_timeout=0"
-                + " -c tcp_keepalives_idle=30 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=3").strip());
+                + " -c idle_in_transaction_session_timeout=0 " + MainPoolStatementBound.SERVER_KEEPALIVES).strip());
         flyway.setConnectionProperties(properties);
         return configuration.dataSource(flyway).callbacks(new DropInvalidIndexes())
                 .configuration(java.util.Map.of("flyway.postgresql.transactional.lock", "false"));

@@ -58,9 +58,11 @@ public class MainPoolStatementBound implements BeanPostProcessor {
      */
     public static String abandonable(String options, long idleInTransactionMillis) {
         String base = options == null ? "" : options.strip();
-        return (base + " -c idle_in_transaction_session_timeout=" + idleInTransactionMillis
-                + " -c tcp_keepalives_idle=30 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=3").strip();
+        return (base + " -c idle_in_transaction_session_timeout=" + idleInTransactionMillis + " " + SERVER_KEEPALIVES).strip();
     }
+
+    /** The server probes an idle client every 10 s after 30 s; three unanswered probes end the session. */
+    public static final String SERVER_KEEPALIVES = "-c tcp_keepalives_idle=30 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=3";
 
     /**
      * {@code options} with {@code synchronous_commit=on}: a row answered 200, or an outcome recorded, is flushed
