@@ -9,10 +9,16 @@
 UPDATE inbox_message
    SET published_at = now()
  WHERE id = ANY (ARRAY(SELECT id
-                          FROM inbox_message
+                          FROM inbox_message c
                          WHERE status = 'FAILED'
                            AND last_attempt_at < now() - :#retryDelayMillis * INTERVAL '1 millisecond'
                            AND (published_at IS NULL OR published_at < now() - :#retryDelayMillis * INTERVAL '1 millisecond')
+                           -- as in republish-lost-events.sql: a retry behind an earlier unfinished row would be refused
+                           AND NOT EXISTS (SELECT 1
+                                             FROM inbox_message e
+                                            WHERE e.srvy_drawup_no = c.srvy_drawup_no
+                                              AND e.id < c.id
+                                              AND e.status IN ('RECEIVED', 'PROCESSING', 'FAILED'))
                          ORDER BY last_attempt_at
                          LIMIT :#batch
                            FOR UPDATE SKIP LOCKED))

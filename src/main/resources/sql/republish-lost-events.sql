@@ -3,17 +3,26 @@
 -- Run by: routes/inbox-redeliver.camel.yaml, step inbox-redeliver-find-lost (camel-sql).
 -- Why this WHERE: the age is on the database clock; a row republished within the same window is
 -- skipped, so a backlog is not republished every tick; a bounded batch, oldest first, and SKIP LOCKED
--- so two job runs (a slow tick and the next) never take the same rows.
+-- so two job runs (a slow tick and the next) never take the same rows. Rows held behind an earlier unfinished
+-- row of their subject are left out: older than any lost row after them, they would fill the batch with events
+-- refused again while a truly lost row waited (RedeliveryStatementsTest).
 -- The batch is an array taken once (ARRAY(SELECT ... FOR UPDATE SKIP LOCKED)), never a semi-join: with the
 -- statistics of a table found empty (reltuples 0 over a page) the planner would nest the locking subquery in a
 -- loop over the table and rescan it per row (the count fold took 10.9 s so; JobStatementPlansTest).
 UPDATE inbox_message
    SET published_at = now()
  WHERE id = ANY (ARRAY(SELECT id
-                          FROM inbox_message
+                          FROM inbox_message c
                          WHERE status = 'RECEIVED'
                            AND created_at < now() - :#lostEventAfterMillis * INTERVAL '1 millisecond'
                            AND (published_at IS NULL OR published_at < now() - :#lostEventAfterMillis * INTERVAL '1 millisecond')
+                           -- a row behind an earlier unfinished row of its subject would only be refused again:
+                           -- it is republished when that row finishes (find-successor.sql), or here once it has
+                           AND NOT EXISTS (SELECT 1
+                                             FROM inbox_message e
+                                            WHERE e.srvy_drawup_no = c.srvy_drawup_no
+                                              AND e.id < c.id
+                                              AND e.status IN ('RECEIVED', 'PROCESSING', 'FAILED'))
                          ORDER BY created_at
                          LIMIT :#batch
                            FOR UPDATE SKIP LOCKED))

@@ -1,0 +1,93 @@
+package com.hospital.surveyinbox.redelivery;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.hospital.surveyinbox.inbox.SqlFiles;
+import com.hospital.surveyinbox.support.EmbeddedServices;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
+
+/**
+ * The redelivery job's batches leave out rows held behind an earlier unfinished row of their subject. Such a row is
+ * older than any truly lost row after it, so a subject with a long-failing first row (its later rows RECEIVED,
+ * waiting) filled every tick's batch with events the claim refused again, while a lost row of another subject waited
+ * tick after tick; the held row is taken as soon as nothing earlier of its subject is unfinished. A database of its
+ * own, so the statements see only these rows.
+ */
+class RedeliveryStatementsTest {
+
+    static String database;
+    static SingleConnectionDataSource connection;
+    static JdbcTemplate jdbc;
+
+    @BeforeAll
+    static void migrated() {
+        database = "redelivery_statements_" + System.nanoTime();
+        connection = new SingleConnectionDataSource(EmbeddedServices.get().migratedDatabase(database), EmbeddedServices.DB_USER, "", true);
+        jdbc = new JdbcTemplate(connection);
+    }
+
+    @AfterAll
+    static void drop() {
+        connection.destroy();
+        EmbeddedServices.get().dropDatabase(database);
+    }
+
+    @BeforeEach
+    void empty() {
+        jdbc.update("DELETE FROM inbox_message");
+    }
+
+    @Test
+    void heldRowsDoNotFillTheLostBatchAheadOfATrulyLostRow() {
+        // subject HELD: its first row failed (not due for minutes), four later rows wait behind it, all old
+        long blocker = insert("HELD", "FAILED", "now() - INTERVAL '1 hour'", "now()");
+        for (int i = 0; i < 4; i++) {
+            insert("HELD", "RECEIVED", "now() - INTERVAL '50 minutes'", null);
+        }
+        long lost = insert("LOST", "RECEIVED", "now() - INTERVAL '10 minutes'", null);
+
+        assertThat(run("republish-lost-events")).as("the one truly lost row, in a batch of 3").containsExactly(lost);
+
+        // the blocker finishes: its first follower is due as lost (its successor's event may have been lost too)
+        jdbc.update("UPDATE inbox_message SET status = 'COMPLETED' WHERE id = ?", blocker);
+        jdbc.update("UPDATE inbox_message SET published_at = NULL");
+        List<Long> taken = run("republish-lost-events");
+        assertThat(taken).hasSize(2).contains(lost);
+        assertThat(taken.get(0)).as("the subject's next row, no longer behind anything").isEqualTo(blocker + 1);
+    }
+
+    @Test
+    void aDueRetryBehindAnEarlierUnfinishedRowIsLeftForThatRowToFinish() {
+        // an operator requeued the subject's older DEAD row (RECEIVED again) while its later row was FAILED
+        long requeued = insert("REQ", "RECEIVED", "now() - INTERVAL '1 hour'", null);
+        jdbc.update("UPDATE inbox_message SET published_at = now() WHERE id = ?", requeued);
+        long behind = insert("REQ", "FAILED", "now() - INTERVAL '50 minutes'", "now() - INTERVAL '40 minutes'");
+        long due = insert("DUE", "FAILED", "now() - INTERVAL '30 minutes'", "now() - INTERVAL '20 minutes'");
+
+        assertThat(run("republish-due-retries")).as("only the retry that can claim").containsExactly(due);
+
+        jdbc.update("UPDATE inbox_message SET status = 'COMPLETED' WHERE id = ?", requeued);
+        jdbc.update("UPDATE inbox_message SET published_at = NULL");
+        assertThat(run("republish-due-retries")).containsExactly(behind, due);
+    }
+
+    private long insert(String subject, String status, String createdAt, String lastAttemptAt) {
+        return jdbc.queryForObject("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, attempts, created_at, last_attempt_at) "
+                + "VALUES (?, 'SEND', ?, ?, " + createdAt + ", " + (lastAttemptAt == null ? "NULL" : lastAttemptAt) + ") RETURNING id",
+                Long.class, subject, status, "RECEIVED".equals(status) ? 0 : 1);
+    }
+
+    private List<Long> run(String statement) {
+        Map<String, Object> parameters = Map.of("batch", 3, "lostEventAfterMillis", 120_000, "retryDelayMillis", 600_000);
+        return new NamedParameterJdbcTemplate(jdbc).query(SqlFiles.read(statement).replace(":#", ":"), parameters,
+                (row, n) -> row.getLong("inboxId")).stream().sorted().toList();
+    }
+}
