@@ -25,6 +25,7 @@ public class FlywayConnection {
                                                       org.springframework.core.env.Environment environment) {
         return configuration -> {
             if (environment.getProperty("spring.flyway.url") != null) {
+                configuration.javaMigrations(new EarlierReleasedTexts()); // every database has the same migrations
                 return; // a Flyway connection of the operator's own (spring.flyway.url/user/password) is used as given
             }
             // the main pool's driver properties (sslmode, currentSchema, …), less its socket timeout
@@ -60,6 +61,7 @@ public class FlywayConnection {
      */
     public static void migrate(org.flywaydb.core.Flyway flyway) {
         org.flywaydb.core.api.configuration.Configuration configuration = flyway.getConfiguration();
+        EarlierReleasedTexts.acceptRecords(configuration, historyTable(configuration));
         if (java.util.Arrays.stream(configuration.getCallbacks()).noneMatch(DropInvalidIndexes.class::isInstance)) {
             flyway.migrate();
             return;
@@ -95,10 +97,15 @@ public class FlywayConnection {
         return false;
     }
 
-    private static void forgetFailed(org.flywaydb.core.api.configuration.Configuration configuration, String version) {
+    /** Flyway's history table, quoted (in the schema Flyway uses when one is configured). */
+    static String historyTable(org.flywaydb.core.api.configuration.Configuration configuration) {
         String schema = configuration.getDefaultSchema() != null ? configuration.getDefaultSchema()
                 : configuration.getSchemas().length > 0 ? configuration.getSchemas()[0] : null;
-        String table = (schema == null ? "" : quoted(schema) + ".") + quoted(configuration.getTable());
+        return (schema == null ? "" : quoted(schema) + ".") + quoted(configuration.getTable());
+    }
+
+    private static void forgetFailed(org.flywaydb.core.api.configuration.Configuration configuration, String version) {
+        String table = historyTable(configuration);
         try (java.sql.Connection connection = configuration.getDataSource().getConnection();
              java.sql.PreparedStatement delete = connection.prepareStatement(
                      "DELETE FROM " + table + " WHERE NOT success AND version = ?")) {
@@ -140,7 +147,7 @@ public class FlywayConnection {
         properties.setProperty("options", (options + " -c lock_timeout=" + lockTimeout.toMillis() + " -c statement_timeout=0"
                 + " -c idle_in_transaction_session_timeout=0 " + MainPoolStatementBound.SERVER_KEEPALIVES).strip());
         flyway.setConnectionProperties(properties);
-        return configuration.dataSource(flyway).callbacks(new DropInvalidIndexes())
+        return configuration.dataSource(flyway).callbacks(new DropInvalidIndexes()).javaMigrations(new EarlierReleasedTexts())
                 .configuration(java.util.Map.of("flyway.postgresql.transactional.lock", "false"));
     }
 

@@ -179,8 +179,9 @@ public final class EmbeddedServices {
     /** A database of its own ({@link #createDatabase}) migrated as the service migrates it; its JDBC URL. */
     public String migratedDatabase(String name) {
         String url = createDatabase(name);
-        com.hospital.surveyinbox.config.FlywayConnection.configure(org.flywaydb.core.Flyway.configure(), url, DB_USER, "",
-                java.time.Duration.ofSeconds(5), new java.util.Properties()).locations("classpath:db/migration").load().migrate();
+        com.hospital.surveyinbox.config.FlywayConnection.migrate(com.hospital.surveyinbox.config.FlywayConnection.configure(
+                org.flywaydb.core.Flyway.configure(), url, DB_USER, "", java.time.Duration.ofSeconds(5), new java.util.Properties())
+                .locations("classpath:db/migration").load());
         return url;
     }
 

@@ -1,0 +1,228 @@
+package com.hospital.surveyinbox.config;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Map;
+import java.util.Set;
+import java.util.zip.CRC32;
+import org.flywaydb.core.api.MigrationVersion;
+import org.flywaydb.core.api.configuration.Configuration;
+import org.flywaydb.core.api.migration.Context;
+import org.flywaydb.core.api.migration.JavaMigration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Migrations whose text was edited after a commit that carried them (V5, V7, V8, V11–V17, before the texts were
+ * pinned by {@code ReleasedMigrationsTest}, and V17 once after). The service is rolled on every change, so a database
+ * may have run an earlier text: its {@code flyway_schema_history} keeps that text's checksum, and Flyway's validation
+ * refused every later start ("Migration checksum mismatch"): each new pod crash-looped, the roll stopped, until
+ * someone ran {@code flyway repair} by hand. And a repair alone would have left what some earlier texts built: the
+ * finished-row indexes without their reply condition (V7), a counts function that writes (V8, failing the read-only
+ * stats read), the attempts' index with a condition the chart's plan does not use (V11), vacuum by 20,000 dead rows
+ * (V13).
+ * <p>
+ * Two parts. {@link #acceptRecords} (before Flyway validates, at every start) rewrites the recorded checksum of a
+ * migration that ran as one of the earlier texts listed here, and only those, to the current text's: any other
+ * mismatch is refused as before. Then this class, migration 19, brings what those earlier texts built to what the
+ * current texts build, looking before it changes anything, so a database that ran the current texts is left as it
+ * is. The earlier texts are kept in {@code src/test/resources/db/earlier-migrations/} ({@code EarlierReleasedTextsTest}
+ * migrates a database with them and starts it as the service does).
+ */
+public final class EarlierReleasedTexts implements JavaMigration {
+
+    private static final Logger LOG = LoggerFactory.getLogger(EarlierReleasedTexts.class);
+
+    /** Version → the Flyway checksums of its earlier released texts (by the commit that carried each). */
+    public static final Map<String, Set<Integer>> EARLIER = Map.of(
+            "5", Set.of(-1400317095 /* c9e4bd6 */, 1807114245 /* d97f0ac */),
+            "7", Set.of(-1919092764 /* 81fbbbb */),
+            "8", Set.of(688015492 /* 1604982 */),
+            "11", Set.of(-1368941234 /* 1d89b3e */),
+            "12", Set.of(1742045991 /* 3db6ef2 */),
+            "13", Set.of(1677997331 /* 56d1c96 */),
+            "14", Set.of(-47360784 /* 794b4e8 */),
+            "15", Set.of(1019360890 /* 01af0dd */),
+            "16", Set.of(1401829930 /* 6a0c3a1 */),
+            "17", Set.of(-660403702 /* 1a7c23c */));
+
+    @Override
+    public MigrationVersion getVersion() {
+        return MigrationVersion.fromVersion("19");
+    }
+
+    @Override
+    public String getDescription() {
+        return "earlier released texts";
+    }
+
+    @Override
+    public Integer getChecksum() {
+        return null;
+    }
+
+    @Override
+    public boolean canExecuteInTransaction() {
+        return false; // indexes are built CONCURRENTLY
+    }
+
+    @Override
+    public void migrate(Context context) throws SQLException {
+        Connection connection = context.getConnection();
+        connection.setAutoCommit(true);
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("SET lock_timeout = 0"); // as the index migrations: CONCURRENTLY waits, never blocks writers
+            // V7 (81fbbbb): the finished rows' indexes without "AND reply_status IN ('NONE', 'SENT')", no requeueable index
+            index(statement, "inbox_message_finished_other_idx", "reply_status", true,
+                    "CREATE INDEX CONCURRENTLY inbox_message_finished_other_idx ON inbox_message (updated_at) WHERE (status = 'DEAD' "
+                            + "OR (status = 'COMPLETED' AND msg_type = 'SUBMIT')) AND reply_status IN ('NONE', 'SENT')");
+            index(statement, "inbox_message_finished_send_idx", "reply_status", true,
+                    "CREATE INDEX CONCURRENTLY inbox_message_finished_send_idx ON inbox_message (updated_at) "
+                            + "WHERE status = 'COMPLETED' AND msg_type = 'SEND' AND reply_status IN ('NONE', 'SENT')");
+            statement.execute("CREATE INDEX CONCURRENTLY IF NOT EXISTS inbox_message_requeueable_subject_idx ON inbox_message "
+                    + "(srvy_drawup_no) WHERE status = 'DEAD' AND redacted_at IS NULL");
+            // V11 (1d89b3e): the attempts' covering index with "WHERE finished_at IS NOT NULL"
+            index(statement, "inbox_attempt_finished_outcome_idx", " WHERE ", false,
+                    "CREATE INDEX CONCURRENTLY inbox_attempt_finished_outcome_idx ON inbox_attempt (finished_at) INCLUDE (outcome)");
+            // V8 (1604982): a counts function that folded the deltas itself (a write, refused in the read-only stats read)
+            if ("plpgsql".equals(single(statement, "SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang "
+                    + "WHERE p.proname = 'inbox_status_counts' AND p.pronamespace = current_schema()::regnamespace"))) {
+                LOG.warn("V19: inbox_status_counts() is the one an earlier V8 text created; replaced by the current one");
+                statement.execute("""
+                        CREATE OR REPLACE FUNCTION inbox_status_counts() RETURNS TABLE (status TEXT, total BIGINT) LANGUAGE sql STABLE AS $$
+                            SELECT t.status, t.total + coalesce((SELECT sum(d.delta) FROM inbox_status_delta d WHERE d.status = t.status), 0)::bigint
+                              FROM inbox_status_total t
+                            UNION ALL
+                            SELECT m.status, count(*) FROM inbox_message m WHERE m.status IN ('RECEIVED', 'PROCESSING', 'FAILED') GROUP BY m.status
+                        $$""");
+            }
+            // V13 (56d1c96): vacuum by 20,000 dead rows, not 100,000; the current text's bounded lock wait
+            String options = single(statement, "SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = 'inbox_message'::regclass");
+            if (options != null && options.contains("autovacuum_vacuum_threshold=20000")) {
+                LOG.warn("V19: inbox_message has the autovacuum threshold of an earlier V13 text; set to the current one");
+                statement.execute("""
+                        DO $$
+                        BEGIN
+                            FOR try IN 1..48 LOOP
+                                BEGIN
+                                    PERFORM set_config('lock_timeout', '2s', true);
+                                    ALTER TABLE inbox_message SET (autovacuum_vacuum_threshold = 100000);
+                                    PERFORM set_config('lock_timeout', '0', true);
+                                    RETURN;
+                                EXCEPTION WHEN lock_not_available THEN
+                                    PERFORM pg_sleep(0.5);
+                                END;
+                            END LOOP;
+                            RAISE WARNING 'inbox_message stayed locked by a VACUUM or ANALYZE for 2 minutes: its autovacuum threshold '
+                                '(V19) was not set; run ALTER TABLE inbox_message SET (autovacuum_vacuum_threshold = 100000) once it has finished';
+                        END $$""");
+            }
+            statement.execute("RESET lock_timeout");
+        }
+    }
+
+    /** Builds the index when it is missing, or rebuilds it when its definition does (not) contain {@code marker}. */
+    private static void index(Statement statement, String name, String marker, boolean markerWanted, String create)
+            throws SQLException {
+        String definition = single(statement, "SELECT pg_get_indexdef(to_regclass('" + name + "'))");
+        if (definition != null && definition.contains(marker) == markerWanted) {
+            return;
+        }
+        if (definition != null) {
+            LOG.warn("V19: index {} is the one an earlier text created ({}); built again as the current text builds it", name, definition);
+            statement.execute("DROP INDEX CONCURRENTLY IF EXISTS " + name);
+        }
+        statement.execute(create);
+    }
+
+    private static String single(Statement statement, String sql) throws SQLException {
+        try (ResultSet rs = statement.executeQuery(sql)) {
+            return rs.next() ? rs.getString(1) : null;
+        }
+    }
+
+    /**
+     * Before Flyway validates: a migration recorded with the checksum of one of its earlier released texts is recorded
+     * with the current text's instead (migration 19 then brings its effect up to date). Nothing else is touched.
+     */
+    static void acceptRecords(Configuration configuration, String table) {
+        try (Connection connection = configuration.getDataSource().getConnection()) {
+            connection.setAutoCommit(true);
+            try (PreparedStatement exists = connection.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+                exists.setString(1, table);
+                try (ResultSet rs = exists.executeQuery()) {
+                    if (!rs.next() || !rs.getBoolean(1)) {
+                        return; // a new database
+                    }
+                }
+            }
+            try (PreparedStatement recorded = connection.prepareStatement(
+                         "SELECT version, script, checksum FROM " + table + " WHERE success AND checksum IS NOT NULL");
+                 ResultSet rs = recorded.executeQuery()) {
+                while (rs.next()) {
+                    String version = rs.getString(1);
+                    int checksum = rs.getInt(3);
+                    if (!EARLIER.getOrDefault(version, Set.of()).contains(checksum)) {
+                        continue;
+                    }
+                    Integer current = currentChecksum(configuration, rs.getString(2));
+                    if (current == null || current == checksum) {
+                        continue;
+                    }
+                    try (PreparedStatement update = connection.prepareStatement(
+                            "UPDATE " + table + " SET checksum = ? WHERE version = ? AND checksum = ?")) {
+                        update.setInt(1, current);
+                        update.setString(2, version);
+                        update.setInt(3, checksum);
+                        if (update.executeUpdate() > 0) {
+                            LOG.warn("Migration {} ran as an earlier released text (checksum {}): recorded now with the current text's "
+                                    + "(checksum {}); migration 19 brings what it built up to date", rs.getString(2), checksum, current);
+                        }
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not read the migration records before validating: " + LoggedFailure.describe(e), e);
+        }
+    }
+
+    /** The checksum Flyway records for a migration script of a classpath location: CRC32 over its lines, BOM dropped. */
+    static Integer currentChecksum(Configuration configuration, String script) {
+        for (org.flywaydb.core.api.Location location : configuration.getLocations()) {
+            if (!location.isClassPath()) {
+                continue;
+            }
+            try (InputStream in = configuration.getClassLoader().getResourceAsStream(location.getRootPath() + "/" + script)) {
+                if (in != null) {
+                    return checksum(in);
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return null;
+    }
+
+    public static int checksum(InputStream in) throws IOException {
+        CRC32 crc = new CRC32();
+        BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8), 4096);
+        String line = reader.readLine();
+        if (line != null && line.startsWith("\uFEFF")) {
+            line = line.substring(1);
+        }
+        while (line != null) {
+            crc.update(line.getBytes(StandardCharsets.UTF_8));
+            line = reader.readLine();
+        }
+        return (int) crc.getValue();
+    }
+}

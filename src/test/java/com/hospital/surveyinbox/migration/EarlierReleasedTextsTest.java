@@ -1,0 +1,182 @@
+package com.hospital.surveyinbox.migration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.hospital.surveyinbox.config.EarlierReleasedTexts;
+import com.hospital.surveyinbox.config.FlywayConnection;
+import com.hospital.surveyinbox.support.EmbeddedServices;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A database that ran earlier texts of migrations edited after a commit that carried them (kept in
+ * {@code src/test/resources/db/earlier-migrations/<commit>/}) starts as the service starts it — Flyway's validation
+ * refused it before ("Migration checksum mismatch", every new pod crash-looping) — and ends with what the current
+ * texts build: the same indexes, counts function and table options as a database migrated with the current texts.
+ */
+class EarlierReleasedTextsTest {
+
+    private static final Path EARLIER = Path.of("src/test/resources/db/earlier-migrations");
+
+    @Test
+    void everyEarlierTextIsInTheLedgerAndTheChecksumIsFlywaysOwn() throws Exception {
+        Map<String, Set<Integer>> ledger = ledger();
+        List<String> texts = new ArrayList<>();
+        for (Path text : earlierTexts()) {
+            String version = version(text);
+            try (InputStream in = Files.newInputStream(text)) {
+                assertThat(ledger.get(version)).as(text + " in the ledger").contains(checksum(in));
+            }
+            texts.add(version + ":" + text.getParent().getFileName());
+        }
+        assertThat(texts).as("one kept text per checksum in the ledger")
+                .hasSize(ledger.values().stream().mapToInt(Set::size).sum());
+
+        // the checksum as Flyway itself records it, for every current text
+        EmbeddedServices services = EmbeddedServices.get();
+        String database = "earlier_checksums_" + System.nanoTime();
+        String url = services.migratedDatabase(database);
+        try (Connection c = DriverManager.getConnection(url, EmbeddedServices.DB_USER, ""); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT script, checksum FROM flyway_schema_history WHERE checksum IS NOT NULL")) {
+            int compared = 0;
+            while (rs.next()) {
+                try (InputStream in = Files.newInputStream(Path.of("src/main/resources/db/migration", rs.getString(1)))) {
+                    assertThat(checksum(in)).as(rs.getString(1)).isEqualTo(rs.getInt(2));
+                }
+                compared++;
+            }
+            assertThat(compared).isGreaterThanOrEqualTo(18);
+        } finally {
+            services.dropDatabase(database);
+        }
+    }
+
+    @Test
+    void aDatabaseThatRanTheEarliestTextsStartsAndEndsAsTheCurrentTextsLeaveIt() throws Exception {
+        EmbeddedServices services = EmbeddedServices.get();
+        String earlier = "earlier_texts_" + System.nanoTime();
+        String current = "current_texts_" + System.nanoTime();
+        Path folder = Files.createTempDirectory("earlier-migrations");
+        try {
+            // the current texts, each edited one replaced by its earliest released text
+            try (Stream<Path> files = Files.list(Path.of("src/main/resources/db/migration"))) {
+                for (Path file : files.toList()) {
+                    Files.copy(file, folder.resolve(file.getFileName()));
+                }
+            }
+            Map<String, Path> earliest = new TreeMap<>();
+            for (Path text : earlierTexts()) {
+                earliest.merge(text.getFileName().toString(), text, (a, b) -> commitTime(a) <= commitTime(b) ? a : b);
+            }
+            for (Path text : earliest.values()) {
+                Files.copy(text, folder.resolve(text.getFileName()), StandardCopyOption.REPLACE_EXISTING);
+            }
+            String earlierUrl = services.createDatabase(earlier);
+            flyway(earlierUrl).locations("filesystem:" + folder).target("18").load().migrate();
+            try (Connection c = DriverManager.getConnection(earlierUrl, EmbeddedServices.DB_USER, ""); Statement s = c.createStatement()) {
+                assertThat(schema(s).get("options")).as("what the earlier V13 left").contains("autovacuum_vacuum_threshold=20000");
+            }
+
+            // started as the service starts (Boot's migration strategy)
+            FlywayConnection.migrate(flyway(earlierUrl).locations("classpath:db/migration").load());
+
+            String currentUrl = services.migratedDatabase(current);
+            try (Connection e = DriverManager.getConnection(earlierUrl, EmbeddedServices.DB_USER, "");
+                 Connection c = DriverManager.getConnection(currentUrl, EmbeddedServices.DB_USER, "");
+                 Statement es = e.createStatement(); Statement cs = c.createStatement()) {
+                assertThat(schema(es)).isEqualTo(schema(cs));
+                assertThat(history(es)).as("recorded as the current texts, 19 applied").isEqualTo(history(cs));
+                // the stats read as the service runs it: read-only (the earlier V8's function wrote)
+                es.execute("BEGIN READ ONLY");
+                es.executeQuery("SELECT status, total FROM inbox_status_counts()").close();
+                es.execute("COMMIT");
+            }
+            // and a second start changes nothing
+            FlywayConnection.migrate(flyway(earlierUrl).locations("classpath:db/migration").load());
+        } finally {
+            services.dropDatabaseIfExists(earlier);
+            services.dropDatabaseIfExists(current);
+            try (Stream<Path> files = Files.walk(folder)) {
+                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    /** Indexes, functions' source, the inbox table's options: what the migrations leave. */
+    private static Map<String, String> schema(Statement s) throws Exception {
+        Map<String, String> schema = new TreeMap<>();
+        try (ResultSet rs = s.executeQuery("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema()")) {
+            while (rs.next()) {
+                schema.put("index " + rs.getString(1), rs.getString(2));
+            }
+        }
+        try (ResultSet rs = s.executeQuery("SELECT p.proname, l.lanname || ' ' || p.provolatile::text || ' ' || p.prosrc FROM pg_proc p "
+                + "JOIN pg_language l ON l.oid = p.prolang WHERE p.pronamespace = current_schema()::regnamespace")) {
+            while (rs.next()) {
+                schema.put("function " + rs.getString(1), rs.getString(2).replaceAll("\\s+", " ").strip());
+            }
+        }
+        try (ResultSet rs = s.executeQuery("SELECT array_to_string(ARRAY(SELECT o FROM unnest(reloptions) o ORDER BY o), ',') "
+                + "FROM pg_class WHERE oid = 'inbox_message'::regclass")) {
+            rs.next();
+            schema.put("options", rs.getString(1));
+        }
+        return schema;
+    }
+
+    private static List<String> history(Statement s) throws Exception {
+        List<String> history = new ArrayList<>();
+        try (ResultSet rs = s.executeQuery("SELECT version, checksum, success FROM flyway_schema_history WHERE version IS NOT NULL "
+                + "ORDER BY installed_rank")) {
+            while (rs.next()) {
+                history.add(rs.getString(1) + " " + rs.getString(2) + " " + rs.getBoolean(3));
+            }
+        }
+        return history;
+    }
+
+    private static Map<String, Set<Integer>> ledger() {
+        return EarlierReleasedTexts.EARLIER;
+    }
+
+    private static int checksum(InputStream in) throws IOException {
+        return EarlierReleasedTexts.checksum(in);
+    }
+
+    private static List<Path> earlierTexts() throws IOException {
+        try (Stream<Path> files = Files.walk(EARLIER)) {
+            return files.filter(p -> p.getFileName().toString().endsWith(".sql")).sorted().toList();
+        }
+    }
+
+    private static String version(Path text) {
+        return text.getFileName().toString().replaceFirst("^V(\\d+)__.*", "$1");
+    }
+
+    /** The order the kept texts were released in (the commit folders' order in the ledger's comments). */
+    private static int commitTime(Path text) {
+        return List.of("c9e4bd6", "d97f0ac").indexOf(text.getParent().getFileName().toString());
+    }
+
+    private static FluentConfiguration flyway(String url) {
+        return FlywayConnection.configure(Flyway.configure(), url, EmbeddedServices.DB_USER, "", java.time.Duration.ofSeconds(5),
+                new java.util.Properties());
+    }
+}
