@@ -198,6 +198,11 @@ public final class PatientDataMask {
                 if (term.length() >= (digitsOnly ? SHORTEST_NUMBER : SHORTEST_TEXT) && term.length() <= longest) {
                     terms.add(term);
                 }
+                // a number with leading zeros is quoted without them too (a downstream that keeps patno as a number)
+                String stripped = digitsOnly ? term.replaceFirst("^0+", "") : term;
+                if (!stripped.equals(term) && stripped.length() >= SHORTEST_NUMBER) {
+                    terms.add(stripped);
+                }
             }
         }
         // longest first, so a value that contains another is masked whole
@@ -231,27 +236,32 @@ public final class PatientDataMask {
     }
 
     private static void maskValue(String original, Folded compact, String term, boolean[] masked) {
-        boolean wordLike = term.codePoints().anyMatch(c -> isLatinOrDigit(c));
+        // what a neighbour must be for a match to be part of something else: a digit next to a number ("1234" inside
+        // "512345"), a Latin letter next to a word ("Li" inside "DISTRIBUTED"), either next to a mix ("P778812"); a
+        // letter glued to a number ("P20481234", "MRN20481234") or a digit to a name ("Smith2") does not make it another
+        boolean digits = term.codePoints().anyMatch(Character::isDigit);
+        boolean letters = term.codePoints().anyMatch(c -> Character.isLetter(c) && Character.UnicodeScript.of(c) == Character.UnicodeScript.LATIN);
         for (int at = compact.text.indexOf(term); at >= 0; at = compact.text.indexOf(term, at + 1)) {
             int from = compact.start[at];
             int to = compact.end[at + term.length() - 1];
-            if (wordLike && (touchesWord(original, from - 1) || touchesWord(original, to))) {
-                continue; // "Li" inside "DISTRIBUTED", "1234" inside "512345": not this value
+            if ((digits || letters) && (touchesWord(original, from - 1, digits, letters) || touchesWord(original, to, digits, letters))) {
+                continue;
             }
             mark(masked, from, to);
         }
     }
 
-    private static boolean touchesWord(String text, int index) {
+    private static boolean touchesWord(String text, int index, boolean digits, boolean letters) {
         if (index < 0 || index >= text.length()) {
             return false;
         }
         String folded = Normalizer.normalize(String.valueOf(text.charAt(index)), Normalizer.Form.NFKC);
-        return !folded.isEmpty() && isLatinOrDigit(folded.codePointAt(0));
-    }
-
-    private static boolean isLatinOrDigit(int c) {
-        return Character.isDigit(c) || (Character.isLetter(c) && Character.UnicodeScript.of(c) == Character.UnicodeScript.LATIN);
+        if (folded.isEmpty()) {
+            return false;
+        }
+        int c = folded.codePointAt(0);
+        return (digits && Character.isDigit(c))
+                || (letters && Character.isLetter(c) && Character.UnicodeScript.of(c) == Character.UnicodeScript.LATIN);
     }
 
     private static void mark(boolean[] masked, int from, int to) {
