@@ -23,10 +23,15 @@ import org.springframework.web.filter.OncePerRequestFilter;
  */
 public class InternalHeaderFilter extends OncePerRequestFilter {
 
+    private static final List<String> INTERNAL = List.of("camel", "org.apache.camel", "kafka.", "breadcrumbid");
+
+    /**
+     * Compared as Camel's header map compares names ({@code String.CASE_INSENSITIVE_ORDER}: each character's upper
+     * and lower case), not by lower-casing alone: "breadcrumbıd" (dotless i) stays itself lower-cased, yet Camel
+     * took it for {@code breadcrumbId}.
+     */
     static boolean internal(String name) {
-        String n = name.toLowerCase(Locale.ROOT);
-        return n.startsWith("camel") || n.startsWith("org.apache.camel") || n.startsWith("kafka.")
-                || n.startsWith("breadcrumbid");
+        return INTERNAL.stream().anyMatch(prefix -> name.regionMatches(true, 0, prefix, 0, prefix.length()));
     }
 
     @Override

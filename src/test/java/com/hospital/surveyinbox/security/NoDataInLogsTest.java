@@ -122,7 +122,9 @@ class NoDataInLogsTest extends IntegrationTest {
         root.addAppender(events);
         jdbc.execute("ALTER TABLE inbox_message ADD CONSTRAINT no_breadcrumb_test CHECK (srvy_drawup_no NOT LIKE 'CRUMB%') NOT VALID");
         try {
-            ServiceClient.Reply reply = client.post("/legacy/survey-send-info?breadcrumbId=" + marker + "&BreadcrumbID=" + marker,
+            ServiceClient.Reply reply = client.post("/legacy/survey-send-info?breadcrumbId=" + marker + "&BreadcrumbID=" + marker
+                            // dotless i (U+0131): lower-cased it stays itself, yet Camel's case-insensitive headers take it for "breadcrumbId"
+                            + "&breadcrumb%C4%B1d=" + marker,
                     ServiceClient.message(marker, "").getBytes(StandardCharsets.UTF_8), "application/json",
                     ServiceClient.LEGACY_AUTH, Map.of());
             assertThat(reply.status()).isEqualTo(500);
