@@ -170,6 +170,38 @@ public class SecurityConfig {
         return PathPatternRequestMatcher.withDefaults();
     }
 
+    /**
+     * Spring Security's firewall, less its checks of header names and values and of parameter names: it refused a C1
+     * control (a legacy sender's Windows-1252 "…", byte 0x85, is U+0085 to Tomcat) or a control in a parameter's name
+     * only when Camel read the headers, inside the route's binding: a bare 500 that the sender retries for ever. Tomcat
+     * still refuses what HTTP forbids (CR, LF, NUL); the one header the reception reads, {@code Idempotency-Key}, is
+     * checked by the reception (400 naming it); no header or parameter is written back or sent downstream. The URL
+     * checks stay.
+     */
+    @Bean
+    org.springframework.security.web.firewall.HttpFirewall httpFirewall() {
+        org.springframework.security.web.firewall.StrictHttpFirewall firewall = new org.springframework.security.web.firewall.StrictHttpFirewall();
+        firewall.setAllowedHeaderNames(name -> true);
+        firewall.setAllowedHeaderValues(value -> true);
+        firewall.setAllowedParameterNames(name -> true);
+        return firewall;
+    }
+
+    /** A URL the firewall refuses: on the reception the contract's 400 (N, its JSON body), elsewhere a plain 400. */
+    @Bean
+    org.springframework.security.web.firewall.RequestRejectedHandler requestRejectedHandler(ReceptionReplyWriter writer) {
+        org.springframework.security.web.firewall.RequestRejectedHandler plain =
+                new org.springframework.security.web.firewall.HttpStatusRequestRejectedHandler();
+        return (request, response, rejected) -> {
+            String uri = request.getRequestURI();
+            if (uri != null && uri.startsWith("/legacy/")) {
+                writer.write(response, 400, "request refused: its URL is not one the service accepts");
+            } else {
+                plain.handle(request, response, rejected);
+            }
+        };
+    }
+
     @Bean
     SecurityObservationSettings securityObservationSettings() {
         return SecurityObservationSettings.noObservations();

@@ -129,7 +129,7 @@ public class SurveySendInfoValidator {
                 throw new ReceptionRejectedException(400,
                         "header 'Idempotency-Key' must be 1.." + MAX_IDEMPOTENCY_KEY_LENGTH + " characters");
             }
-            if (idempotencyKey.chars().anyMatch(StorableText::isControl)) {
+            if (idempotencyKey.chars().anyMatch(c -> StorableText.isControl(c) || (c >= 0x80 && c <= 0x9F))) {
                 throw new ReceptionRejectedException(400, "header 'Idempotency-Key' must not contain control characters");
             }
         }

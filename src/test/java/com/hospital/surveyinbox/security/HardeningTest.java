@@ -133,6 +133,52 @@ class HardeningTest extends IntegrationTest {
         assertThat(multipart).matches("HTTP/1\\.1 4\\d\\d .*");
     }
 
+    /**
+     * Spring Security's firewall read a C1 control in a header value (byte 0x85, read as U+0085: "…" in Windows-1252)
+     * or a control in a parameter's name as an attack, and threw where Camel read the headers: a bare 500 the sender
+     * retries for ever. An unrelated header or parameter is no business of the reception (200, stored); an
+     * Idempotency-Key with a C1 control is the contract's 400 naming the header; a URL the firewall refuses is
+     * answered as a bad request too (400, N, the JSON body), nothing stored.
+     */
+    @Test
+    void whatTheFirewallRefusedIsAnsweredAsTheContractSays() {
+        String auth = ServiceClient.basic("legacy", "legacy-test-secret");
+        record Case(String target, String header, int status, String resultCode) {}
+        for (Case c : List.of(
+                new Case("/legacy/survey-send-info", "X-Note: abc\u0085", 200, "Y"),
+                new Case("/legacy/survey-send-info?a%01=1", "X-Note: plain", 200, "Y"),
+                new Case("/legacy/survey-send-info", "Idempotency-Key: key\u0085", 400, "N"),
+                new Case("/legacy/survey-send-info;x=1", "X-Note: plain", 400, "N"))) {
+            String subject = uniqueSubject("FWL");
+            String answer = rawPost(c.target(), c.header(), auth, ServiceClient.message(subject, ""));
+            assertThat(answer).as(c.toString()).startsWith("HTTP/1.1 " + c.status() + " ")
+                    .containsIgnoringCase("X-Result-Code: " + c.resultCode()).contains("\"resultCode\":\"" + c.resultCode() + "\"");
+            if (c.status() == 400) {
+                assertThat(answer).as(c.toString()).doesNotContain("key\u0085");
+            }
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Integer.class, subject))
+                    .as(c.toString()).isEqualTo(c.status() == 200 ? 1 : 0);
+        }
+    }
+
+    /** A POST of {@code body} with one extra header line written as bytes (ISO-8859-1); the whole answer. */
+    private String rawPost(String target, String headerLine, String auth, String body) {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+            socket.setSoTimeout(10_000);
+            byte[] json = body.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            String head = "POST " + target + " HTTP/1.1\r\nHost: localhost:" + port + "\r\nAuthorization: " + auth
+                    + "\r\nContent-Type: application/json\r\n" + headerLine + "\r\nContent-Length: " + json.length
+                    + "\r\nConnection: close\r\n\r\n";
+            java.io.OutputStream out = socket.getOutputStream();
+            out.write(head.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+            out.write(json);
+            out.flush();
+            return new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(target, e);
+        }
+    }
+
     /** Sends the headers of a 1 MiB body and no body; the status line, or what timed out. */
     private String answerWithoutBody(String requestLine, String contentType) {
         try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
