@@ -14,8 +14,12 @@ public final class LatencyBuckets {
     /** Reception SLO: an answer within 100 ms (2xx/4xx), for 99.5 % of receptions. */
     public static final Duration RECEPTION_SLO = Duration.ofMillis(100);
 
-    /** Reception answer and group-insert commit wait: 1 ms … 5 s. */
-    public static final Duration[] RECEPTION = millis(1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000);
+    /**
+     * Reception answer and group-insert commit wait: 1 ms … 2 min. Past 5 s: a 503 comes after the store timeout plus
+     * the pool's wait and socket timeout (about 11 s), a synchronous registration (the rollback toggle) in up to
+     * 2 minutes; without those buckets an incident's p99 showed a flat 5 s.
+     */
+    public static final Duration[] RECEPTION = millis(1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 120000);
 
     /** Downstream calls (the consent lookup takes ~1 s; timeouts are a few seconds): 10 ms … 10 s. */
     public static final Duration[] DOWNSTREAM = millis(10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000);

@@ -42,7 +42,7 @@ class MonitoringResourcesTest extends IntegrationTest {
         Process check = new ProcessBuilder(promtool(), "check", "rules", rules.toString()).redirectErrorStream(true).start();
         String out = new String(check.getInputStream().readAllBytes());
         assertThat(check.waitFor()).as(out).isZero();
-        assertThat(out).contains("SUCCESS: 17 rules found");
+        assertThat(out).contains("SUCCESS: 18 rules found");
         // every series a rule reads is the prod overlay's namespace's: another environment scraped by the same
         // Prometheus neither raises nor hides an alert
         String namespace = ((Map<String, Object>) new Yaml().load(Files.readString(Path.of("k8s/overlays/prod/kustomization.yaml"))))
@@ -188,6 +188,9 @@ class MonitoringResourcesTest extends IntegrationTest {
                     .stripTrailingZeros().toPlainString();
             assertThat(Files.readString(RULE)).contains("le=\"" + slo + "\"");
             assertThat(scrape).containsPattern("adapter_reception_accept_seconds_bucket\\{[^}]*le=\"" + slo + "\"");
+            // and buckets beyond the store timeout and a synchronous registration's bound (a 503 at 5 s + waits, up to 2 min)
+            assertThat(scrape).containsPattern("adapter_reception_accept_seconds_bucket\\{[^}]*le=\"120.0\"");
+            assertThat(scrape).containsPattern("process_uptime_seconds ");
         });
     }
 
