@@ -21,6 +21,9 @@ import org.springframework.stereotype.Component;
  * (seconds since the last read that succeeded) and {@code adapter.inbox.gauges.failures} say how old they are.
  * {@code adapter.redelivery.last.run.age}: seconds since the clustered redelivery job last recorded a tick (any pod's;
  * -1 before its first), so a job that stopped firing altogether is seen: no failed tick would say it.
+ * {@code adapter.retention.overdue}: seconds the oldest closed row has been past its retention time with its payload
+ * (patient data) still in it; the nightly job keeps it under a day, so more says the job does not run or cannot keep
+ * up (a disabled trigger, a misfire skipped night after night) where no failed run would; -1 where retention is off.
  */
 @Component
 public class InboxGauges implements org.springframework.beans.factory.DisposableBean {
@@ -30,6 +33,8 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
     private static final Logger log = LoggerFactory.getLogger(InboxGauges.class);
 
     private final InboxRowRepository rows;
+    private final com.hospital.surveyinbox.config.AdapterProperties.Retention retention;
+    private volatile Oldest overdue = new Oldest(0, System.nanoTime());
     private final Map<InboxStatus, Long> counts = new java.util.concurrent.ConcurrentHashMap<>();
     private final io.micrometer.core.instrument.Counter failures;
     private final java.util.concurrent.ExecutorService reader = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
@@ -47,8 +52,9 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
     private volatile long readOkAt = System.nanoTime();
     private volatile boolean failing;
 
-    public InboxGauges(InboxRowRepository rows, MeterRegistry meters) {
+    public InboxGauges(InboxRowRepository rows, MeterRegistry meters, com.hospital.surveyinbox.config.AdapterProperties properties) {
         this.rows = rows;
+        this.retention = properties.getRetention();
         for (InboxStatus status : InboxStatus.values()) {
             counts.put(status, 0L);
             Gauge.builder("adapter.inbox.rows", () -> refreshed().counts.get(status))
@@ -61,6 +67,9 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
                 .register(meters);
         Gauge.builder("adapter.redelivery.last.run.age", () -> refreshed().lastRunAge())
                 .description("seconds since the clustered redelivery job last recorded a tick; -1 before its first")
+                .baseUnit("seconds").register(meters);
+        Gauge.builder("adapter.retention.overdue", () -> refreshed().retentionOverdue())
+                .description("seconds the oldest closed row has been past its retention time with its payload; -1: retention off")
                 .baseUnit("seconds").register(meters);
         Gauge.builder("adapter.inbox.gauges.staleness", () -> refreshed().staleness())
                 .description("seconds since the inbox gauges were last read from the database").baseUnit("seconds")
@@ -78,6 +87,15 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
     double lastRunAge() {
         Oldest read = lastRun;
         return read.seconds() >= 0 ? read.grown() : -1;
+    }
+
+    /** As the oldest row's age: it goes on growing from a positive read while reads fail. */
+    double retentionOverdue() {
+        if (!retention.isEnabled()) {
+            return -1;
+        }
+        Oldest read = overdue;
+        return read.seconds() > 0 ? read.grown() : 0;
     }
 
     double staleness() {
@@ -118,8 +136,11 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
             Oldest age = new Oldest(rows.oldestPendingAgeSeconds(), System.nanoTime());
             long replies = rows.failingReplies();
             Oldest run = new Oldest(rows.lastRedeliveryRunAgeSeconds(), System.nanoTime());
+            Oldest pastRetention = retention.isEnabled() ? new Oldest(rows.retentionOverdueSeconds(
+                    retention.getCompleted().toSeconds(), retention.getDead().toSeconds()), System.nanoTime()) : overdue;
             counts.putAll(fresh);
             lastRun = run;
+            overdue = pastRetention;
             failingReplies = replies;
             oldest = age;
             readOkAt = System.nanoTime();

@@ -60,4 +60,18 @@ public interface InboxRowRepository extends JpaRepository<InboxRowEntity, Long> 
             SELECT CASE WHEN max(fired_at) IS NULL THEN -1 ELSE GREATEST(0, EXTRACT(EPOCH FROM now() - max(fired_at))) END
               FROM redelivery_run""", nativeQuery = true)
     double lastRedeliveryRunAgeSeconds();
+
+    /**
+     * How long the oldest closed row has been past its retention time and still holds its payload (seconds, database
+     * clock; 0 when none is): the nightly retention job keeps it under a day. The first entry of each status's range
+     * of the retention sweep's own index (closed, not redacted, by status and close time).
+     */
+    @Query(value = """
+            SELECT GREATEST(0,
+                   COALESCE((SELECT EXTRACT(EPOCH FROM now() - min(updated_at)) FROM inbox_message
+                              WHERE status = 'COMPLETED' AND redacted_at IS NULL) - :completedSeconds, 0),
+                   COALESCE((SELECT EXTRACT(EPOCH FROM now() - min(updated_at)) FROM inbox_message
+                              WHERE status = 'DEAD' AND redacted_at IS NULL) - :deadSeconds, 0))""", nativeQuery = true)
+    double retentionOverdueSeconds(@org.springframework.data.repository.query.Param("completedSeconds") double completedSeconds,
+                                   @org.springframework.data.repository.query.Param("deadSeconds") double deadSeconds);
 }

@@ -37,7 +37,7 @@ class InboxGaugesTest extends IntegrationTest {
                 ServiceClient.message(subject, "").getBytes(StandardCharsets.UTF_8), null)).inboxId();
         jdbc.update("UPDATE inbox_message SET created_at = now() - interval '1 hour' WHERE id = ?", id);
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        InboxGauges gauges = new InboxGauges(repository, meters);
+        InboxGauges gauges = new InboxGauges(repository, meters, com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of()));
         try (Connection blocker = DriverManager.getConnection(EmbeddedServices.get().jdbcUrl(), EmbeddedServices.DB_USER, "")) {
             assertThat(gauge(meters, "adapter.inbox.oldest.pending.age")).isGreaterThanOrEqualTo(3600);
             assertThat(gauge(meters, "adapter.inbox.gauges.staleness")).isLessThan(InboxGauges.REFRESH_NANOS / 1e9);
@@ -89,10 +89,42 @@ class InboxGaugesTest extends IntegrationTest {
         }
     }
 
+    /**
+     * How long the oldest closed row has outstayed its retention time with its payload: the alert that sees a
+     * retention job which does not run (disabled trigger, nights skipped) reads it; no failed run would say it.
+     */
+    @Test
+    void theRetentionOverdueGaugeSaysHowLongAPayloadOutstayedItsTime() {
+        String subject = uniqueSubject("OVERDUE");
+        long id = store.accept(new ReceivedMessage(subject, "SEND",
+                ServiceClient.message(subject, "").getBytes(StandardCharsets.UTF_8), null)).inboxId();
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        InboxGauges gauges = new InboxGauges(repository, meters, com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of()));
+        SimpleMeterRegistry off = new SimpleMeterRegistry();
+        InboxGauges disabled = new InboxGauges(repository, off,
+                com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of("adapter.retention.enabled", "false")));
+        try {
+            // completed 400 days ago, its payload kept: 370 days past the 30 days of adapter.retention.completed
+            jdbc.update("UPDATE inbox_message SET status = 'COMPLETED', updated_at = now() - INTERVAL '400 days' WHERE id = ?", id);
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+                    assertThat(gauge(meters, "adapter.retention.overdue")).isBetween(370 * 86400.0 - 60, 370 * 86400.0 + 60));
+            assertThat(gauge(off, "adapter.retention.overdue")).as("retention off: nothing is overdue").isEqualTo(-1);
+
+            // redacted: no longer overdue (whatever younger rows other tests left)
+            jdbc.update("UPDATE inbox_message SET payload = NULL, redacted_at = now() WHERE id = ?", id);
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
+                    assertThat(gauge(meters, "adapter.retention.overdue")).isLessThan(300 * 86400.0));
+        } finally {
+            gauges.destroy();
+            disabled.destroy();
+            jdbc.update("DELETE FROM inbox_message WHERE id = ?", id);
+        }
+    }
+
     /** A new gauge instance (its first read at once, no cached value) reads the last tick's age within these seconds. */
     private void assertANewReadingOfTheLastTickIsBetween(double min, double max) {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        InboxGauges gauges = new InboxGauges(repository, meters);
+        InboxGauges gauges = new InboxGauges(repository, meters, com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of()));
         try {
             await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
                     assertThat(gauge(meters, "adapter.redelivery.last.run.age")).isBetween(min, max));
