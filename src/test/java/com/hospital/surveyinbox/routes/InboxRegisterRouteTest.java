@@ -146,6 +146,28 @@ class InboxRegisterRouteTest extends RouteKit {
     }
 
     /**
+     * The record read for masking is checked as the patient step checks its record: one naming another patient (a
+     * caching proxy mixing two lookups) would mask the text with that patient's name and leave this patient's, stored
+     * and shown to operators; it is refused and the text withheld.
+     */
+    @Test
+    void aRecordForMaskingThatNamesAnotherPatientIsNotUsedAndTheTextIsWithheld() {
+        String subject = uniqueSubject("ALONE-OTHER");
+        String patno = "PO" + Math.abs(subject.hashCode());
+        simulator().add(new com.hospital.surveyinbox.support.DownstreamSimulator.Fault(r -> r.equals("GET /legacy/patients/" + patno), 200,
+                "{\"patno\":\"SOMEONE-ELSE\",\"patNm\":\"Wrong Person\",\"mobileNo\":\"01099990000\"}", 0));
+        mock("mock:consent-lookup").whenAnyExchangeReceived(e -> {
+            throw new HttpOperationFailedException("http://legacy", 403, "Forbidden", null, Map.of(),
+                    "{\"code\":\"CONSENTS_SEALED\",\"message\":\"consents of Real Person are sealed\"}");
+        });
+
+        Outcome refused = register(subject, ServiceClient.message(subject, patno, "\"srvyNo\":\"CONSENT-" + subject + "\""), Map.of());
+
+        assertThat(refused.success()).isFalse();
+        assertThat(refused.failureReason()).doesNotContain("Real Person").startsWith("(text withheld");
+    }
+
+    /**
      * The database not answering the resend check (before any call) defers the row uncharged: as a system error it
      * was charged, so a database outage of some minutes walked rows to DEAD, blaming the downstreams.
      */
