@@ -45,6 +45,15 @@ public class DatabaseFailures {
         return state != null && (state.equals(NO_CONNECTION) || state.startsWith("08") || state.startsWith("57P"));
     }
 
+    /**
+     * True for a deadlock or serialization failure (40P01, 40001): the transaction lost a race with another, which
+     * was let through; the same rows written again, alone, are not in that race.
+     */
+    public static boolean conflicted(Throwable failure) {
+        String state = firstState(failure);
+        return "40P01".equals(state) || "40001".equals(state);
+    }
+
     /** What {@link #firstState} answers for "no connection from the pool" (never an SQLState: those are five characters). */
     private static final String NO_CONNECTION = "no connection";
 

@@ -212,7 +212,10 @@ final class GroupInsert implements AutoCloseable {
         try {
             results = insertAll.apply(group.stream().map(Pending::message).toList(), budget);
         } catch (RuntimeException e) {
-            if (DatabaseFailures.unavailable(e)) { // unreachable: row by row would only wait longer
+            // unreachable or too slow: row by row would only wait longer. Not a deadlock: two groups reusing each
+            // other's Idempotency-Keys cross-wise wait on each other's rows, and the one PostgreSQL ends failed its
+            // receptions (up to a group) with 503; written alone, each row waits on one key only and cannot deadlock
+            if (DatabaseFailures.unavailable(e) && !DatabaseFailures.conflicted(e)) {
                 group.forEach(p -> p.result().completeExceptionally(e));
                 return e;
             }

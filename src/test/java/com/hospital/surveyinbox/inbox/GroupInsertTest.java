@@ -124,6 +124,69 @@ class GroupInsertTest extends IntegrationTest {
                 .isZero();
     }
 
+    /**
+     * A group that deadlocks with another writer over Idempotency-Keys reused cross-wise (the group holds K1 and waits
+     * for K2, the other holds K2 and waits for K1) and is the one PostgreSQL ends: its rows are written one by one, not
+     * all answered 503. Here the other writer commits both keys first, so the group's receptions are replays of them.
+     */
+    @Test
+    void aGroupEndedByADeadlockIsWrittenRowByRow() throws Exception {
+        String run = uniqueSubject("GRPDL");
+        String k1 = "k1-" + run;
+        String k2 = "k2-" + run;
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        AtomicBoolean first = new AtomicBoolean(true);
+        GroupInsert[] holder = new GroupInsert[1];
+        Function<ReceivedMessage, Acceptance> one = m -> {
+            if (first.compareAndSet(true, false)) { // the lane's first reception waits until the two others are queued
+                await().atMost(Duration.ofSeconds(20)).until(() -> holder[0].queued() == 2);
+            }
+            return store.acceptOne(m);
+        };
+        holder[0] = new GroupInsert(1, 64, store::acceptGroup, one, registry);
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try (java.sql.Connection other = java.sql.DriverManager.getConnection(
+                com.hospital.surveyinbox.support.EmbeddedServices.get().jdbcUrl(), com.hospital.surveyinbox.support.EmbeddedServices.DB_USER, "")) {
+            other.setAutoCommit(false);
+            String insert = "INSERT INTO inbox_message (srvy_drawup_no, msg_type, idempotency_key) VALUES (?, 'SEND', ?) RETURNING id";
+            long otherK2 = insertReturningId(other, insert, run + "-other2", k2);
+
+            Future<Acceptance> firstAnswer = pool.submit(() -> holder[0].accept(message(run + "-first", null)));
+            await().atMost(Duration.ofSeconds(20)).until(() -> !first.get());
+            Future<Acceptance> a = pool.submit(() -> holder[0].accept(message(run + "-a", k1)));
+            await().atMost(Duration.ofSeconds(20)).until(() -> holder[0].queued() >= 1);
+            Future<Acceptance> b = pool.submit(() -> holder[0].accept(message(run + "-b", k2)));
+            assertThat(firstAnswer.get(30, TimeUnit.SECONDS).fresh()).isTrue();
+            // the group [a (K1), b (K2)] holds K1 and waits for the other writer's K2
+            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(10)).until(() -> jdbc.queryForObject(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO inbox_message%'"
+                            + " AND pid <> ?", Long.class, ((org.postgresql.PGConnection) other.unwrap(org.postgresql.PGConnection.class)).getBackendPID()) > 0);
+            // the other writer now waits for the group's K1: PostgreSQL ends the group (it waited first)
+            Future<Long> otherK1 = pool.submit(() -> insertReturningId(other, insert, run + "-other1", k1));
+            long k1Row = otherK1.get(30, TimeUnit.SECONDS);
+            other.commit();
+
+            assertThat(a.get(30, TimeUnit.SECONDS)).extracting(Acceptance::fresh, Acceptance::inboxId).containsExactly(false, k1Row);
+            assertThat(b.get(30, TimeUnit.SECONDS)).extracting(Acceptance::fresh, Acceptance::inboxId).containsExactly(false, otherK2);
+        } finally {
+            pool.shutdownNow();
+            holder[0].close();
+        }
+        assertThat(registry.find("adapter.inbox.insert.group").summary().max()).as("the two were one group").isEqualTo(2);
+        jdbc.update("DELETE FROM inbox_message WHERE srvy_drawup_no LIKE ?", run + "-%");
+    }
+
+    private static long insertReturningId(java.sql.Connection connection, String sql, String subject, String key) throws java.sql.SQLException {
+        try (java.sql.PreparedStatement statement = connection.prepareStatement(sql)) {
+            statement.setString(1, subject);
+            statement.setString(2, key);
+            try (java.sql.ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
     @Test
     void everyRowOfAGroupIsStoredEncryptedUnderItsOwnSubjectAndOpensAgain() {
         com.hospital.surveyinbox.config.AdapterProperties properties = com.hospital.surveyinbox.support.TestProperties.encrypting(
