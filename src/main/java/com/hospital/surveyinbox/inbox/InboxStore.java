@@ -133,6 +133,7 @@ public class InboxStore implements DisposableBean {
             """;
 
     /** The receptions' own connections ({@link ReceptionConnections}): the inserts and what they read meanwhile. */
+    private final io.micrometer.core.instrument.Counter keyReused;
     private final NamedParameterJdbcTemplate receptionJdbc;
     /** Longest one statement on a reception connection may take (below the socket timeout). */
     private final java.time.Duration receptionStatementBound;
@@ -167,6 +168,9 @@ public class InboxStore implements DisposableBean {
         this.receptionStatementBound = receptionStatementBound;
         this.cipher = cipher;
         this.storeTimeout = properties.getReception().getStoreTimeout();
+        this.keyReused = io.micrometer.core.instrument.Counter.builder("adapter.reception.idempotency.key.reused")
+                .description("receptions answered as a replay of an Idempotency-Key whose first row is another message"
+                        + " (another srvyDrawupNo or msgType): nothing stored for them").register(meters);
         this.insertTimer = Timer.builder("adapter.inbox.insert")
                 .description("reception's wait until its inbox row is committed (insert + commit, grouped or not)")
                 .serviceLevelObjectives(com.hospital.surveyinbox.config.LatencyBuckets.RECEPTION).register(meters);
@@ -186,11 +190,22 @@ public class InboxStore implements DisposableBean {
         long start = System.nanoTime();
         // the row keeps the trace it was received in: its events carry it, so the worker continues that trace
         ReceivedMessage traced = message.traceParent() == null ? message.inTrace(traces.current()) : message;
+        Acceptance accepted;
         try {
-            return groupInsert != null ? groupInsert.accept(traced) : acceptOne(traced);
+            accepted = groupInsert != null ? groupInsert.accept(traced) : acceptOne(traced);
         } finally {
             insertTimer.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
         }
+        if (!accepted.fresh() && (!accepted.srvyDrawupNo().equals(message.srvyDrawupNo())
+                || !accepted.msgType().equals(message.msgType()))) {
+            // CONTRACT: a key seen is answered with its first row and stores nothing; a key reused for another
+            // message (a sender's key generator colliding) would lose that message without a trace
+            keyReused.increment();
+            org.slf4j.LoggerFactory.getLogger(InboxStore.class).warn(
+                    "Idempotency-Key reused by another message: inbox {} ({} {}) answered for {} {}; nothing stored for it",
+                    accepted.inboxId(), accepted.srvyDrawupNo(), accepted.msgType(), message.srvyDrawupNo(), message.msgType());
+        }
+        return accepted;
     }
 
     /**

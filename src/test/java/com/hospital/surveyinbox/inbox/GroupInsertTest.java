@@ -125,6 +125,30 @@ class GroupInsertTest extends IntegrationTest {
     }
 
     /**
+     * A key reused by another message is answered as the contract says (its first row, nothing stored), and counted
+     * and logged, so a sender whose keys collide does not lose messages without a trace; a true replay is neither.
+     */
+    @Test
+    void aKeyReusedByAnotherMessageIsCountedAndATrueReplayIsNot() {
+        String run = uniqueSubject("GRPKEY");
+        String key = "reused-" + run;
+        io.micrometer.core.instrument.Counter reused = meters.get("adapter.reception.idempotency.key.reused").counter();
+        Acceptance first = store.accept(message(run + "-a", key));
+
+        double before = reused.count();
+        Acceptance replay = store.accept(message(run + "-a", key));
+        assertThat(replay.inboxId()).isEqualTo(first.inboxId());
+        assertThat(reused.count()).as("a true replay").isEqualTo(before);
+
+        Acceptance other = store.accept(message(run + "-b", key));
+        assertThat(other.fresh()).isFalse();
+        assertThat(other.inboxId()).isEqualTo(first.inboxId());
+        assertThat(reused.count()).as("another message under the key").isEqualTo(before + 1);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, run + "-b")).isZero();
+        jdbc.update("DELETE FROM inbox_message WHERE id = ?", first.inboxId());
+    }
+
+    /**
      * A group that deadlocks with another writer over Idempotency-Keys reused cross-wise (the group holds K1 and waits
      * for K2, the other holds K2 and waits for K1) and is the one PostgreSQL ends: its rows are written one by one, not
      * all answered 503. Here the other writer commits both keys first, so the group's receptions are replays of them.
