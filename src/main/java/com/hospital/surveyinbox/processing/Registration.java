@@ -21,6 +21,17 @@ public record Registration(long inboxId, String srvyDrawupNo, String msgType, St
                            String formCd, String groupCd, String patNm, String mobileNo, boolean notifyPatient,
                            String sendAt, JsonNode message) {
 
+    /**
+     * Ids only: a record's own {@code toString} printed patno, name, mobile and the whole message, and Camel quotes a
+     * value it cannot convert in its exception's message ("No type converter … with value …") — a route edit that
+     * passes {@code ${variable.msg}} where a text is expected would put the patient in a log line.
+     */
+    @Override
+    public String toString() {
+        return "Registration[inboxId=" + inboxId + ", srvyDrawupNo=" + srvyDrawupNo + ", msgType=" + msgType
+                + "] (patient data not shown)";
+    }
+
     /** Named parameters of the statements the registration runs ({@code sql/has-completed-send.sql}). */
     public Map<String, Object> params() {
         return Map.of("id", inboxId, "srvyDrawupNo", srvyDrawupNo, "msgType", msgType);
