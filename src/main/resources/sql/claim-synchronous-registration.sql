@@ -27,15 +27,18 @@ WITH checks AS (
                       AND status = 'COMPLETED'
                       AND reply_reason_code = 'ALREADY_SUBMITTED') AS refused_resend
 ), taken AS (
-    INSERT INTO synchronous_lease (srvy_drawup_no, holder, taken_at)
-    SELECT CAST(:#srvyDrawupNo AS TEXT), CAST(:#holder AS TEXT), now()
+    INSERT INTO synchronous_lease (srvy_drawup_no, holder, taken_at, expires_at)
+    SELECT CAST(:#srvyDrawupNo AS TEXT), CAST(:#holder AS TEXT), now(), now() + :#expireAfterMillis * INTERVAL '1 millisecond'
       FROM checks
      WHERE NOT checks.unfinished
        AND NOT checks.known
     ON CONFLICT (srvy_drawup_no) DO UPDATE
        SET holder = EXCLUDED.holder,
-           taken_at = now()
-     WHERE synchronous_lease.taken_at < now() - :#expireAfterMillis * INTERVAL '1 millisecond'
+           taken_at = now(),
+           expires_at = EXCLUDED.expires_at
+     -- the holder's own expiry (V20), from its own bounds: a pod whose timeouts are shorter (a configuration roll)
+     -- must not take a lease whose registration may still run; a lease an older version took has none: its age
+     WHERE COALESCE(synchronous_lease.expires_at, synchronous_lease.taken_at + :#expireAfterMillis * INTERVAL '1 millisecond') < now()
     RETURNING holder
 )
 SELECT (SELECT holder FROM taken) AS holder,

@@ -1,0 +1,72 @@
+package com.hospital.surveyinbox.reception;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.hospital.surveyinbox.inbox.SqlFiles;
+import com.hospital.surveyinbox.support.EmbeddedServices;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
+
+/**
+ * A synchronous lease (rollback toggle) expires when its holder said, from the holder's own bounds: a pod whose
+ * timeouts are shorter (a configuration roll, a JDBC URL's socketTimeout on one pod) took the lease of a registration
+ * still running on another and registered the subject beside it (a resend twice, a SUBMIT before its bundle). A
+ * lease an older version took (no expiry recorded) expires by its age as before. A database of its own.
+ */
+class SynchronousLeaseExpiryTest {
+
+    static String database;
+    static SingleConnectionDataSource connection;
+    static JdbcTemplate jdbc;
+
+    @BeforeAll
+    static void migrated() {
+        database = "lease_expiry_" + System.nanoTime();
+        connection = new SingleConnectionDataSource(EmbeddedServices.get().migratedDatabase(database), EmbeddedServices.DB_USER, "", true);
+        jdbc = new JdbcTemplate(connection);
+    }
+
+    @AfterAll
+    static void drop() {
+        connection.destroy();
+        EmbeddedServices.get().dropDatabase(database);
+    }
+
+    @Test
+    void aPodWithShorterBoundsDoesNotTakeALeaseItsHolderStillHolds() {
+        assertThat(claim("S-1", "pod-a", 600_000)).isEqualTo("pod-a");
+        jdbc.update("UPDATE synchronous_lease SET taken_at = now() - INTERVAL '5 minutes' WHERE srvy_drawup_no = 'S-1'");
+
+        // 5 minutes old: past pod b's 2 minutes, within pod a's 10
+        assertThat(claim("S-1", "pod-b", 120_000)).as("pod b, while pod a's registration may still run").isNull();
+
+        // past the holder's own expiry: taken, with the taker's expiry
+        jdbc.update("UPDATE synchronous_lease SET expires_at = now() - INTERVAL '1 second' WHERE srvy_drawup_no = 'S-1'");
+        assertThat(claim("S-1", "pod-b", 120_000)).isEqualTo("pod-b");
+        assertThat(jdbc.queryForObject("SELECT extract(epoch FROM expires_at - taken_at) FROM synchronous_lease WHERE srvy_drawup_no = 'S-1'",
+                Double.class)).isEqualTo(120.0);
+    }
+
+    @Test
+    void aLeaseAnOlderVersionTookExpiresByItsAge() {
+        jdbc.update("INSERT INTO synchronous_lease (srvy_drawup_no, holder, taken_at) VALUES ('S-2', 'old-pod', now() - INTERVAL '5 minutes')");
+
+        assertThat(claim("S-2", "pod-b", 600_000)).as("younger than this pod's bound").isNull();
+        assertThat(claim("S-2", "pod-b", 120_000)).as("older than this pod's bound").isEqualTo("pod-b");
+    }
+
+    private static String claim(String subject, String holder, long expireAfterMillis) {
+        Map<String, Object> parameters = new java.util.HashMap<>();
+        parameters.put("srvyDrawupNo", subject);
+        parameters.put("idempotencyKey", null);
+        parameters.put("holder", holder);
+        parameters.put("expireAfterMillis", expireAfterMillis);
+        return new NamedParameterJdbcTemplate(jdbc).queryForObject(
+                SqlFiles.read("claim-synchronous-registration").replace(":#", ":"), parameters, (rs, n) -> rs.getString("holder"));
+    }
+}
