@@ -82,17 +82,16 @@ public final class EarlierReleasedTexts implements JavaMigration {
         try (Statement statement = connection.createStatement()) {
             statement.execute("SET lock_timeout = 0"); // as the index migrations: CONCURRENTLY waits, never blocks writers
             // V7 (81fbbbb): the finished rows' indexes without "AND reply_status IN ('NONE', 'SENT')", no requeueable index
-            index(statement, "inbox_message_finished_other_idx", "reply_status", true,
-                    "CREATE INDEX CONCURRENTLY inbox_message_finished_other_idx ON inbox_message (updated_at) WHERE (status = 'DEAD' "
-                            + "OR (status = 'COMPLETED' AND msg_type = 'SUBMIT')) AND reply_status IN ('NONE', 'SENT')");
-            index(statement, "inbox_message_finished_send_idx", "reply_status", true,
-                    "CREATE INDEX CONCURRENTLY inbox_message_finished_send_idx ON inbox_message (updated_at) "
-                            + "WHERE status = 'COMPLETED' AND msg_type = 'SEND' AND reply_status IN ('NONE', 'SENT')");
-            statement.execute("CREATE INDEX CONCURRENTLY IF NOT EXISTS inbox_message_requeueable_subject_idx ON inbox_message "
-                    + "(srvy_drawup_no) WHERE status = 'DEAD' AND redacted_at IS NULL");
+            index(statement, "inbox_message_finished_other_idx", definition -> definition.contains("reply_status"),
+                    "ON inbox_message (updated_at) WHERE (status = 'DEAD' OR (status = 'COMPLETED' AND msg_type = 'SUBMIT'))"
+                            + " AND reply_status IN ('NONE', 'SENT')");
+            index(statement, "inbox_message_finished_send_idx", definition -> definition.contains("reply_status"),
+                    "ON inbox_message (updated_at) WHERE status = 'COMPLETED' AND msg_type = 'SEND' AND reply_status IN ('NONE', 'SENT')");
+            index(statement, "inbox_message_requeueable_subject_idx", definition -> true,
+                    "ON inbox_message (srvy_drawup_no) WHERE status = 'DEAD' AND redacted_at IS NULL");
             // V11 (1d89b3e): the attempts' covering index with "WHERE finished_at IS NOT NULL"
-            index(statement, "inbox_attempt_finished_outcome_idx", " WHERE ", false,
-                    "CREATE INDEX CONCURRENTLY inbox_attempt_finished_outcome_idx ON inbox_attempt (finished_at) INCLUDE (outcome)");
+            index(statement, "inbox_attempt_finished_outcome_idx", definition -> !definition.contains(" WHERE "),
+                    "ON inbox_attempt (finished_at) INCLUDE (outcome)");
             // V8 (1604982): a counts function that folded the deltas itself (a write, refused in the read-only stats read)
             if ("plpgsql".equals(single(statement, "SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang "
                     + "WHERE p.proname = 'inbox_status_counts' AND p.pronamespace = current_schema()::regnamespace"))) {
@@ -130,18 +129,35 @@ public final class EarlierReleasedTexts implements JavaMigration {
         }
     }
 
-    /** Builds the index when it is missing, or rebuilds it when its definition does (not) contain {@code marker}. */
-    private static void index(Statement statement, String name, String marker, boolean markerWanted, String create)
+    /**
+     * Leaves a valid index whose definition is {@code right} as it is; otherwise builds it under a name of its own
+     * first and only then drops the old one and takes its name, so the sweeps that read it never go without an index
+     * (a pod stopped between the steps leaves the new one built: the next run takes it up). An invalid index (a build
+     * cut short) is never taken for a built one.
+     */
+    private static void index(Statement statement, String name, java.util.function.Predicate<String> right, String definition)
             throws SQLException {
-        String definition = single(statement, "SELECT pg_get_indexdef(to_regclass('" + name + "'))");
-        if (definition != null && definition.contains(marker) == markerWanted) {
+        String present = single(statement, "SELECT pg_get_indexdef(to_regclass('" + name + "'))");
+        if (present != null && valid(statement, name) && right.test(present)) {
             return;
         }
-        if (definition != null) {
-            LOG.warn("V19: index {} is the one an earlier text created ({}); built again as the current text builds it", name, definition);
+        String building = name + "_v19";
+        if (single(statement, "SELECT pg_get_indexdef(to_regclass('" + building + "'))") != null && !valid(statement, building)) {
+            statement.execute("DROP INDEX CONCURRENTLY IF EXISTS " + building);
+        }
+        if (single(statement, "SELECT pg_get_indexdef(to_regclass('" + building + "'))") == null) {
+            LOG.warn("V19: index {} is {}; built again as the current text builds it", name,
+                    present == null ? "missing" : "the one an earlier text created (" + present + ")");
+            statement.execute("CREATE INDEX CONCURRENTLY " + building + " " + definition);
+        }
+        if (present != null) {
             statement.execute("DROP INDEX CONCURRENTLY IF EXISTS " + name);
         }
-        statement.execute(create);
+        statement.execute("ALTER INDEX " + building + " RENAME TO " + name);
+    }
+
+    private static boolean valid(Statement statement, String index) throws SQLException {
+        return "t".equals(single(statement, "SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('" + index + "')"));
     }
 
     private static String single(Statement statement, String sql) throws SQLException {

@@ -25,7 +25,10 @@ public class FlywayConnection {
                                                       org.springframework.core.env.Environment environment) {
         return configuration -> {
             if (environment.getProperty("spring.flyway.url") != null) {
-                configuration.javaMigrations(new EarlierReleasedTexts()); // every database has the same migrations
+                // every database has the same migrations; migration 19 builds indexes CONCURRENTLY, which would wait
+                // for ever for Flyway's own lock held in a transaction (Flyway 10+'s default): a session lock
+                configuration.javaMigrations(new EarlierReleasedTexts())
+                        .configuration(java.util.Map.of("flyway.postgresql.transactional.lock", "false"));
                 return; // a Flyway connection of the operator's own (spring.flyway.url/user/password) is used as given
             }
             // the main pool's driver properties (sslmode, currentSchema, …), less its socket timeout
@@ -68,7 +71,9 @@ public class FlywayConnection {
         }
         for (org.flywaydb.core.api.MigrationInfo migration : flyway.info().all()) {
             if (migration.getState() == org.flywaydb.core.api.MigrationState.FAILED && migration.getVersion() != null
-                    && outsideTransaction(configuration, migration.getScript())) {
+                    && (outsideTransaction(configuration, migration.getScript())
+                        // migration 19 (Java) runs outside a transaction too, written to run again
+                        || EarlierReleasedTexts.class.getName().equals(migration.getScript()))) {
                 org.slf4j.LoggerFactory.getLogger(FlywayConnection.class).warn(
                         "Migration {} failed on an earlier start, outside a transaction: its record is removed and it runs again",
                         migration.getScript());

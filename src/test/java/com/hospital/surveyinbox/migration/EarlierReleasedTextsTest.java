@@ -119,6 +119,36 @@ class EarlierReleasedTextsTest {
         }
     }
 
+    /**
+     * Migration 19 runs outside a transaction: one that failed (an index build cancelled, the disk full) is recorded
+     * failed, and Flyway refused every later start ("Detected failed migration to version 19") until a repair by hand;
+     * its record is removed and it runs again, as for the index migrations.
+     */
+    @Test
+    void aFailedMigration19RunsAgainAtTheNextStart() throws Exception {
+        EmbeddedServices services = EmbeddedServices.get();
+        String database = "failed_v19_" + System.nanoTime();
+        String url = services.migratedDatabase(database);
+        try {
+            try (Connection c = DriverManager.getConnection(url, EmbeddedServices.DB_USER, ""); Statement s = c.createStatement()) {
+                s.execute("UPDATE flyway_schema_history SET success = false WHERE version = '19'");
+                s.execute("DELETE FROM flyway_schema_history WHERE installed_rank > (SELECT installed_rank FROM flyway_schema_history "
+                        + "WHERE version = '19')");
+            }
+
+            FlywayConnection.migrate(flyway(url).locations("classpath:db/migration").load());
+
+            try (Connection c = DriverManager.getConnection(url, EmbeddedServices.DB_USER, ""); Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT bool_and(success), count(*) FROM flyway_schema_history WHERE version IS NOT NULL AND CAST(version AS int) >= 19")) {
+                rs.next();
+                assertThat(rs.getBoolean(1)).isTrue();
+                assertThat(rs.getInt(2)).isGreaterThanOrEqualTo(2); // 19 again, and what follows it
+            }
+        } finally {
+            services.dropDatabaseIfExists(database);
+        }
+    }
+
     /** Indexes, functions' source, the inbox table's options: what the migrations leave. */
     private static Map<String, String> schema(Statement s) throws Exception {
         Map<String, String> schema = new TreeMap<>();
