@@ -58,6 +58,12 @@ class SynchronousLeaseExpiryTest {
 
         assertThat(claim("S-2", "pod-b", 600_000)).as("younger than this pod's bound").isNull();
         assertThat(claim("S-2", "pod-b", 120_000)).as("older than this pod's bound").isEqualTo("pod-b");
+
+        // an older version took over a lease a newer one had set an expiry on: holder and taken_at are its own, the
+        // expiry is the one before it (past): the lease is as old as its taken_at, not expired
+        jdbc.update("UPDATE synchronous_lease SET holder = 'old-pod', taken_at = now(), expires_at = now() - INTERVAL '1 minute' "
+                + "WHERE srvy_drawup_no = 'S-2'");
+        assertThat(claim("S-2", "pod-c", 120_000)).as("the older version's registration just began").isNull();
     }
 
     private static String claim(String subject, String holder, long expireAfterMillis) {
