@@ -171,6 +171,11 @@ class GroupInsertTest extends IntegrationTest {
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try (java.sql.Connection other = java.sql.DriverManager.getConnection(
                 com.hospital.surveyinbox.support.EmbeddedServices.get().jdbcUrl(), com.hospital.surveyinbox.support.EmbeddedServices.DB_USER, "")) {
+            // this writer never ends the deadlock itself: the group's check (deadlock_timeout, 1 s after it starts
+            // waiting) finds the cycle, this writer waiting too by then (it starts within the probe's 10 ms polls)
+            try (java.sql.Statement setup = other.createStatement()) {
+                setup.execute("SET deadlock_timeout = '60s'");
+            }
             other.setAutoCommit(false);
             String insert = "INSERT INTO inbox_message (srvy_drawup_no, msg_type, idempotency_key) VALUES (?, 'SEND', ?) RETURNING id";
             long otherK2 = insertReturningId(other, insert, run + "-other2", k2);
@@ -183,8 +188,8 @@ class GroupInsertTest extends IntegrationTest {
             assertThat(firstAnswer.get(30, TimeUnit.SECONDS).fresh()).isTrue();
             // the group [a (K1), b (K2)] holds K1 and waits for the other writer's K2
             await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(10)).until(() -> jdbc.queryForObject(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO inbox_message%'"
-                            + " AND pid <> ?", Long.class, ((org.postgresql.PGConnection) other.unwrap(org.postgresql.PGConnection.class)).getBackendPID()) > 0);
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+                            + " AND query LIKE '%OVERRIDING SYSTEM VALUE%' AND pid <> ?", Long.class, ((org.postgresql.PGConnection) other.unwrap(org.postgresql.PGConnection.class)).getBackendPID()) > 0);
             // the other writer now waits for the group's K1: PostgreSQL ends the group (it waited first)
             Future<Long> otherK1 = pool.submit(() -> insertReturningId(other, insert, run + "-other1", k1));
             long k1Row = otherK1.get(30, TimeUnit.SECONDS);
