@@ -5,7 +5,13 @@ import java.util.UUID;
 /**
  * A row this worker owns: the payload came back from the same UPDATE that claimed it, and every
  * outcome write must present {@code claimToken}.
+ *
+ * @param missingKey the key the payload was sealed with when this instance does not have it (payload null), else null
  */
 public record ClaimedRow(long inboxId, String srvyDrawupNo, String msgType, byte[] payload, int attempt,
-                         UUID claimToken) {
+                         UUID claimToken, String missingKey) {
+
+    public ClaimedRow(long inboxId, String srvyDrawupNo, String msgType, byte[] payload, int attempt, UUID claimToken) {
+        this(inboxId, srvyDrawupNo, msgType, payload, attempt, claimToken, null);
+    }
 }

@@ -43,7 +43,13 @@ public class PayloadCipher {
         // env-bound map keys arrive lower-cased (ADAPTER_CRYPTO_KEYS_K1 -> k1): ids are case-insensitive
         this.activeKey = crypto.getActiveKey() == null ? null : crypto.getActiveKey().toLowerCase(java.util.Locale.ROOT);
         crypto.getKeys().forEach((id, base64) -> {
-            byte[] raw = Base64.getDecoder().decode(base64.strip());
+            byte[] raw;
+            try {
+                raw = Base64.getDecoder().decode(base64.strip());
+            } catch (IllegalArgumentException notBase64) {
+                // the decoder's own message quotes the offending character: a piece of the key in the startup log
+                throw new IllegalStateException("adapter.crypto.keys." + id + " is not base64");
+            }
             if (raw.length != 32) {
                 throw new IllegalStateException("adapter.crypto.keys." + id + " must be 32 bytes (base64), got " + raw.length);
             }
@@ -86,7 +92,7 @@ public class PayloadCipher {
         }
         SecretKey key = keys.get(keyId.toLowerCase(java.util.Locale.ROOT));
         if (key == null) {
-            throw new IllegalStateException("payload encrypted with key '" + keyId + "', which is not configured");
+            throw new KeyNotConfigured(keyId);
         }
         try {
             return open(key, stored, aad(inboxId, srvyDrawupNo));
@@ -112,5 +118,24 @@ public class PayloadCipher {
 
     private static byte[] legacyAad(String srvyDrawupNo) {
         return ("survey-inbox:" + srvyDrawupNo).getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The row names a key this instance does not have (a rotation rolled out before every pod had the new key, a
+     * Secret missing one): a fault of the configuration, not of the row; another instance, or this one once
+     * configured, opens it.
+     */
+    public static final class KeyNotConfigured extends IllegalStateException {
+
+        private final String keyId;
+
+        KeyNotConfigured(String keyId) {
+            super("payload encrypted with key '" + keyId + "', which is not configured");
+            this.keyId = keyId;
+        }
+
+        public String keyId() {
+            return keyId;
+        }
     }
 }

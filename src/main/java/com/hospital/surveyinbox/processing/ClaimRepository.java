@@ -78,6 +78,11 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
                 new org.springframework.jdbc.datasource.DataSourceTransactionManager(jdbc.getJdbcTemplate().getDataSource()));
         this.cipher = cipher;
         this.meters = meters;
+        // registered at start, so a rate over them sees a pod's first one (SurveyInboxPayloadUnreadable)
+        for (String reason : java.util.List.of("key-not-configured", "not-decryptable")) {
+            io.micrometer.core.instrument.Counter.builder("adapter.inbox.payload.unreadable")
+                    .description("claimed rows whose payload this instance could not open").tag("reason", reason).register(meters);
+        }
     }
 
     /** Claims the row whose id is {@code key}; true (and the row on the exchange) when this attempt owns it now. */
@@ -139,25 +144,27 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
     }
 
     private ClaimedRow claimedRow(java.sql.ResultSet rs, UUID token) throws java.sql.SQLException {
-        return new ClaimedRow(rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getString("msg_type"),
-                openPayload(rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getBytes("payload"),
-                        rs.getString("payload_key_id")),
-                rs.getInt("attempts"), token);
-    }
-
-    /**
-     * The claimed row's payload in clear; null when it cannot be opened (key missing, redacted) — the
-     * claim stands and the registration records a system error, so the row still ends FAILED/DEAD.
-     */
-    private byte[] openPayload(long id, String srvyDrawupNo, byte[] stored, String keyId) {
+        long id = rs.getLong("id");
+        String keyId = rs.getString("payload_key_id");
+        byte[] payload;
         try {
-            return cipher.open(id, srvyDrawupNo, stored, keyId);
+            payload = cipher.open(id, rs.getString("srvy_drawup_no"), rs.getBytes("payload"), keyId);
+        } catch (PayloadCipher.KeyNotConfigured missing) {
+            // the configuration's fault, not the row's: the registration defers it uncharged (inbox-register)
+            meters.counter("adapter.inbox.payload.unreadable", "reason", "key-not-configured").increment();
+            log.error("Inbox {}: payload sealed with key '{}', which this instance does not have (ADAPTER_CRYPTO_KEYS_{}): "
+                    + "the row waits uncharged", id, keyId, keyId == null ? "" : keyId.toUpperCase(java.util.Locale.ROOT));
+            return new ClaimedRow(id, rs.getString("srvy_drawup_no"), rs.getString("msg_type"), null, rs.getInt("attempts"),
+                    token, keyId);
         } catch (IllegalStateException e) {
-            // our own words (which key, which row), never the cipher's or a driver's
-            log.error("Inbox {}: payload cannot be opened with key '{}' (not configured, or not the key that sealed it)",
+            // not the key that sealed it, or not sealed for this row: the claim stands and the registration records a
+            // system error, so the row still ends FAILED/DEAD. Our own words (which key, which row), never the cipher's
+            meters.counter("adapter.inbox.payload.unreadable", "reason", "not-decryptable").increment();
+            log.error("Inbox {}: payload cannot be opened with key '{}' (not the key that sealed it, or not sealed for this row)",
                     id, keyId);
-            return null;
+            payload = null;
         }
+        return new ClaimedRow(id, rs.getString("srvy_drawup_no"), rs.getString("msg_type"), payload, rs.getInt("attempts"), token);
     }
 
     /** Always false: whether a row can be claimed is decided by the claim's UPDATE alone, never by a lookup. */

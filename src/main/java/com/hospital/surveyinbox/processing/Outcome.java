@@ -74,6 +74,15 @@ public record Outcome(boolean success, String failureReason, String failureCode,
     }
 
     /**
+     * The payload is sealed with a key this instance lacks: not charged (a configuration fault; another instance, or
+     * this one once configured, registers it), the reason naming the key id.
+     */
+    public static Outcome payloadKeyMissing(String keyId) {
+        String reason = "waiting: payload key '" + keyId + "' not configured on this instance";
+        return new Outcome(false, reason, null, null, null, "payload key", true, reason);
+    }
+
+    /**
      * A system error: the row's reason is {@code system error} (CONTRACT §2), its code {@link #SYSTEM_ERROR_CODE},
      * and the attempt's history says where and what.
      *

@@ -35,8 +35,16 @@ public class RegistrationSteps {
         this.mapper = mapper;
     }
 
+    /** The key id a failure says this instance lacks to open the payload ({@link PayloadKeyMissingException}), or null. */
+    public String missingKey(Throwable failure) {
+        return PayloadKeyMissingException.keyIdIn(failure);
+    }
+
     /** Step {@code inbox-register-read}: the claimed payload as the fields the flow uses. */
     public Registration read(ClaimedRow row) {
+        if (row.missingKey() != null) {
+            throw new PayloadKeyMissingException(row.missingKey());
+        }
         if (row.payload() == null) {
             throw new IllegalStateException("stored payload unavailable (redacted or not decryptable)");
         }

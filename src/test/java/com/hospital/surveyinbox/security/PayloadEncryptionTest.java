@@ -38,6 +38,12 @@ class PayloadEncryptionTest extends IntegrationTest {
     @Autowired
     NamedParameterJdbcTemplate named;
 
+    @Autowired
+    org.apache.camel.ProducerTemplate producer;
+
+    @Autowired
+    io.micrometer.core.instrument.MeterRegistry meters;
+
     @Test
     void storesThePayloadEncryptedAndStillProcessesIt() {
         String subject = uniqueSubject("ENC");
@@ -77,6 +83,31 @@ class PayloadEncryptionTest extends IntegrationTest {
         assertThat(newRow.payload()).isEqualTo(newPayload);
         jdbc.update("UPDATE inbox_message SET status = 'COMPLETED', claim_token = NULL WHERE id IN (?, ?)",
                 oldRow.inboxId(), newRow.inboxId());
+    }
+
+    /**
+     * A row sealed with a key this instance does not have (a rotation rolled out before every pod had the new key, a
+     * Secret missing one) waits uncharged, as for an open circuit: it walked to DEAD in five retries and a failure
+     * reply told the legacy system the survey was lost. Once the key is configured it registers.
+     */
+    @Test
+    void aRowSealedWithAKeyThisInstanceLacksWaitsUnchargedNotDead() {
+        String subject = uniqueSubject("NOKEY");
+        Acceptance sealed = store(Map.of("k1", K1, "k9", K2), "k9")
+                .accept(new ReceivedMessage(subject, "SEND", com.hospital.surveyinbox.support.ServiceClient.message(subject, "")
+                        .getBytes(StandardCharsets.UTF_8), null));
+        double before = meters.counter("adapter.inbox.payload.unreadable", "reason", "key-not-configured").count();
+
+        assertThat(com.hospital.surveyinbox.support.EventPublisher.publish(producer, sealed.event())).isTrue();
+
+        String id = Long.toString(sealed.inboxId());
+        new Rows(jdbc).awaitStatus(id, "FAILED");
+        assertThat(jdbc.queryForMap("SELECT attempts, last_error, reply_status FROM inbox_message WHERE id = ?", sealed.inboxId()))
+                .containsEntry("attempts", 0).containsEntry("reply_status", "NONE")
+                .containsEntry("last_error", "waiting: payload key 'k9' not configured on this instance");
+        assertThat(meters.counter("adapter.inbox.payload.unreadable", "reason", "key-not-configured").count()).isEqualTo(before + 1);
+        assertThat(simulator().bundleRequests(subject)).isEmpty();
+        jdbc.update("UPDATE inbox_message SET status = 'COMPLETED', claim_token = NULL WHERE id = ?", sealed.inboxId());
     }
 
     /**
@@ -121,6 +152,9 @@ class PayloadEncryptionTest extends IntegrationTest {
         assertThatThrownBy(() -> new PayloadCipher(properties(Map.of("k1", Base64.getEncoder().encodeToString(new byte[16])), "k1")))
                 .hasMessageContaining("32 bytes");
         assertThatThrownBy(() -> new PayloadCipher(properties(Map.of("k1", K1), "k9"))).hasMessageContaining("active-key");
+        // a key that is not base64: named, none of it quoted (the decoder's message quotes the offending character)
+        assertThatThrownBy(() -> new PayloadCipher(properties(Map.of("k1", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh~="), "k1")))
+                .hasMessage("adapter.crypto.keys.k1 is not base64");
     }
 
     @Test
