@@ -196,7 +196,16 @@ public class DownstreamCalls {
             exchange.getMessage().getHeaders().keySet().removeIf(name -> !Exchange.HTTP_RESPONSE_CODE.equals(name));
             // the answer as text: a variable that receives it can be read by as many steps as need it
             // (a stream would be empty on its second read)
-            String answer = withoutByteOrderMark(exchange.getMessage().getBody(String.class));
+            String answer;
+            try {
+                answer = withoutByteOrderMark(exchange.getMessage().getBody(String.class));
+            } catch (RuntimeException unreadable) {
+                // an answer that cannot be read as text (a charset no JVM knows): told to the circuit like any failed
+                // answer — thrown past it, a half-open trial never came back and the circuit stayed half-open for good
+                failed(exchange, downstream, call);
+                meters.counter("adapter.downstream.errors", "call", call, "kind", "unreadable").increment();
+                throw new SystemException(downstream, "answer cannot be read as text (HTTP " + status + ")", null);
+            }
             exchange.getMessage().setBody(answer);
             if (markup(answer)) {
                 failed(exchange, downstream, call);

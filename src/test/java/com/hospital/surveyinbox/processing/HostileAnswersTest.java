@@ -44,6 +44,29 @@ class HostileAnswersTest extends IntegrationTest {
     org.apache.camel.CamelContext camel;
 
     /**
+     * An accepted answer in a charset no JVM knows ({@code charset=x-bogus}) cannot be read as text: a system error
+     * that counts against the circuit like any failed answer. Thrown past the circuit, a half-open trial never came
+     * back: after as many such trials as the threshold the circuit stayed half-open for good, every row of the
+     * downstream deferred with no alert.
+     */
+    @Test
+    void anAnswerInACharsetNoJvmKnowsCountsAgainstTheCircuit() {
+        double counted = meters.counter("adapter.downstream.errors", "call", "inbox-register-survey-submission", "kind", "unreadable").count();
+        try {
+            for (int i = 0; i < 5; i++) {
+                String subject = uniqueSubject("BOGUSCS");
+                submitFailing(subject, answer("POST /survey/dispatch-bundles/" + subject + "/submission", 200, "{}",
+                        Map.of("Content-Type", "application/json; charset=x-bogus-charset"), 0));
+            }
+            assertThat(meters.counter("adapter.downstream.errors", "call", "inbox-register-survey-submission", "kind", "unreadable").count())
+                    .isEqualTo(counted + 5);
+            assertThat(circuits.state("survey")).isEqualTo(DownstreamCircuits.State.OPEN);
+        } finally {
+            circuits.reset("survey");
+        }
+    }
+
+    /**
      * A gateway answering for the survey API after losing its route, in text that is not JSON ("404 page not found",
      * "no Route matched", "Forbidden"): not the API's answer, so it counts against the circuit, which opens and defers
      * the rows uncharged. Taken for a refusal, it told the circuit "up" at every call: every row was charged through
