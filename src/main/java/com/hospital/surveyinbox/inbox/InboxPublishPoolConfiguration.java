@@ -42,6 +42,18 @@ public class InboxPublishPoolConfiguration {
                 (task, pool) -> {
                     dropped.increment();
                     log.debug("Publish pool full: event left to the redelivery job");
-                });
+                }) {
+            // Camel leaves a traced exchange's trace_id/span_id on the thread that finishes it (KafkaContinuations):
+            // a publish that fails on this thread would label the next event's lines with another message's trace
+            @Override
+            protected void beforeExecute(Thread thread, Runnable task) {
+                org.slf4j.MDC.clear();
+            }
+
+            @Override
+            protected void afterExecute(Runnable task, Throwable failure) {
+                org.slf4j.MDC.clear();
+            }
+        };
     }
 }
