@@ -160,6 +160,46 @@ class InboxReplyRouteTest extends RouteKit {
                 .containsEntry("reply_attempts", attempts + 1);
     }
 
+    /**
+     * A statement of the reply that fails for another reason than an unavailable database (one refused during a
+     * rolling migration, SQLState 42P01): the reply stays owed, the failure is logged in our words, and the caller
+     * goes on. Camel's default error handler took it before: the exception's own text in the log, the caller's route
+     * ended (a redelivery tick with it, every lost and retried row left for a later one).
+     */
+    @Test
+    void aStatementRefusedForAnotherReasonLeavesTheReplyOwedAndTheCallerGoesOn() {
+        long id = deadOwingItsReply("RPL-REFUSED");
+        // connections whose statements the server refuses (not "unavailable": the statement, not the database)
+        javax.sql.DataSource refusing = (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {javax.sql.DataSource.class}, (proxy, method, args) -> {
+                    Object result = method.invoke(jdbc.getDataSource(), args);
+                    if (!(result instanceof java.sql.Connection connection)) {
+                        return result;
+                    }
+                    return java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {java.sql.Connection.class},
+                            (p, m, a) -> {
+                                if (m.getName().startsWith("prepare")) {
+                                    throw new java.sql.SQLException("relation \"inbox_message\" does not exist", "42P01");
+                                }
+                                try {
+                                    return m.invoke(connection, a);
+                                } catch (java.lang.reflect.InvocationTargetException e) {
+                                    throw e.getCause();
+                                }
+                            });
+                });
+
+        Exchange done = template.send("direct:inbox-reply", e -> {
+            e.getMessage().setBody(Map.of("id", id));
+            e.getMessage().setHeader("CamelSqlDataSource", refusing);
+        });
+
+        assertThat(done.getException()).as("the caller goes on").isNull();
+        assertThat(done.getVariable("replyUnrecorded")).isEqualTo("true");
+        assertThat(mock("mock:legacy-reply").getReceivedCounter()).isZero();
+        assertThat(rows.row(Long.toString(id))).containsEntry("reply_status", "PENDING");
+    }
+
     /** A DEAD row (5 attempts) whose DEAD reply is owed and not yet taken by a sender. */
     private long deadOwingItsReply(String prefix) {
         long id = aged(uniqueSubject(prefix), "DEAD", 0);
