@@ -11,7 +11,8 @@ import org.springframework.stereotype.Component;
  * failure of the exchange as dealt with already: no {@code onException} at all, so a statement the database did not
  * take after a failed registration (the FAILED or DEAD outcome, the DEAD reply) was neither tried again nor logged;
  * with the second, a later statement finds the tries spent. Steps {@code inbox-process-forget-failures}
- * ({@code routes/inbox-process.camel.yaml}, after the registration), {@code inbox-reply-forget-failures} and
+ * ({@code routes/inbox-process.camel.yaml}, after the registration), {@code inbox-receive-forget-failures} (after a
+ * synchronous registration), {@code inbox-reply-forget-failures} and
  * {@code inbox-reply-forget-own-failures} (the reply's first and last steps) clear both. Takes the {@link Exchange}: the marks are Camel's own and nowhere else.
  */
 @Component("caughtFailures")

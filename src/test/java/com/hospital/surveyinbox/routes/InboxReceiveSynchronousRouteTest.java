@@ -1,0 +1,42 @@
+package com.hospital.surveyinbox.routes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.hospital.surveyinbox.support.ServiceClient;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import org.apache.camel.Exchange;
+import org.apache.camel.builder.AdviceWith;
+import org.apache.camel.http.base.HttpOperationFailedException;
+import org.junit.jupiter.api.Test;
+import org.springframework.test.context.TestPropertySource;
+
+/**
+ * The route kit for {@code routes/inbox-receive.camel.yaml}'s synchronous path (the rollback toggle: a context of
+ * its own). A failed registration comes back from {@code inbox-register} marked "failure handled"; a later failure of
+ * the reception (here a step an engineer added after the registration) reached none of the route's
+ * {@code onException} clauses: a 500 with an empty body and no {@code X-Result-Code}. It is the contract's answer.
+ */
+@TestPropertySource(properties = "adapter.inbox.enabled=false")
+class InboxReceiveSynchronousRouteTest extends RouteKit {
+
+    @Test
+    void aFailureAfterAFailedRegistrationIsStillAnsweredAsTheContractSays() throws Exception {
+        AdviceWith.adviceWith(camel, "inbox-receive", a -> a.weaveById("inbox-receive-if-registered").after()
+                .process(e -> {
+                    throw new IllegalStateException("a step added after the registration failed");
+                }));
+        mock("mock:bundle").whenAnyExchangeReceived(e -> {
+            throw new HttpOperationFailedException("http://survey", 422, "Unprocessable", null, Map.of(),
+                    "{\"code\":\"FORM_NOT_REGISTERED\",\"message\":\"form F100 is not registered\"}");
+        });
+        String subject = uniqueSubject("ALONE-SYNC");
+
+        Exchange answer = template.request("direct:receive-alone", e -> e.getMessage()
+                .setBody(ServiceClient.message(subject, "P-" + subject, "").getBytes(StandardCharsets.UTF_8)));
+
+        assertThat(answer.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE)).isEqualTo(500);
+        assertThat(answer.getMessage().getHeader("X-Result-Code")).isEqualTo("N");
+        assertThat(mapper.readTree(answer.getMessage().getBody(String.class)).get("resultCode").asText()).isEqualTo("N");
+    }
+}
