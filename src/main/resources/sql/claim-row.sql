@@ -39,11 +39,12 @@ WITH claimed AS (
               AND p.id > m.id
               AND p.status IN ('RECEIVED', 'PROCESSING', 'FAILED')
               AND p.status = 'PROCESSING')
-    RETURNING m.id, m.srvy_drawup_no, m.msg_type, m.payload, m.payload_key_id, m.attempts, m.last_attempt_at
+    RETURNING m.id, m.srvy_drawup_no, m.msg_type, m.payload, m.payload_key_id, m.attempts, m.last_attempt_at, m.created_at
 ), opened AS (
     INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at)
     SELECT id, attempts, last_attempt_at
       FROM claimed
 )
-SELECT id, srvy_drawup_no, msg_type, payload, payload_key_id, attempts
+-- the row's age (database clock): a row waiting for its payload key is charged once it has waited key-wait
+SELECT id, srvy_drawup_no, msg_type, payload, payload_key_id, attempts, EXTRACT(EPOCH FROM now() - created_at) AS age_seconds
   FROM claimed

@@ -38,8 +38,9 @@ WITH checks AS (
            expires_at = EXCLUDED.expires_at
      -- the holder's own expiry (V20), from its own bounds: a pod whose timeouts are shorter (a configuration roll)
      -- must not take a lease whose registration may still run. A lease an older version took has none, or the expiry
-     -- of the holder before it (an older version taking over writes holder and taken_at only): its age
-     WHERE COALESCE(CASE WHEN synchronous_lease.expires_at > synchronous_lease.taken_at THEN synchronous_lease.expires_at END,
+     -- of the holder before it (an older version taking over writes holder and taken_at only): never before its age
+     -- by this pod's bound either
+     WHERE GREATEST(COALESCE(synchronous_lease.expires_at, '-infinity'),
                     synchronous_lease.taken_at + :#expireAfterMillis * INTERVAL '1 millisecond') < now()
     RETURNING holder
 )

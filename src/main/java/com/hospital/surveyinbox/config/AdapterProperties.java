@@ -555,18 +555,27 @@ public class AdapterProperties {
         private final String activeKey;
         /** Key id -> base64 of 32 random bytes. From a Secret; old ids stay until no row names them. */
         private final Map<String, String> keys;
+        /**
+         * How long a row sealed with a key the claiming instance lacks waits uncharged (a rotation rolling out, a
+         * Secret being fixed); past it, counted from the row's arrival, its attempts are charged as a system error, so
+         * a key that is gone for good ends in DEAD and a failure reply instead of a row held for ever.
+         */
+        @NotNull @DurationMin(hours = 1) @DurationMax(days = 30) private final Duration keyWait;
 
         public Crypto(@DefaultValue("false") boolean enabled,
                 String activeKey,
-                Map<String, String> keys) {
+                Map<String, String> keys,
+                @DefaultValue("P1D") Duration keyWait) {
             this.enabled = enabled;
             this.activeKey = activeKey;
             this.keys = keys == null ? Map.of() : Map.copyOf(keys);
+            this.keyWait = keyWait;
         }
 
         public boolean isEnabled() { return enabled; }
         public String getActiveKey() { return activeKey; }
         public Map<String, String> getKeys() { return keys; }
+        public Duration getKeyWait() { return keyWait; }
     }
 
     /** Retention of the payload (patient data) of closed rows; metadata and history are kept. */

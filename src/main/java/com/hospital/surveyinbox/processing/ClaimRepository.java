@@ -61,16 +61,24 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
     private final MeterRegistry meters;
 
     private final long retryDelayMillis;
+    private final long keyWaitSeconds;
 
     @org.springframework.beans.factory.annotation.Autowired
     public ClaimRepository(NamedParameterJdbcTemplate jdbc, PayloadCipher cipher, MeterRegistry meters,
                            com.hospital.surveyinbox.config.AdapterProperties properties) {
-        this(jdbc, cipher, meters, properties.getInbox().getRetryDelay());
+        this(jdbc, cipher, meters, properties.getInbox().getRetryDelay(), properties.getCrypto().getKeyWait());
     }
 
     /** {@code retryDelay}: how long after its last attempt a FAILED row may be claimed again. */
     public ClaimRepository(NamedParameterJdbcTemplate jdbc, PayloadCipher cipher, MeterRegistry meters,
                            java.time.Duration retryDelay) {
+        this(jdbc, cipher, meters, retryDelay, java.time.Duration.ofDays(1));
+    }
+
+    /** {@code keyWait}: how long a row whose payload key this instance lacks waits uncharged (adapter.crypto.key-wait). */
+    public ClaimRepository(NamedParameterJdbcTemplate jdbc, PayloadCipher cipher, MeterRegistry meters,
+                           java.time.Duration retryDelay, java.time.Duration keyWait) {
+        this.keyWaitSeconds = keyWait.toSeconds();
         this.retryDelayMillis = retryDelay.toMillis();
         this.jdbc = jdbc;
         // a plain JDBC transaction on the same DataSource (not the JPA manager: no EntityManager per claim)
@@ -150,12 +158,15 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
         try {
             payload = cipher.open(id, rs.getString("srvy_drawup_no"), rs.getBytes("payload"), keyId);
         } catch (PayloadCipher.KeyNotConfigured missing) {
-            // the configuration's fault, not the row's: the registration defers it uncharged (inbox-register)
+            // the configuration's fault, not the row's: the registration defers it uncharged (inbox-register), for
+            // key-wait from the row's arrival; then charged, so a key gone for good ends in DEAD, not a row held for ever
             meters.counter("adapter.inbox.payload.unreadable", "reason", "key-not-configured").increment();
-            log.error("Inbox {}: payload sealed with key '{}', which this instance does not have (ADAPTER_CRYPTO_KEYS_{}): "
-                    + "the row waits uncharged", id, keyId, keyId == null ? "" : keyId.toUpperCase(java.util.Locale.ROOT));
+            boolean waits = rs.getDouble("age_seconds") < keyWaitSeconds;
+            log.error("Inbox {}: payload sealed with key '{}', which this instance does not have (ADAPTER_CRYPTO_KEYS_{}): {}",
+                    id, keyId, keyId == null ? "" : keyId.toUpperCase(java.util.Locale.ROOT),
+                    waits ? "the row waits uncharged" : "waited adapter.crypto.key-wait, charged as a system error");
             return new ClaimedRow(id, rs.getString("srvy_drawup_no"), rs.getString("msg_type"), null, rs.getInt("attempts"),
-                    token, keyId);
+                    token, waits ? keyId : null);
         } catch (IllegalStateException e) {
             // not the key that sealed it, or not sealed for this row: the claim stands and the registration records a
             // system error, so the row still ends FAILED/DEAD. Our own words (which key, which row), never the cipher's

@@ -171,8 +171,11 @@ class GroupInsertTest extends IntegrationTest {
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try (java.sql.Connection other = java.sql.DriverManager.getConnection(
                 com.hospital.surveyinbox.support.EmbeddedServices.get().jdbcUrl(), com.hospital.surveyinbox.support.EmbeddedServices.DB_USER, "")) {
-            // this writer never ends the deadlock itself: the group's check (deadlock_timeout, 1 s after it starts
-            // waiting) finds the cycle, this writer waiting too by then (it starts within the probe's 10 ms polls)
+            // this writer never ends the deadlock itself: the group's check (deadlock_timeout after it starts waiting:
+            // 2.5 s here, below the reception's lock timeout, 3.5 s) finds the cycle, this writer waiting too by then (it
+            // starts within the probe's 10 ms polls); PostgreSQL checks once per wait
+            jdbc.execute("ALTER SYSTEM SET deadlock_timeout = '2500ms'");
+            jdbc.execute("SELECT pg_reload_conf()");
             try (java.sql.Statement setup = other.createStatement()) {
                 setup.execute("SET deadlock_timeout = '60s'");
             }
@@ -200,6 +203,8 @@ class GroupInsertTest extends IntegrationTest {
         } finally {
             pool.shutdownNow();
             holder[0].close();
+            jdbc.execute("ALTER SYSTEM RESET deadlock_timeout");
+            jdbc.execute("SELECT pg_reload_conf()");
         }
         assertThat(registry.find("adapter.inbox.insert.group").summary().max()).as("the two were one group").isEqualTo(2);
         jdbc.update("DELETE FROM inbox_message WHERE srvy_drawup_no LIKE ?", run + "-%");

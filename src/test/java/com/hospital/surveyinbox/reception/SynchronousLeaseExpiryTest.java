@@ -64,6 +64,12 @@ class SynchronousLeaseExpiryTest {
         jdbc.update("UPDATE synchronous_lease SET holder = 'old-pod', taken_at = now(), expires_at = now() - INTERVAL '1 minute' "
                 + "WHERE srvy_drawup_no = 'S-2'");
         assertThat(claim("S-2", "pod-c", 120_000)).as("the older version's registration just began").isNull();
+
+        // the expiry left by the holder before it, later than the older version's taken_at and already past: the
+        // lease is 100 s old, within this pod's 120 s
+        jdbc.update("UPDATE synchronous_lease SET holder = 'old-pod', taken_at = now() - INTERVAL '100 seconds', "
+                + "expires_at = now() - INTERVAL '5 seconds' WHERE srvy_drawup_no = 'S-2'");
+        assertThat(claim("S-2", "pod-c", 120_000)).as("within this pod's bound from taken_at").isNull();
     }
 
     private static String claim(String subject, String holder, long expireAfterMillis) {

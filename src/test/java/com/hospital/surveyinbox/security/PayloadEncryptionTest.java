@@ -107,6 +107,14 @@ class PayloadEncryptionTest extends IntegrationTest {
                 .containsEntry("last_error", "waiting: payload key 'k9' not configured on this instance");
         assertThat(meters.counter("adapter.inbox.payload.unreadable", "reason", "key-not-configured").count()).isEqualTo(before + 1);
         assertThat(simulator().bundleRequests(subject)).isEmpty();
+
+        // past adapter.crypto.key-wait (P1D) from its arrival: charged, so a key gone for good ends in DEAD, not a row
+        // (and every later row of its subject) held for ever
+        jdbc.update("UPDATE inbox_message SET created_at = now() - INTERVAL '2 days' WHERE id = ?", sealed.inboxId());
+        assertThat(com.hospital.surveyinbox.support.EventPublisher.publish(producer, sealed.event())).isTrue();
+        new Rows(jdbc).awaitAttempt(id, 1, "FAILED");
+        assertThat(jdbc.queryForObject("SELECT last_error FROM inbox_message WHERE id = ?", String.class, sealed.inboxId()))
+                .isEqualTo("system error");
         jdbc.update("UPDATE inbox_message SET status = 'COMPLETED', claim_token = NULL WHERE id = ?", sealed.inboxId());
     }
 
