@@ -4,7 +4,7 @@
 -- being refused as "taken" and leaving its own row PROCESSING until stuck-processing-after, an attempt charged.
 -- Run by: processing/ClaimRepository.claim (inside the idempotentConsumer step inbox-process-claim of
 -- routes/inbox-process.camel.yaml) only on a try after a failed one, with :id and :token. Reads only.
-SELECT id, srvy_drawup_no, msg_type, payload, payload_key_id, attempts
+SELECT id, srvy_drawup_no, msg_type, payload, payload_key_id, attempts, EXTRACT(EPOCH FROM now() - created_at) AS age_seconds
   FROM inbox_message
  WHERE id = :id
    AND status = 'PROCESSING'

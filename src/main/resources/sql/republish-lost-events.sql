@@ -5,7 +5,10 @@
 -- skipped, so a backlog is not republished every tick; a bounded batch, oldest first, and SKIP LOCKED
 -- so two job runs (a slow tick and the next) never take the same rows. Rows held behind an earlier unfinished
 -- row of their subject are left out: older than any lost row after them, they would fill the batch with events
--- refused again while a truly lost row waited (RedeliveryStatementsTest).
+-- refused again while a truly lost row waited (RedeliveryStatementsTest). Each candidate is one probe of the
+-- subject's unfinished-rows index (stopping at its first earlier row), so a tick during a long outage, when many
+-- followers wait behind FAILED rows, walks those followers (held rows are not stamped): a few µs each, bounded by
+-- what is waiting, not by the table.
 -- The batch is an array taken once (ARRAY(SELECT ... FOR UPDATE SKIP LOCKED)), never a semi-join: with the
 -- statistics of a table found empty (reltuples 0 over a page) the planner would nest the locking subquery in a
 -- loop over the table and rescan it per row (the count fold took 10.9 s so; JobStatementPlansTest).

@@ -565,7 +565,7 @@ public class AdapterProperties {
         public Crypto(@DefaultValue("false") boolean enabled,
                 String activeKey,
                 Map<String, String> keys,
-                @DefaultValue("P1D") Duration keyWait) {
+                @DefaultValue("P1D") @DurationUnit(ChronoUnit.SECONDS) Duration keyWait) {
             this.enabled = enabled;
             this.activeKey = activeKey;
             this.keys = keys == null ? Map.of() : Map.copyOf(keys);

@@ -29,12 +29,19 @@ import org.springframework.stereotype.Component;
 public class InboxGauges implements org.springframework.beans.factory.DisposableBean {
 
     static final long REFRESH_NANOS = 5_000_000_000L;
+    /**
+     * The retention gauge once a minute, not every 5 s: its alert waits two days, and its read steps over the entries
+     * the night's redaction left at the front of its index until vacuum removes them.
+     */
+    static final long OVERDUE_REFRESH_NANOS = 60_000_000_000L;
     static final long SCRAPE_WAIT_MILLIS = 1_000;
     private static final Logger log = LoggerFactory.getLogger(InboxGauges.class);
 
     private final InboxRowRepository rows;
     private final com.hospital.surveyinbox.config.AdapterProperties.Retention retention;
     private volatile Oldest overdue = new Oldest(0, System.nanoTime());
+    private final long overdueRefreshNanos;
+    private volatile long overdueReadAt;
     private final Map<InboxStatus, Long> counts = new java.util.concurrent.ConcurrentHashMap<>();
     private final io.micrometer.core.instrument.Counter failures;
     private final java.util.concurrent.ExecutorService reader = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
@@ -52,9 +59,17 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
     private volatile long readOkAt = System.nanoTime();
     private volatile boolean failing;
 
+    @org.springframework.beans.factory.annotation.Autowired
     public InboxGauges(InboxRowRepository rows, MeterRegistry meters, com.hospital.surveyinbox.config.AdapterProperties properties) {
+        this(rows, meters, properties, OVERDUE_REFRESH_NANOS);
+    }
+
+    /** {@code overdueRefreshNanos}: how often the retention gauge is read (a test's shorter period). */
+    InboxGauges(InboxRowRepository rows, MeterRegistry meters, com.hospital.surveyinbox.config.AdapterProperties properties,
+                long overdueRefreshNanos) {
         this.rows = rows;
         this.retention = properties.getRetention();
+        this.overdueRefreshNanos = overdueRefreshNanos;
         for (InboxStatus status : InboxStatus.values()) {
             counts.put(status, 0L);
             Gauge.builder("adapter.inbox.rows", () -> refreshed().counts.get(status))
@@ -136,8 +151,12 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
             Oldest age = new Oldest(rows.oldestPendingAgeSeconds(), System.nanoTime());
             long replies = rows.failingReplies();
             Oldest run = new Oldest(rows.lastRedeliveryRunAgeSeconds(), System.nanoTime());
-            Oldest pastRetention = retention.isEnabled() ? new Oldest(rows.retentionOverdueSeconds(
-                    retention.getCompleted().toSeconds(), retention.getDead().toSeconds()), System.nanoTime()) : overdue;
+            Oldest pastRetention = overdue;
+            if (retention.isEnabled() && (overdueReadAt == 0 || System.nanoTime() - overdueReadAt >= overdueRefreshNanos)) {
+                pastRetention = new Oldest(rows.retentionOverdueSeconds(retention.getCompleted().toSeconds(),
+                        retention.getDead().toSeconds()), System.nanoTime());
+                overdueReadAt = System.nanoTime();
+            }
             counts.putAll(fresh);
             lastRun = run;
             overdue = pastRetention;

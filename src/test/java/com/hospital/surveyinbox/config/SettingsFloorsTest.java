@@ -42,6 +42,7 @@ class SettingsFloorsTest {
         refused("adapter.migration.lock-timeout=0", "migration.lockTimeout");
         refused("adapter.circuit.open-duration=0", "circuit.openDuration");
         refused("adapter.cache.consent-ttl=0", "cache.consentTtl");
+        refused("adapter.crypto.key-wait=PT5M", "crypto.keyWait");
     }
 
     /**
@@ -58,6 +59,7 @@ class SettingsFloorsTest {
         refused("adapter.inbox.reply-max-retry-delay=3600000", "inbox.replyMaxRetryDelay");
         refused("adapter.migration.lock-timeout=5000", "migration.lockTimeout");
         refused("adapter.cache.redis-pause=5000", "cache.redisPause");
+        refused("adapter.crypto.key-wait=86400000", "crypto.keyWait"); // seconds: 1,000 days, not a day in milliseconds
         refused("adapter.reception.store-timeout=5000", "reception.storeTimeout");
         refused("adapter.inbox.lost-event-after=120000", "inbox.lostEventAfter");
         refused("adapter.inbox.stuck-processing-after=900000", "inbox.stuckProcessingAfter");

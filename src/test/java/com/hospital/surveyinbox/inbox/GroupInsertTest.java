@@ -172,9 +172,9 @@ class GroupInsertTest extends IntegrationTest {
         try (java.sql.Connection other = java.sql.DriverManager.getConnection(
                 com.hospital.surveyinbox.support.EmbeddedServices.get().jdbcUrl(), com.hospital.surveyinbox.support.EmbeddedServices.DB_USER, "")) {
             // this writer never ends the deadlock itself: the group's check (deadlock_timeout after it starts waiting:
-            // 2.5 s here, below the reception's lock timeout, 3.5 s) finds the cycle, this writer waiting too by then (it
+            // 2 s here, below the reception's lock timeout, 3 s) finds the cycle, this writer waiting too by then (it
             // starts within the probe's 10 ms polls); PostgreSQL checks once per wait
-            jdbc.execute("ALTER SYSTEM SET deadlock_timeout = '2500ms'");
+            jdbc.execute("ALTER SYSTEM SET deadlock_timeout = '2s'");
             jdbc.execute("SELECT pg_reload_conf()");
             try (java.sql.Statement setup = other.createStatement()) {
                 setup.execute("SET deadlock_timeout = '60s'");

@@ -99,7 +99,8 @@ class InboxGaugesTest extends IntegrationTest {
         long id = store.accept(new ReceivedMessage(subject, "SEND",
                 ServiceClient.message(subject, "").getBytes(StandardCharsets.UTF_8), null)).inboxId();
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        InboxGauges gauges = new InboxGauges(repository, meters, com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of()));
+        // read at each refresh here (once a minute in service)
+        InboxGauges gauges = new InboxGauges(repository, meters, com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of()), 0);
         SimpleMeterRegistry off = new SimpleMeterRegistry();
         InboxGauges disabled = new InboxGauges(repository, off,
                 com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of("adapter.retention.enabled", "false")));

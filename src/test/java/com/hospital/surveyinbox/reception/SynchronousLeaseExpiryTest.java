@@ -13,7 +13,8 @@ import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 /**
- * A synchronous lease (rollback toggle) expires when its holder said, from the holder's own bounds: a pod whose
+ * A synchronous lease (rollback toggle) expires when its holder said, from the holder's own bounds (and never before
+ * the taker's own bound from when it was taken): a pod whose
  * timeouts are shorter (a configuration roll, a JDBC URL's socketTimeout on one pod) took the lease of a registration
  * still running on another and registered the subject beside it (a resend twice, a SUBMIT before its bundle). A
  * lease an older version took (no expiry recorded) expires by its age as before. A database of its own.

@@ -119,6 +119,31 @@ class PayloadEncryptionTest extends IntegrationTest {
     }
 
     /**
+     * A claim tried again because its answer was lost reads its own row back (find-own-claim.sql) as the claim returns
+     * it, the row's age included: the key-missing row's retry failed on a column the read-back lacked, and the row
+     * stayed PROCESSING until stuck-processing-after.
+     */
+    @Test
+    void aClaimTriedAgainFindsItsOwnRowThoughItsKeyIsMissing() {
+        String subject = uniqueSubject("NOKEYRETRY");
+        Acceptance sealed = store(Map.of("k1", K1, "k9", K2), "k9")
+                .accept(new ReceivedMessage(subject, "SEND", com.hospital.surveyinbox.support.ServiceClient.message(subject, "")
+                        .getBytes(StandardCharsets.UTF_8), null));
+        ClaimRepository claims = new ClaimRepository(named, new PayloadCipher(properties(Map.of("k1", K1), "k1")),
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry(), java.time.Duration.ZERO);
+        org.apache.camel.Exchange exchange = new org.apache.camel.support.DefaultExchange(new org.apache.camel.impl.DefaultCamelContext());
+        String id = Long.toString(sealed.inboxId());
+        try {
+            assertThat(claims.add(exchange, id)).isTrue();
+            // the same exchange again: the retry of a claim whose commit answer was lost (same token)
+            assertThat(claims.add(exchange, id)).isTrue();
+            assertThat(exchange.getProperty("row", ClaimedRow.class).missingKey()).isEqualTo("k9");
+        } finally {
+            jdbc.update("UPDATE inbox_message SET status = 'COMPLETED', claim_token = NULL WHERE id = ?", sealed.inboxId());
+        }
+    }
+
+    /**
      * With encryption on a lone reception is written as a group of one: a replay whose first row is gone when the group
      * reads it (retention's delete, seen by the group's read) is written again, not answered 500. Here the first write
      * sees the row deleted (a statement trigger, once: a sequence is not rolled back), the second finds it again.
