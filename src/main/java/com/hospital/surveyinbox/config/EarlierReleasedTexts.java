@@ -124,6 +124,10 @@ public final class EarlierReleasedTexts implements JavaMigration {
                             RAISE WARNING 'inbox_message stayed locked by a VACUUM or ANALYZE for 2 minutes: its autovacuum threshold '
                                 '(V19) was not set; run ALTER TABLE inbox_message SET (autovacuum_vacuum_threshold = 100000) once it has finished';
                         END $$""");
+                // a Java migration's server warnings are not printed by Flyway, and migration 19 is recorded done
+                for (java.sql.SQLWarning warning = statement.getWarnings(); warning != null; warning = warning.getNextWarning()) {
+                    LOG.warn("V19: {}", warning.getMessage());
+                }
             }
             statement.execute("RESET lock_timeout");
         }
@@ -182,7 +186,7 @@ public final class EarlierReleasedTexts implements JavaMigration {
                 }
             }
             try (PreparedStatement recorded = connection.prepareStatement(
-                         "SELECT version, script, checksum FROM " + table + " WHERE success AND checksum IS NOT NULL");
+                         "SELECT version, script, checksum FROM " + table + " WHERE success AND checksum IS NOT NULL AND version IS NOT NULL");
                  ResultSet rs = recorded.executeQuery()) {
                 while (rs.next()) {
                     String version = rs.getString(1);

@@ -182,6 +182,9 @@ class GroupInsertTest extends IntegrationTest {
             other.setAutoCommit(false);
             String insert = "INSERT INTO inbox_message (srvy_drawup_no, msg_type, idempotency_key) VALUES (?, 'SEND', ?) RETURNING id";
             long otherK2 = insertReturningId(other, insert, run + "-other2", k2);
+            String deadlocks = "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()";
+            jdbc.execute("SELECT pg_stat_clear_snapshot()");
+            long deadlocksBefore = jdbc.queryForObject(deadlocks, Long.class);
 
             Future<Acceptance> firstAnswer = pool.submit(() -> holder[0].accept(message(run + "-first", null)));
             await().atMost(Duration.ofSeconds(20)).until(() -> !first.get());
@@ -200,6 +203,11 @@ class GroupInsertTest extends IntegrationTest {
 
             assertThat(a.get(30, TimeUnit.SECONDS)).extracting(Acceptance::fresh, Acceptance::inboxId).containsExactly(false, k1Row);
             assertThat(b.get(30, TimeUnit.SECONDS)).extracting(Acceptance::fresh, Acceptance::inboxId).containsExactly(false, otherK2);
+            // and it was a deadlock that PostgreSQL ended (not rows written in an order that made none)
+            await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(200)).until(() -> {
+                jdbc.execute("SELECT pg_stat_clear_snapshot()");
+                return jdbc.queryForObject(deadlocks, Long.class) > deadlocksBefore;
+            });
         } finally {
             pool.shutdownNow();
             holder[0].close();

@@ -88,14 +88,12 @@ class PayloadEncryptionTest extends IntegrationTest {
     /**
      * A row sealed with a key this instance does not have (a rotation rolled out before every pod had the new key, a
      * Secret missing one) waits uncharged, as for an open circuit: it walked to DEAD in five retries and a failure
-     * reply told the legacy system the survey was lost. Once the key is configured it registers.
+     * reply told the legacy system the survey was lost.
      */
     @Test
     void aRowSealedWithAKeyThisInstanceLacksWaitsUnchargedNotDead() {
         String subject = uniqueSubject("NOKEY");
-        Acceptance sealed = store(Map.of("k1", K1, "k9", K2), "k9")
-                .accept(new ReceivedMessage(subject, "SEND", com.hospital.surveyinbox.support.ServiceClient.message(subject, "")
-                        .getBytes(StandardCharsets.UTF_8), null));
+        Acceptance sealed = sealedWithAKeyThisInstanceLacks(subject);
         double before = meters.counter("adapter.inbox.payload.unreadable", "reason", "key-not-configured").count();
 
         assertThat(com.hospital.surveyinbox.support.EventPublisher.publish(producer, sealed.event())).isTrue();
@@ -126,9 +124,7 @@ class PayloadEncryptionTest extends IntegrationTest {
     @Test
     void aClaimTriedAgainFindsItsOwnRowThoughItsKeyIsMissing() {
         String subject = uniqueSubject("NOKEYRETRY");
-        Acceptance sealed = store(Map.of("k1", K1, "k9", K2), "k9")
-                .accept(new ReceivedMessage(subject, "SEND", com.hospital.surveyinbox.support.ServiceClient.message(subject, "")
-                        .getBytes(StandardCharsets.UTF_8), null));
+        Acceptance sealed = sealedWithAKeyThisInstanceLacks(subject);
         ClaimRepository claims = new ClaimRepository(named, new PayloadCipher(properties(Map.of("k1", K1), "k1")),
                 new io.micrometer.core.instrument.simple.SimpleMeterRegistry(), java.time.Duration.ZERO);
         org.apache.camel.Exchange exchange = new org.apache.camel.support.DefaultExchange(new org.apache.camel.impl.DefaultCamelContext());
@@ -141,6 +137,12 @@ class PayloadEncryptionTest extends IntegrationTest {
         } finally {
             jdbc.update("UPDATE inbox_message SET status = 'COMPLETED', claim_token = NULL WHERE id = ?", sealed.inboxId());
         }
+    }
+
+    /** A row sealed with key k9, which this test's service (k1 only) does not have. */
+    private Acceptance sealedWithAKeyThisInstanceLacks(String subject) {
+        return store(Map.of("k1", K1, "k9", K2), "k9").accept(new ReceivedMessage(subject, "SEND",
+                com.hospital.surveyinbox.support.ServiceClient.message(subject, "").getBytes(StandardCharsets.UTF_8), null));
     }
 
     /**
