@@ -1,5 +1,6 @@
--- Records an attempt that is not charged: a downstream it needs is plainly down (its circuit is open), or the
--- database did not answer the registration's resend check (Outcome.databaseUnavailable), so the attempt count
+-- Records an attempt that is not charged: a downstream it needs is plainly down (its circuit is open), the
+-- database did not answer the registration's resend check (Outcome.databaseUnavailable), or the payload is sealed
+-- with a key this instance lacks, within adapter.crypto.key-wait (Outcome.payloadKeyMissing), so the attempt count
 -- goes back down and the row waits as FAILED for the next retry. Closes the
 -- attempt as DEFERRED in the same statement. Autocommit.
 -- Run by: routes/inbox-process.camel.yaml, step inbox-process-record-deferred (camel-sql).

@@ -45,7 +45,7 @@ public class FlywayConnection {
         };
     }
 
-    /** Boot's migration at start: {@link #migrate}. */
+    /** Boot's migration at start: {@link #migrate} (earlier released texts accepted first: {@link EarlierReleasedTexts}). */
     @Bean
     org.springframework.boot.autoconfigure.flyway.FlywayMigrationStrategy flywayRerunsFailedBuilds() {
         return FlywayConnection::migrate;

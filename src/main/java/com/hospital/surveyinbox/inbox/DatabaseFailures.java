@@ -15,7 +15,8 @@ import org.springframework.transaction.TransactionException;
  * exception type: Spring files some refusals of a single row (e.g. 54000, an index row too large) under
  * "resource failure". {@link #unavailable} is asked by the routes' error clauses and choices
  * ({@code inbox-ops-unavailable}, {@code inbox-process-row-database-busy}, {@code inbox-register-when-database-unavailable},
- * the reception's); {@link #unreachable} by {@code GroupInsert}, to fail the receptions queued behind a write.
+ * the reception's) and by {@code GroupInsert}; {@link #unreachable} by {@code GroupInsert}, to fail the receptions
+ * queued behind a write, and {@link #conflicted} to write a group that lost a race row by row.
  */
 @Component("databaseFailures")
 public class DatabaseFailures {

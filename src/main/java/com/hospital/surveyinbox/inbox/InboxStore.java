@@ -132,8 +132,8 @@ public class InboxStore implements DisposableBean {
              WHERE idempotency_key = ?
             """;
 
-    /** The receptions' own connections ({@link ReceptionConnections}): the inserts and what they read meanwhile. */
     private final io.micrometer.core.instrument.Counter keyReused;
+    /** The receptions' own connections ({@link ReceptionConnections}): the inserts and what they read meanwhile. */
     private final NamedParameterJdbcTemplate receptionJdbc;
     /** Longest one statement on a reception connection may take (below the socket timeout). */
     private final java.time.Duration receptionStatementBound;

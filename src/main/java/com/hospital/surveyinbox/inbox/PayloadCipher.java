@@ -127,15 +127,8 @@ public class PayloadCipher {
      */
     public static final class KeyNotConfigured extends IllegalStateException {
 
-        private final String keyId;
-
         KeyNotConfigured(String keyId) {
             super("payload encrypted with key '" + keyId + "', which is not configured");
-            this.keyId = keyId;
-        }
-
-        public String keyId() {
-            return keyId;
         }
     }
 }

@@ -157,7 +157,7 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
         byte[] payload;
         try {
             payload = cipher.open(id, rs.getString("srvy_drawup_no"), rs.getBytes("payload"), keyId);
-        } catch (PayloadCipher.KeyNotConfigured missing) {
+        } catch (PayloadCipher.KeyNotConfigured notConfigured) {
             // the configuration's fault, not the row's: the registration defers it uncharged (inbox-register), for
             // key-wait from the row's arrival; then charged, so a key gone for good ends in DEAD, not a row held for ever
             meters.counter("adapter.inbox.payload.unreadable", "reason", "key-not-configured").increment();

@@ -46,7 +46,7 @@ public class RegistrationSteps {
             throw new PayloadKeyMissingException(row.missingKey());
         }
         if (row.payload() == null) {
-            throw new IllegalStateException("stored payload unavailable (redacted or not decryptable)");
+            throw new IllegalStateException("stored payload unavailable (redacted, not decryptable, or its key missing past key-wait)");
         }
         JsonNode message;
         try {
@@ -71,8 +71,8 @@ public class RegistrationSteps {
     }
 
     /**
-     * Checks the legacy patient lookup's answer (step inbox-register-check-patient, inside the lookup's step, so a
-     * failure names the lookup): the contract's JSON object {@code {"patno","patNm","mobileNo"}} of the message's
+     * Checks the legacy patient lookup's answer (steps inbox-register-check-patient, inside the lookup's step, so a
+     * failure names the lookup, and inbox-register-check-patient-for-masking): the contract's JSON object {@code {"patno","patNm","mobileNo"}} of the message's
      * patient, else a system error. A record naming another {@code patno} (a caching proxy or a legacy fault mixing
      * two lookups) is refused: its name and mobile would become this patient's guest account, and the survey
      * link of one patient would go to another's phone. A record without {@code patno} is taken as the patient's;

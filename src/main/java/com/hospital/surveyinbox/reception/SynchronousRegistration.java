@@ -41,8 +41,9 @@ public class SynchronousRegistration {
 
     /**
      * Named parameters of {@code sql/claim-synchronous-registration.sql} and {@code release-synchronous-lease.sql}:
-     * the subject, its Idempotency-Key, this registration's own holder id, and the age past which a lease is a dead
-     * pod's ({@link #longestRegistrationMillis}, twice).
+     * the subject, its Idempotency-Key, this registration's own holder id, and this pod's bound
+     * ({@link #longestRegistrationMillis}, twice): the expiry it writes on a lease it takes, and the age past which it
+     * takes a lease (never before the holder's own expiry).
      */
     public Map<String, Object> lease(ReceivedMessage message) {
         Map<String, Object> params = new HashMap<>();

@@ -37,12 +37,12 @@ class EarlierReleasedTextsTest {
 
     @Test
     void everyEarlierTextIsInTheLedgerAndTheChecksumIsFlywaysOwn() throws Exception {
-        Map<String, Set<Integer>> ledger = ledger();
+        Map<String, Set<Integer>> ledger = EarlierReleasedTexts.EARLIER;
         List<String> texts = new ArrayList<>();
         for (Path text : earlierTexts()) {
             String version = version(text);
             try (InputStream in = Files.newInputStream(text)) {
-                assertThat(ledger.get(version)).as(text + " in the ledger").contains(checksum(in));
+                assertThat(ledger.get(version)).as(text + " in the ledger").contains(EarlierReleasedTexts.checksum(in));
             }
             texts.add(version + ":" + text.getParent().getFileName());
         }
@@ -58,7 +58,7 @@ class EarlierReleasedTextsTest {
             int compared = 0;
             while (rs.next()) {
                 try (InputStream in = Files.newInputStream(Path.of("src/main/resources/db/migration", rs.getString(1)))) {
-                    assertThat(checksum(in)).as(rs.getString(1)).isEqualTo(rs.getInt(2));
+                    assertThat(EarlierReleasedTexts.checksum(in)).as(rs.getString(1)).isEqualTo(rs.getInt(2));
                 }
                 compared++;
             }
@@ -83,7 +83,7 @@ class EarlierReleasedTextsTest {
             }
             Map<String, Path> earliest = new TreeMap<>();
             for (Path text : earlierTexts()) {
-                earliest.merge(text.getFileName().toString(), text, (a, b) -> commitTime(a) <= commitTime(b) ? a : b);
+                earliest.merge(text.getFileName().toString(), text, (a, b) -> releaseOrder(a) <= releaseOrder(b) ? a : b);
             }
             for (Path text : earliest.values()) {
                 Files.copy(text, folder.resolve(text.getFileName()), StandardCopyOption.REPLACE_EXISTING);
@@ -182,14 +182,6 @@ class EarlierReleasedTextsTest {
         return history;
     }
 
-    private static Map<String, Set<Integer>> ledger() {
-        return EarlierReleasedTexts.EARLIER;
-    }
-
-    private static int checksum(InputStream in) throws IOException {
-        return EarlierReleasedTexts.checksum(in);
-    }
-
     private static List<Path> earlierTexts() throws IOException {
         try (Stream<Path> files = Files.walk(EARLIER)) {
             return files.filter(p -> p.getFileName().toString().endsWith(".sql")).sorted().toList();
@@ -200,8 +192,8 @@ class EarlierReleasedTextsTest {
         return text.getFileName().toString().replaceFirst("^V(\\d+)__.*", "$1");
     }
 
-    /** The order the kept texts were released in (the commit folders' order in the ledger's comments). */
-    private static int commitTime(Path text) {
+    /** Which of a version's kept texts was released first: V5's two, in order (the others have one). */
+    private static int releaseOrder(Path text) {
         return List.of("c9e4bd6", "d97f0ac").indexOf(text.getParent().getFileName().toString());
     }
 

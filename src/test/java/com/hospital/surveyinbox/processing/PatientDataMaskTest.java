@@ -97,17 +97,6 @@ class PatientDataMaskTest {
                 c("요청 1234건 중 12건 실패", KIM, "", "요청 1234건 중 12건 실패"));
     }
 
-    @org.junit.jupiter.api.Test
-    void aRegistrationPrintsItsIdsNotThePatient() throws Exception {
-        com.fasterxml.jackson.databind.JsonNode message = new com.fasterxml.jackson.databind.ObjectMapper().readTree(
-                "{\"srvyDrawupNo\":\"D1\",\"patno\":\"20481234\",\"patNm\":\"김구\",\"mobileNo\":\"01012345678\",\"memo\":\"ward 7\"}");
-        Registration registration = new Registration(7, "D1", "SEND", "20481234", "S1", "F100", null, "김구", "01012345678", true,
-                null, message);
-
-        assertThat(registration.toString()).contains("inboxId=7", "D1", "SEND")
-                .doesNotContain("20481234", "김구", "01012345678", "ward 7");
-    }
-
     @ParameterizedTest(name = "{0}")
     @MethodSource("corpus")
     void masksWhatMustDisappearAndKeepsWhatHelpsAnOperator(Case c) {

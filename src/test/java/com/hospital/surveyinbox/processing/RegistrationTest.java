@@ -29,4 +29,16 @@ class RegistrationTest {
         assertThatThrownBy(() -> msg.segment("c")).isInstanceOf(SystemException.class).hasMessageContaining("dot-segment");
         assertThatThrownBy(() -> msg.segment("absent")).isInstanceOf(SystemException.class).hasMessageContaining("absent");
     }
+
+    /** Ids only: Camel quotes a value it cannot convert in its exception's message, which a log line may carry. */
+    @Test
+    void aRegistrationPrintsItsIdsNotThePatient() throws Exception {
+        com.fasterxml.jackson.databind.JsonNode message = new com.fasterxml.jackson.databind.ObjectMapper().readTree(
+                "{\"srvyDrawupNo\":\"D1\",\"patno\":\"20481234\",\"patNm\":\"김구\",\"mobileNo\":\"01012345678\",\"memo\":\"ward 7\"}");
+        Registration registration = new Registration(7, "D1", "SEND", "20481234", "S1", "F100", null, "김구", "01012345678", true,
+                null, message);
+
+        assertThat(registration.toString()).contains("inboxId=7", "D1", "SEND")
+                .doesNotContain("20481234", "김구", "01012345678", "ward 7");
+    }
 }

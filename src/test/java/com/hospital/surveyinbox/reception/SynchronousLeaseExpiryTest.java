@@ -2,15 +2,12 @@ package com.hospital.surveyinbox.reception;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.hospital.surveyinbox.inbox.SqlFiles;
-import com.hospital.surveyinbox.support.EmbeddedServices;
+import com.hospital.surveyinbox.support.OwnDatabase;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
-import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 /**
  * A synchronous lease (rollback toggle) expires when its holder said, from the holder's own bounds (and never before
@@ -21,21 +18,18 @@ import org.springframework.jdbc.datasource.SingleConnectionDataSource;
  */
 class SynchronousLeaseExpiryTest {
 
-    static String database;
-    static SingleConnectionDataSource connection;
+    static OwnDatabase database;
     static JdbcTemplate jdbc;
 
     @BeforeAll
     static void migrated() {
-        database = "lease_expiry_" + System.nanoTime();
-        connection = new SingleConnectionDataSource(EmbeddedServices.get().migratedDatabase(database), EmbeddedServices.DB_USER, "", true);
-        jdbc = new JdbcTemplate(connection);
+        database = OwnDatabase.migrated("lease_expiry");
+        jdbc = database.jdbc();
     }
 
     @AfterAll
     static void drop() {
-        connection.destroy();
-        EmbeddedServices.get().dropDatabase(database);
+        database.close();
     }
 
     @Test
@@ -79,7 +73,7 @@ class SynchronousLeaseExpiryTest {
         parameters.put("idempotencyKey", null);
         parameters.put("holder", holder);
         parameters.put("expireAfterMillis", expireAfterMillis);
-        return new NamedParameterJdbcTemplate(jdbc).queryForObject(
-                SqlFiles.read("claim-synchronous-registration").replace(":#", ":"), parameters, (rs, n) -> rs.getString("holder"));
+        return database.named().queryForObject(
+                database.statement("claim-synchronous-registration"), parameters, (rs, n) -> rs.getString("holder"));
     }
 }

@@ -2,8 +2,7 @@ package com.hospital.surveyinbox.redelivery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.hospital.surveyinbox.inbox.SqlFiles;
-import com.hospital.surveyinbox.support.EmbeddedServices;
+import com.hospital.surveyinbox.support.OwnDatabase;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -11,8 +10,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
-import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 /**
  * The redelivery job's batches leave out rows held behind an earlier unfinished row of their subject. Such a row is
@@ -23,21 +20,18 @@ import org.springframework.jdbc.datasource.SingleConnectionDataSource;
  */
 class RedeliveryStatementsTest {
 
-    static String database;
-    static SingleConnectionDataSource connection;
+    static OwnDatabase database;
     static JdbcTemplate jdbc;
 
     @BeforeAll
     static void migrated() {
-        database = "redelivery_statements_" + System.nanoTime();
-        connection = new SingleConnectionDataSource(EmbeddedServices.get().migratedDatabase(database), EmbeddedServices.DB_USER, "", true);
-        jdbc = new JdbcTemplate(connection);
+        database = OwnDatabase.migrated("redelivery_statements");
+        jdbc = database.jdbc();
     }
 
     @AfterAll
     static void drop() {
-        connection.destroy();
-        EmbeddedServices.get().dropDatabase(database);
+        database.close();
     }
 
     @BeforeEach
@@ -87,7 +81,7 @@ class RedeliveryStatementsTest {
 
     private List<Long> run(String statement) {
         Map<String, Object> parameters = Map.of("batch", 3, "lostEventAfterMillis", 120_000, "retryDelayMillis", 600_000);
-        return new NamedParameterJdbcTemplate(jdbc).query(SqlFiles.read(statement).replace(":#", ":"), parameters,
+        return database.named().query(database.statement(statement), parameters,
                 (row, n) -> row.getLong("inboxId")).stream().sorted().toList();
     }
 }
