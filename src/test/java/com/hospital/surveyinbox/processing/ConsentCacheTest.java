@@ -24,6 +24,9 @@ class ConsentCacheTest extends IntegrationTest {
     @Autowired
     org.apache.camel.ProducerTemplate producer;
 
+    @Autowired
+    io.micrometer.core.instrument.MeterRegistry meters;
+
     @AfterEach
     void restore() {
         simulator().setLatency(DownstreamSimulator.Latency.FAST);
@@ -33,9 +36,31 @@ class ConsentCacheTest extends IntegrationTest {
         return "{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"P-" + subject + "\",\"formCd\":\"F1\",\"srvyNo\":\"" + srvyNo + "\"}";
     }
 
+    /**
+     * With Redis answering, one lookup per survey whatever the traffic. A Redis command that times out on a loaded
+     * machine (500 ms) rightly sends the lookups past the cache for its pause (consumersWaitingForALookupShare… bounds
+     * that case): such a run proves nothing here and is run again, up to three times; every one failing so fails.
+     */
     @Test
     void looksUpConsentsAtMostOncePerSurveyFor111MessagesOverFiveSurveys() {
         simulator().setLatency(new DownstreamSimulator.Latency(300, 400, 0, 2, 0, 2));
+        for (int run = 1; run <= 3; run++) {
+            double redisFailures = redisFailures();
+            List<String> surveys = oneHundredElevenMessagesOverFiveSurveys();
+            if (redisFailures() == redisFailures) {
+                assertOneLookupPerSurvey(surveys);
+                return;
+            }
+        }
+        throw new AssertionError("a Redis command failed in each of three runs: the cache was never in use throughout");
+    }
+
+    private double redisFailures() {
+        return meters.counter("adapter.consent.cache", "result", "error").count()
+                + meters.counter("adapter.consent.cache", "result", "skipped").count();
+    }
+
+    private List<String> oneHundredElevenMessagesOverFiveSurveys() {
         String run = uniqueSubject("C111");
         List<String> surveys = List.of(run + "-S1", "CONSENT-" + run + "-S2", run + "-S3", run + "-S4", run + "-S5");
         List<String> ids = new ArrayList<>();
@@ -46,6 +71,10 @@ class ConsentCacheTest extends IntegrationTest {
         for (String id : ids) {
             rows.awaitStatus(id, "COMPLETED", Duration.ofSeconds(60));
         }
+        return surveys;
+    }
+
+    private void assertOneLookupPerSurvey(List<String> surveys) {
         int lookups = surveys.stream().mapToInt(s -> simulator().consentLookups(s)).sum();
         assertThat(lookups).isLessThanOrEqualTo(5);
         assertThat(surveys).allSatisfy(s -> assertThat(simulator().consentLookups(s)).isEqualTo(1));
