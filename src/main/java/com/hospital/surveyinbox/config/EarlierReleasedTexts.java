@@ -141,15 +141,17 @@ public final class EarlierReleasedTexts implements JavaMigration {
      */
     private static void index(Statement statement, String name, java.util.function.Predicate<String> right, String definition)
             throws SQLException {
-        String present = single(statement, "SELECT pg_get_indexdef(to_regclass('" + name + "'))");
+        String present = definition(statement, name);
         if (present != null && valid(statement, name) && right.test(present)) {
             return;
         }
         String building = name + "_v19";
-        if (single(statement, "SELECT pg_get_indexdef(to_regclass('" + building + "'))") != null && !valid(statement, building)) {
+        boolean built = definition(statement, building) != null;
+        if (built && !valid(statement, building)) {
             statement.execute("DROP INDEX CONCURRENTLY IF EXISTS " + building);
+            built = false;
         }
-        if (single(statement, "SELECT pg_get_indexdef(to_regclass('" + building + "'))") == null) {
+        if (!built) {
             LOG.warn("V19: index {} is {}; built again as the current text builds it", name,
                     present == null ? "missing" : "the one an earlier text created (" + present + ")");
             statement.execute("CREATE INDEX CONCURRENTLY " + building + " " + definition);
@@ -158,6 +160,10 @@ public final class EarlierReleasedTexts implements JavaMigration {
             statement.execute("DROP INDEX CONCURRENTLY IF EXISTS " + name);
         }
         statement.execute("ALTER INDEX " + building + " RENAME TO " + name);
+    }
+
+    private static String definition(Statement statement, String index) throws SQLException {
+        return single(statement, "SELECT pg_get_indexdef(to_regclass('" + index + "'))");
     }
 
     private static boolean valid(Statement statement, String index) throws SQLException {

@@ -39,9 +39,9 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
 
     private final InboxRowRepository rows;
     private final com.hospital.surveyinbox.config.AdapterProperties.Retention retention;
-    private volatile Oldest overdue = new Oldest(0, System.nanoTime());
+    /** The retention gauge's last reading (null: none yet); its {@code at} says when it was read. */
+    private volatile Oldest overdue;
     private final long overdueRefreshNanos;
-    private volatile long overdueReadAt;
     private final Map<InboxStatus, Long> counts = new java.util.concurrent.ConcurrentHashMap<>();
     private final io.micrometer.core.instrument.Counter failures;
     private final java.util.concurrent.ExecutorService reader = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
@@ -110,7 +110,7 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
             return -1;
         }
         Oldest read = overdue;
-        return read.seconds() > 0 ? read.grown() : 0;
+        return read != null && read.seconds() > 0 ? read.grown() : 0;
     }
 
     double staleness() {
@@ -152,10 +152,9 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
             long replies = rows.failingReplies();
             Oldest run = new Oldest(rows.lastRedeliveryRunAgeSeconds(), System.nanoTime());
             Oldest pastRetention = overdue;
-            if (retention.isEnabled() && (overdueReadAt == 0 || System.nanoTime() - overdueReadAt >= overdueRefreshNanos)) {
+            if (retention.isEnabled() && (pastRetention == null || System.nanoTime() - pastRetention.at() >= overdueRefreshNanos)) {
                 pastRetention = new Oldest(rows.retentionOverdueSeconds(retention.getCompleted().toSeconds(),
                         retention.getDead().toSeconds()), System.nanoTime());
-                overdueReadAt = System.nanoTime();
             }
             counts.putAll(fresh);
             lastRun = run;

@@ -62,6 +62,8 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
 
     private final long retryDelayMillis;
     private final long keyWaitSeconds;
+    private final io.micrometer.core.instrument.Counter keyNotConfigured;
+    private final io.micrometer.core.instrument.Counter notDecryptable;
 
     @org.springframework.beans.factory.annotation.Autowired
     public ClaimRepository(NamedParameterJdbcTemplate jdbc, PayloadCipher cipher, MeterRegistry meters,
@@ -87,10 +89,13 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
         this.cipher = cipher;
         this.meters = meters;
         // registered at start, so a rate over them sees a pod's first one (SurveyInboxPayloadUnreadable)
-        for (String reason : java.util.List.of("key-not-configured", "not-decryptable")) {
-            io.micrometer.core.instrument.Counter.builder("adapter.inbox.payload.unreadable")
-                    .description("claimed rows whose payload this instance could not open").tag("reason", reason).register(meters);
-        }
+        this.keyNotConfigured = unreadable(meters, "key-not-configured");
+        this.notDecryptable = unreadable(meters, "not-decryptable");
+    }
+
+    private static io.micrometer.core.instrument.Counter unreadable(MeterRegistry meters, String reason) {
+        return io.micrometer.core.instrument.Counter.builder("adapter.inbox.payload.unreadable")
+                .description("claimed rows whose payload this instance could not open").tag("reason", reason).register(meters);
     }
 
     /** Claims the row whose id is {@code key}; true (and the row on the exchange) when this attempt owns it now. */
@@ -153,29 +158,29 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
 
     private ClaimedRow claimedRow(java.sql.ResultSet rs, UUID token) throws java.sql.SQLException {
         long id = rs.getLong("id");
+        String srvyDrawupNo = rs.getString("srvy_drawup_no");
         String keyId = rs.getString("payload_key_id");
-        byte[] payload;
+        byte[] payload = null;
+        String awaitedKey = null;
         try {
-            payload = cipher.open(id, rs.getString("srvy_drawup_no"), rs.getBytes("payload"), keyId);
+            payload = cipher.open(id, srvyDrawupNo, rs.getBytes("payload"), keyId);
         } catch (PayloadCipher.KeyNotConfigured notConfigured) {
             // the configuration's fault, not the row's: the registration defers it uncharged (inbox-register), for
             // key-wait from the row's arrival; then charged, so a key gone for good ends in DEAD, not a row held for ever
-            meters.counter("adapter.inbox.payload.unreadable", "reason", "key-not-configured").increment();
+            keyNotConfigured.increment();
             boolean waits = rs.getDouble("age_seconds") < keyWaitSeconds;
             log.error("Inbox {}: payload sealed with key '{}', which this instance does not have (ADAPTER_CRYPTO_KEYS_{}): {}",
                     id, keyId, keyId == null ? "" : keyId.toUpperCase(java.util.Locale.ROOT),
                     waits ? "the row waits uncharged" : "waited adapter.crypto.key-wait, charged as a system error");
-            return new ClaimedRow(id, rs.getString("srvy_drawup_no"), rs.getString("msg_type"), null, rs.getInt("attempts"),
-                    token, waits ? keyId : null);
+            awaitedKey = waits ? keyId : null;
         } catch (IllegalStateException e) {
             // not the key that sealed it, or not sealed for this row: the claim stands and the registration records a
             // system error, so the row still ends FAILED/DEAD. Our own words (which key, which row), never the cipher's
-            meters.counter("adapter.inbox.payload.unreadable", "reason", "not-decryptable").increment();
+            notDecryptable.increment();
             log.error("Inbox {}: payload cannot be opened with key '{}' (not the key that sealed it, or not sealed for this row)",
                     id, keyId);
-            payload = null;
         }
-        return new ClaimedRow(id, rs.getString("srvy_drawup_no"), rs.getString("msg_type"), payload, rs.getInt("attempts"), token);
+        return new ClaimedRow(id, srvyDrawupNo, rs.getString("msg_type"), payload, rs.getInt("attempts"), token, awaitedKey);
     }
 
     /** Always false: whether a row can be claimed is decided by the claim's UPDATE alone, never by a lookup. */

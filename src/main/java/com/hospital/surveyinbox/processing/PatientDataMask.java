@@ -240,7 +240,7 @@ public final class PatientDataMask {
         // "512345"), a Latin letter next to a word ("Li" inside "DISTRIBUTED"), either next to a mix ("P778812"); a
         // letter glued to a number ("P20481234", "MRN20481234") or a digit to a name ("Smith2") does not make it another
         boolean digits = term.codePoints().anyMatch(Character::isDigit);
-        boolean letters = term.codePoints().anyMatch(c -> Character.isLetter(c) && Character.UnicodeScript.of(c) == Character.UnicodeScript.LATIN);
+        boolean letters = term.codePoints().anyMatch(PatientDataMask::isLatinLetter);
         for (int at = compact.text.indexOf(term); at >= 0; at = compact.text.indexOf(term, at + 1)) {
             int from = compact.start[at];
             int to = compact.end[at + term.length() - 1];
@@ -260,8 +260,11 @@ public final class PatientDataMask {
             return false;
         }
         int c = folded.codePointAt(0);
-        return (digits && Character.isDigit(c))
-                || (letters && Character.isLetter(c) && Character.UnicodeScript.of(c) == Character.UnicodeScript.LATIN);
+        return (digits && Character.isDigit(c)) || (letters && isLatinLetter(c));
+    }
+
+    private static boolean isLatinLetter(int c) {
+        return Character.isLetter(c) && Character.UnicodeScript.of(c) == Character.UnicodeScript.LATIN;
     }
 
     private static void mark(boolean[] masked, int from, int to) {

@@ -24,11 +24,7 @@ public class PayloadKeyMissingException extends RuntimeException {
      * method expression throws ({@code inbox-register-read}).
      */
     public static String keyIdIn(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof PayloadKeyMissingException missing) {
-                return missing.keyId();
-            }
-        }
-        return null;
+        PayloadKeyMissingException missing = org.apache.camel.util.ObjectHelper.getException(PayloadKeyMissingException.class, failure);
+        return missing == null ? null : missing.keyId();
     }
 }
