@@ -2,6 +2,7 @@ package com.hospital.surveyinbox.config;
 
 import org.apache.camel.Exchange;
 import org.apache.camel.ExchangeExtension;
+import org.apache.camel.ExchangePropertyKey;
 import org.springframework.stereotype.Component;
 
 /**
@@ -18,6 +19,12 @@ import org.springframework.stereotype.Component;
 @Component("caughtFailures")
 public class CaughtFailures {
 
+    /** The exchange property holding the last statement try {@link #statementTry} saw. */
+    static final String LAST_STATEMENT_TRY = "inboxLastStatementTry";
+
+    private record StatementTry(String statement, Integer counter) {
+    }
+
     public void forget(Exchange exchange) {
         ExchangeExtension extension = exchange.getExchangeExtension();
         extension.setFailureHandled(false);
@@ -25,5 +32,27 @@ public class CaughtFailures {
         extension.setRedeliveryExhausted(false);
         exchange.getMessage().removeHeaders("CamelRedelivery*");
         exchange.getMessage().removeHeader(Exchange.REDELIVERED);
+    }
+
+    /**
+     * Before every try of a camel-sql statement of the context (interceptor {@code inbox-statement-tries},
+     * {@code routes/inbox-process.camel.yaml}): a statement's first try starts with none of its tries spent. Camel
+     * counts a step's tries in message headers that outlive the step (and a {@code variableReceive} puts them back
+     * after it), so a statement after one that was tried again found its tries spent: the successor's lookup after an
+     * outcome taken on its fourth try failed for good at its first failure. A try is this statement's redelivery when
+     * the previous try was of the same statement and the counter moved by one since; anything else is a first try.
+     */
+    public void statementTry(Exchange exchange) {
+        String statement = exchange.getProperty(ExchangePropertyKey.INTERCEPTED_ENDPOINT, String.class);
+        Integer counter = exchange.getMessage().getHeader(Exchange.REDELIVERY_COUNTER, Integer.class);
+        StatementTry last = exchange.getProperty(LAST_STATEMENT_TRY, StatementTry.class);
+        boolean redelivery = counter != null && last != null && last.statement().equals(statement)
+                && counter == (last.counter() == null ? 1 : last.counter() + 1);
+        if (counter != null && !redelivery) {
+            exchange.getMessage().removeHeaders("CamelRedelivery*");
+            exchange.getMessage().removeHeader(Exchange.REDELIVERED);
+            counter = null;
+        }
+        exchange.setProperty(LAST_STATEMENT_TRY, new StatementTry(statement, counter));
     }
 }

@@ -140,6 +140,52 @@ class InboxProcessRouteTest extends RouteKit {
     }
 
     /**
+     * Each statement of a row gets its own tries while the database does not answer: the outcome's statement met the
+     * database away three times (taken on its fourth try), then the successor's lookup once. Camel counts a step's
+     * tries in message headers that outlive the step, so the lookup found three tries spent, failed for good at its
+     * first failure and the next row waited lost-event-after for the redelivery job.
+     */
+    @Test
+    void eachStatementOfARowGetsItsOwnTriesWhileTheDatabaseDoesNotAnswer() throws Exception {
+        String subject = uniqueSubject("ALONE-TRIES");
+        long[] ids = stored(subject, 2);
+        java.util.concurrent.atomic.AtomicInteger outcomeFailures = new java.util.concurrent.atomic.AtomicInteger(3);
+        java.util.concurrent.atomic.AtomicInteger lookupFailures = new java.util.concurrent.atomic.AtomicInteger(1);
+        String event = event(ids[0], subject);
+
+        template.send("direct:process-alone", e -> {
+            e.getMessage().setBody(event);
+            e.getMessage().setHeader("CamelSqlDataSource", failingBeforeRun(
+                    failingBeforeRun(jdbc.getDataSource(), "WITH done AS", outcomeFailures), "e.id < c.id", lookupFailures));
+        });
+
+        await().atMost(java.time.Duration.ofSeconds(20)).until(() -> published(ids[1]));
+        assertThat(outcomeFailures.get()).as("complete-row.sql failed three times").isZero();
+        assertThat(lookupFailures.get()).as("find-successor.sql failed once").isZero();
+        assertThat(rows.status(Long.toString(ids[0]))).isEqualTo("COMPLETED");
+    }
+
+    /** ... and still four tries at most: a statement the database keeps refusing fails for good after its fourth. */
+    @Test
+    void aStatementTheDatabaseKeepsRefusingIsTriedFourTimesInAll() throws Exception {
+        String subject = uniqueSubject("ALONE-TRIES4");
+        long[] ids = stored(subject, 2);
+        java.util.concurrent.atomic.AtomicInteger lookupFailures = new java.util.concurrent.atomic.AtomicInteger(10);
+        String event = event(ids[0], subject);
+
+        template.send("direct:process-alone", e -> {
+            e.getMessage().setBody(event);
+            e.getMessage().setHeader("CamelSqlDataSource", failingBeforeRun(jdbc.getDataSource(), "e.id < c.id", lookupFailures));
+        });
+
+        await().atMost(java.time.Duration.ofSeconds(20)).until(() -> lookupFailures.get() < 10
+                && camel.getInflightRepository().size("inbox-process-row") == 0);
+        assertThat(lookupFailures.get()).as("find-successor.sql tried four times").isEqualTo(6);
+        assertThat(published(ids[1])).isFalse();
+        assertThat(rows.status(Long.toString(ids[0]))).isEqualTo("COMPLETED");
+    }
+
+    /**
      * The read-back finds a worker's own outcome only: one whose claim was taken from it (reset, requeued, and the row
      * finished by a later claim with its attempt numbers starting again) finds nothing and its outcome stays stale.
      * Matched by attempt number, it took the later claim's COMPLETED for its own: counted twice, its reply sent.

@@ -175,6 +175,29 @@ abstract class RouteKit extends IntegrationTest {
         };
     }
 
+    /**
+     * A DataSource on which the next {@code failures} statements containing {@code fragment} fail before they run, as
+     * on a connection the database dropped (SQLState 08006: the database is unavailable); {@code failures} counts down.
+     * A route's camel-sql steps use it when it is in the message header {@code CamelSqlDataSource}.
+     */
+    protected static javax.sql.DataSource failingBeforeRun(javax.sql.DataSource target, String fragment,
+            java.util.concurrent.atomic.AtomicInteger failures) {
+        return new org.springframework.jdbc.datasource.DelegatingDataSource(target) {
+            @Override
+            public java.sql.Connection getConnection() throws java.sql.SQLException {
+                java.sql.Connection real = super.getConnection();
+                return (java.sql.Connection) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+                        new Class<?>[] {java.sql.Connection.class}, (proxy, method, args) -> {
+                            if (method.getName().equals("prepareStatement") && String.valueOf(args[0]).contains(fragment)
+                                    && failures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                                throw new java.sql.SQLException("An I/O error occurred while sending to the backend.", "08006");
+                            }
+                            return invoke(method, real, args);
+                        });
+            }
+        };
+    }
+
     private static Object invoke(java.lang.reflect.Method method, Object target, Object[] args) throws Throwable {
         try {
             return method.invoke(target, args);
