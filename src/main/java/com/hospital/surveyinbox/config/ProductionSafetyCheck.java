@@ -103,7 +103,9 @@ public class ProductionSafetyCheck implements InitializingBean {
 
     /**
      * A row's own statements: before its calls the claim and the resend check, after them the outcome, the reply's
-     * claim and result, the successor's lookup.
+     * claim and result, the successor's lookup. Not counted: a statement's tries again while the database does not take
+     * it (up to 3 more each, inbox-process-row-errors); a row caught in such an outage at shutdown is left to the
+     * stuck-row reset, its claim fenced.
      */
     public static final int ROW_STATEMENTS = 6;
 
