@@ -703,8 +703,8 @@ public class AdapterProperties {
         @Min(1) private final int maxAddresses;
 
         public AuthFailures(@DefaultValue("true") boolean enabled,
-                @DefaultValue("10") int burst,
-                @DefaultValue("10") int perMinute,
+                @DefaultValue("100") int burst,
+                @DefaultValue("100") int perMinute,
                 @DefaultValue("10000") int maxAddresses) {
             this.enabled = enabled;
             this.burst = burst;

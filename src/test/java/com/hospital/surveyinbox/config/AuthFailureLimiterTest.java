@@ -12,6 +12,29 @@ class AuthFailureLimiterTest {
         return new AuthFailureLimiter(new AdapterProperties.AuthFailures(true, burst, 1, maxAddresses), new SimpleMeterRegistry());
     }
 
+    /**
+     * CONTRACT §1: wrong credentials are a 401. With the shipped settings (config/application.yaml, and the defaults
+     * when a key is absent) a client checking its own error handling, or several senders behind one address, get it
+     * dozens of times a minute: with the earlier defaults (10 at once) the eleventh got 429.
+     */
+    @Test
+    void theShippedSettingsAnswerDozensOfWrongCredentialsFromOneAddressAsWrong() throws Exception {
+        var shipped = new org.springframework.boot.env.YamlPropertySourceLoader().load("shipped",
+                new org.springframework.core.io.FileSystemResource("config/application.yaml"));
+        for (var binder : java.util.List.of(
+                new org.springframework.boot.context.properties.bind.Binder(
+                        org.springframework.boot.context.properties.source.ConfigurationPropertySources.from(shipped)),
+                new org.springframework.boot.context.properties.bind.Binder(
+                        new org.springframework.boot.context.properties.source.MapConfigurationPropertySource(java.util.Map.of())))) {
+            AdapterProperties.AuthFailures settings = binder.bindOrCreate("adapter.security.auth-failures", AdapterProperties.AuthFailures.class);
+            assertThat(settings.isEnabled()).isTrue();
+            AuthFailureLimiter limiter = new AuthFailureLimiter(settings, new SimpleMeterRegistry());
+            for (int i = 0; i < 60; i++) {
+                assertThat(limiter.failed("127.0.0.1")).as("wrong credential %d: 401, not 429", i + 1).isFalse();
+            }
+        }
+    }
+
     @Test
     void anAddressIsLimitedAfterItsBurstAndOthersAreNot() {
         AuthFailureLimiter limiter = limiter(3, 100);

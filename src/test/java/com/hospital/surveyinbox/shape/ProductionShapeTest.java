@@ -87,6 +87,9 @@ class ProductionShapeTest {
         p.put("adapter.security.ops.username", "ops");
         p.put("adapter.security.ops.password", "ops-test-secret");
         p.put("adapter.security.trusted-proxies", Nginx.ADDRESS + "/32");
+        // a small failed-authentication burst, so the forged-address scenario sees the guesser limited in 45 guesses
+        p.put("adapter.security.auth-failures.burst", "5");
+        p.put("adapter.security.auth-failures.per-minute", "5");
         p.put("adapter.kafka.topic", RUN);
         p.put("adapter.kafka.group-id", RUN);
         p.put("adapter.kafka.partitions", "12");
