@@ -440,7 +440,8 @@ public class AdapterProperties {
     public static class Downstream {
         /**
          * Base URL, e.g. http://account-service:8080 or https://gw/legacy: http(s), a host, an optional path, no
-         * trailing slash, query or fragment (the routes append "/patients/…": a trailing slash made "//patients").
+         * query or fragment (the routes append "/patients/…"). A trailing slash is taken off before the binding
+         * ({@link com.hospital.surveyinbox.config.BaseUrlSlashes}); one left here would make "//patients".
          */
         @NotBlank @jakarta.validation.constraints.Pattern(regexp = "https?://[^/?#\\s]+(/[^?#\\s]*[^/?#\\s])?",
                 message = "must be http(s)://host[:port][/path], without a trailing '/', query or fragment")
