@@ -67,6 +67,10 @@ public class ProductionSafetyCheck implements InitializingBean {
         shutdownCoversARow(problems);
         webShutdownCoversASynchronousRegistration(problems);
         stuckRows(problems);
+        String cronGap = properties.getInbox().redeliverCronGap();
+        if (cronGap != null) {
+            problems.add(cronGap + " (the silent-job alert reads 10 minutes without a tick as a stopped job)");
+        }
         if (!problems.isEmpty()) {
             throw new IllegalStateException("Refusing to start in prod: " + String.join("; ", problems));
         }

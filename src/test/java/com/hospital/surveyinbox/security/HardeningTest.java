@@ -51,6 +51,7 @@ class HardeningTest extends IntegrationTest {
                 "--adapter.crypto.enabled=false",
                 "--adapter.security.trusted-proxies=10.42.0.0/16,0.0.0.0/0", "--server.forward-headers-strategy=native",
                 "--adapter.inbox.stuck-processing-after=PT4M",
+                "--adapter.inbox.redeliver-cron=0 */15 * * * ?",
                 // a slow legacy system "fixed" by one environment variable: 9 x (2 + 2 + 30) + 2 x 30 + 6 x (2 + 0) + 20 = 398 s
                 "--adapter.http.response-timeout=PT30S",
                 // and no socket timeout: a statement to a database that stopped answering would wait forever
@@ -68,7 +69,8 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageContaining("adapter.inbox.stuck-processing-after (PT4M) must be longer than twice camel.main.shutdown-timeout (150 s")
                 .hasMessageContaining("camel.main.shutdown-timeout (150 s) must cover a row whose every wait runs out (398 s")
                 .hasMessageContaining("spring.lifecycle.timeout-per-shutdown-phase (120 s) must cover a synchronous registration whose every wait runs out")
-                .hasMessageContaining("the PostgreSQL driver's socketTimeout must be set");
+                .hasMessageContaining("the PostgreSQL driver's socketTimeout must be set")
+                .hasMessageContaining("adapter.inbox.redeliver-cron (0 */15 * * * ?) must fire at least every 5 minutes");
     }
 
     @Test
