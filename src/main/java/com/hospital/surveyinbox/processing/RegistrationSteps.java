@@ -123,13 +123,16 @@ public class RegistrationSteps {
         return write(guest);
     }
 
-    /** The {@code guestId} of an account answer (found, created, or 409 "exists"). */
-    public String guestId(String answer) {
-        String id = json(answer).path("guestId").asText(null);
-        if (id == null || id.isBlank()) {
-            throw new SystemException("account", "guest answer without guestId", null);
+    /**
+     * The {@code guestId} of an account answer (found, created, or 409 "exists"), as the account service wrote it: a
+     * number stays a number in the bundle (sent as text, a survey side comparing JSON values saw another id).
+     */
+    private JsonNode guestId(String answer) {
+        JsonNode id = json(answer).path("guestId");
+        if (id.isNumber() || id.isTextual() && !id.asText().isBlank()) {
+            return id;
         }
-        return id;
+        throw new SystemException("account", "guest answer without guestId", null);
     }
 
     /**
@@ -137,12 +140,12 @@ public class RegistrationSteps {
      * account's answer (found, created, or 409 "exists").
      */
     public String bundleBody(Registration msg, String guestAnswer, String consentsJson) {
-        String guestId = guestId(guestAnswer);
+        JsonNode guestId = guestId(guestAnswer);
         ObjectNode bundle = mapper.createObjectNode();
         bundle.put("srvyDrawupNo", msg.srvyDrawupNo());
         bundle.put("formCd", msg.formCd());
         bundle.put("groupCd", msg.groupCd());
-        bundle.put("guestId", guestId);
+        bundle.set("guestId", guestId);
         bundle.set("consents", consentsJson == null ? mapper.createArrayNode() : json(consentsJson));
         bundle.put("sendAt", msg.sendAt());
         bundle.put("notify", msg.notifyPatient());

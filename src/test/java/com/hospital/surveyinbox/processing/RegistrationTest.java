@@ -41,4 +41,23 @@ class RegistrationTest {
         assertThat(registration.toString()).contains("inboxId=7", "D1", "SEND")
                 .doesNotContain("20481234", "김구", "01012345678", "ward 7");
     }
+
+    /**
+     * CONTRACT §3: the bundle carries the account's {@code guestId}. Read as text, a numeric id went out as a string
+     * ("12345" for 12345); an answer whose guestId is not an id (an object, a boolean, blank) is the account's fault.
+     */
+    @Test
+    void theBundleCarriesTheGuestIdAsTheAccountWroteIt() throws Exception {
+        ObjectMapper mapper = new ObjectMapper();
+        RegistrationSteps steps = new RegistrationSteps(com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of()), mapper);
+        Registration msg = message("{\"srvyDrawupNo\":\"S1\",\"patno\":\"P1\",\"formCd\":\"F100\"}");
+
+        assertThat(mapper.readTree(steps.bundleBody(msg, "{\"guestId\":12345}", null)).get("guestId"))
+                .isEqualTo(mapper.getNodeFactory().numberNode(12345));
+        assertThat(mapper.readTree(steps.bundleBody(msg, "{\"guestId\":\"G-7\"}", "[]")).get("guestId"))
+                .isEqualTo(mapper.getNodeFactory().textNode("G-7"));
+        for (String answer : java.util.List.of("{\"guestId\":{}}", "{\"guestId\":true}", "{\"guestId\":\" \"}", "{}")) {
+            assertThatThrownBy(() -> steps.bundleBody(msg, answer, null)).as(answer).isInstanceOf(SystemException.class);
+        }
+    }
 }
