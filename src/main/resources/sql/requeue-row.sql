@@ -8,7 +8,9 @@
 -- Why this shape: the row is locked first (FOR UPDATE), so the status answered, the status the UPDATE checks
 -- and the status audited are the same one; a worker or another operator that changed the row meanwhile is
 -- waited for and seen. No row back: no such row. requeued false: its status (answered as fromStatus) is not
--- DEAD or FAILED, or retention removed its payload (nothing left to process).
+-- DEAD or FAILED, or not the status a bulk requeue chose it by (expectedStatus: a FAILED row chosen by a bulk requeue
+-- of FAILED rows that went DEAD meanwhile keeps its DEAD reply; null for a single row, which takes either), or
+-- retention removed its payload (nothing left to process).
 WITH locked AS (
     SELECT id, status, redacted_at
       FROM inbox_message
@@ -29,6 +31,7 @@ WITH locked AS (
       FROM locked
      WHERE m.id = locked.id
        AND locked.status IN ('DEAD', 'FAILED')
+       AND locked.status = COALESCE(CAST(:#expectedStatus AS TEXT), locked.status)
        AND locked.redacted_at IS NULL
     RETURNING m.id, m.srvy_drawup_no, m.msg_type, m.trace_parent
 ), audited AS (

@@ -63,7 +63,19 @@ public class Requeues {
 
     /** Named parameters of {@code sql/requeue-row.sql} and {@code sql/abandon-reply.sql}: the row and the operator it is audited with. */
     public Map<String, Object> params(long id, String operator) {
-        return Map.of("id", id, "actor", Objects.requireNonNull(operator, "an operator's name"));
+        return bulkParams(id, operator, null);
+    }
+
+    /**
+     * Named parameters of {@code sql/requeue-row.sql} for a row a bulk requeue chose by {@code status}: a row whose
+     * status changed since (a FAILED row gone DEAD, its DEAD reply owed) is skipped, not requeued as the other.
+     */
+    public Map<String, Object> bulkParams(long id, String operator, String status) {
+        Map<String, Object> params = new java.util.HashMap<>();
+        params.put("id", id);
+        params.put("actor", Objects.requireNonNull(operator, "an operator's name"));
+        params.put("expectedStatus", status);
+        return params;
     }
 
     /** Named parameters of {@code sql/retry-reply.sql}: the row, the operator, and the longest wait a reply can have. */

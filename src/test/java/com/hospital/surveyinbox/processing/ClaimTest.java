@@ -251,7 +251,7 @@ class ClaimTest extends IntegrationTest {
         jdbc.update("UPDATE inbox_message SET status = 'DEAD', attempts = 5 WHERE id = ?", older);
         ClaimedRow registering = claims.claim(later).orElseThrow();
         Map<?, ?> requeued = producer.requestBody("sql:classpath:sql/requeue-row.sql?outputType=SelectOne",
-                Map.of("id", older, "actor", "claim-test"), Map.class);
+                requeueParams(older), Map.class);
         assertThat(requeued.get("requeued")).isEqualTo(true);
 
         assertThat(claims.claim(older)).as("a later row of the subject is PROCESSING").isEmpty();
@@ -289,7 +289,7 @@ class ClaimTest extends IntegrationTest {
                 assertThat(claim.executeUpdate()).isOne();
             }
             Map<?, ?> requeued = producer.requestBody("sql:classpath:sql/requeue-row.sql?outputType=SelectOne",
-                    Map.of("id", older, "actor", "claim-test"), Map.class);
+                    requeueParams(older), Map.class);
             assertThat(requeued.get("requeued")).isEqualTo(true);
 
             Future<Optional<ClaimedRow>> olderClaim = pool.submit(() -> claims.claim(older));
@@ -428,5 +428,14 @@ class ClaimTest extends IntegrationTest {
                         }
                     });
         }
+    }
+
+    /** requeue-row.sql's parameters for a single row (no expected status: DEAD or FAILED). */
+    private static Map<String, Object> requeueParams(long id) {
+        Map<String, Object> params = new java.util.HashMap<>();
+        params.put("id", id);
+        params.put("actor", "claim-test");
+        params.put("expectedStatus", null);
+        return params;
     }
 }

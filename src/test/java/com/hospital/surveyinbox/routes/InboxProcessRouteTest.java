@@ -64,7 +64,7 @@ class InboxProcessRouteTest extends RouteKit {
         // and is refused (a row of its subject is PROCESSING); the later row's registration then fails
         mock("mock:register").whenAnyExchangeReceived(e -> {
             template.requestBody("sql:classpath:sql/requeue-row.sql?outputType=SelectOne",
-                    java.util.Map.of("id", older, "actor", "route-kit"), java.util.Map.class);
+                    camel.getRegistry().lookupByNameAndType("requeues", com.hospital.surveyinbox.ops.Requeues.class).params(older, "route-kit"), java.util.Map.class);
             template.sendBody("direct:process-alone", event(older, subject));
             await().atMost(java.time.Duration.ofSeconds(10)).until(() -> rows.row(Long.toString(older)).get("held_reason") != null);
             e.setProperty("outcome", Outcome.businessFailure("FORM_NOT_REGISTERED", "form X is not registered"));

@@ -118,6 +118,29 @@ class InboxRequeueRouteTest extends RouteKit {
         assertThat(rest.json().get("remaining").asLong()).isZero();
     }
 
+    /**
+     * A bulk requeue of FAILED rows meets a row that went DEAD since it was chosen (its last attempt failed, its DEAD
+     * reply owed): skipped. Requeued as any DEAD or FAILED row, its DEAD reply was withdrawn, five more attempts were
+     * charged and the audit said "from DEAD" for a call that asked for FAILED rows.
+     */
+    @Test
+    void aBulkRequeueSkipsARowWhoseStatusChangedFromTheOneItChose() {
+        String prefix = uniqueSubject("RQ-MOVED") + "-";
+        long moved = aged(prefix + "1", "FAILED", 1);
+        long kept = aged(prefix + "2", "FAILED", 1);
+        mock("mock:requeue-row").whenExchangeReceived(1, e -> jdbc.update("UPDATE inbox_message SET status = 'DEAD', "
+                + "attempts = 5, reply_status = 'PENDING', reply_reason_code = 'DEAD', reply_reason = 'system error', "
+                + "reply_updated_at = now() WHERE id = ?", moved));
+
+        Reply done = bulk("{\"status\":\"FAILED\",\"srvyDrawupNoPrefix\":\"" + prefix + "\",\"dryRun\":false,\"limit\":2}");
+
+        assertThat(done.status()).as(done.body()).isEqualTo(200);
+        assertThat(done.json().get("ids")).extracting(JsonNode::asText).containsExactly(Long.toString(kept));
+        assertThat(rows.row(Long.toString(moved))).containsEntry("status", "DEAD").containsEntry("reply_status", "PENDING");
+        assertThat(audits(moved)).isZero();
+        assertThat(rows.status(Long.toString(kept))).isEqualTo("RECEIVED");
+    }
+
     /** The database gone part-way through a bulk requeue: 503, as for every operator call while it is unavailable. */
     @Test
     void aBulkRequeueThatLosesTheDatabaseAnswers503() {
