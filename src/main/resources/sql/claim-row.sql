@@ -39,6 +39,15 @@ WITH claimed AS (
               AND p.id > m.id
               AND p.status IN ('RECEIVED', 'PROCESSING', 'FAILED')
               AND p.status = 'PROCESSING')
+       -- nor while the subject is being registered on the synchronous path (rollback toggle: its lease, V17; V20's
+       -- expiry, so a holder gone for good blocks no longer than its registration could last): an operator's
+       -- requeue of an older DEAD row would otherwise be registered beside it. Refused, the row is not held behind
+       -- a row: the redelivery job republishes it after lost-event-after.
+       AND NOT EXISTS (
+           SELECT 1
+             FROM synchronous_lease l
+            WHERE l.srvy_drawup_no = m.srvy_drawup_no
+              AND l.expires_at > now())
     RETURNING m.id, m.srvy_drawup_no, m.msg_type, m.payload, m.payload_key_id, m.attempts, m.last_attempt_at, m.created_at
 ), opened AS (
     INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at)

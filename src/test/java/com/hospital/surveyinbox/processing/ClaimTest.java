@@ -241,6 +241,31 @@ class ClaimTest extends IntegrationTest {
         assertThat(outcomes().complete(next)).isTrue();
     }
 
+    /**
+     * The rollback toggle: a message of the subject is being registered synchronously (its lease) when an operator
+     * requeues an older DEAD row of it. The row is not claimed beside that registration (two registrations of one
+     * subject at once, the later message possibly first); once the lease is given back it is claimed. A lease past
+     * its expiry (a holder gone) blocks nothing.
+     */
+    @Test
+    void aRowIsNotClaimedWhileItsSubjectIsRegisteredOnTheSynchronousPath() {
+        String subject = uniqueSubject("SYNCLEASE");
+        long older = insert(subject);
+        jdbc.update("UPDATE inbox_message SET status = 'DEAD', attempts = 5 WHERE id = ?", older);
+        jdbc.update("INSERT INTO synchronous_lease (srvy_drawup_no, holder, taken_at, expires_at) "
+                + "VALUES (?, 'pod-a:1', now(), now() + INTERVAL '1 minute')", subject);
+        Map<?, ?> requeued = producer.requestBody("sql:classpath:sql/requeue-row.sql?outputType=SelectOne",
+                requeueParams(older), Map.class);
+        assertThat(requeued.get("requeued")).isEqualTo(true);
+
+        assertThat(claims.claim(older)).as("the subject is being registered synchronously").isEmpty();
+        assertThat(jdbc.queryForObject("SELECT status FROM inbox_message WHERE id = ?", String.class, older)).isEqualTo("RECEIVED");
+
+        jdbc.update("UPDATE synchronous_lease SET expires_at = now() - INTERVAL '1 second' WHERE srvy_drawup_no = ?", subject);
+        assertThat(claims.claim(older)).as("a lease past its expiry blocks nothing").isPresent();
+        jdbc.update("DELETE FROM synchronous_lease WHERE srvy_drawup_no = ?", subject);
+    }
+
     @Test
     void anOlderRowRequeuedWhileALaterOneIsRegisteringWaitsForIt() {
         // an operator requeues an older DEAD row (DEAD no longer held its successors back) while the later row
