@@ -1,7 +1,8 @@
 -- Stuck workers: a PROCESSING row untouched for stuck-processing-after goes back to RECEIVED (its claim
 -- token dies with it, so the lost worker's late outcome is rejected by the fence) — or to DEAD when that
 -- abandoned attempt was the last allowed one (a message that kills its worker cannot loop forever),
--- opening the DEAD reply like fail-row.sql. Its open attempt is closed as ABANDONED. One statement.
+-- opening the DEAD reply like fail-row.sql. Its open attempt is closed as ABANDONED, or DEAD when the row went
+-- DEAD (the console's chart counts DEAD attempts, as the DEAD alert counts the row). One statement.
 -- Run by: routes/inbox-redeliver.camel.yaml, step inbox-redeliver-reset-stuck (camel-sql).
 -- Why this WHERE: updated_at is the worker's last sign of life; bounded batch, SKIP LOCKED. The attempt
 -- count is not raised here (case study §4.5): the abandoned attempt was already counted by its claim.
@@ -42,7 +43,7 @@ WITH stuck AS (
 ), abandoned AS (
     UPDATE inbox_attempt a
        SET finished_at = now(),
-           outcome = 'ABANDONED',
+           outcome = CASE WHEN stuck.status = 'DEAD' THEN 'DEAD' ELSE 'ABANDONED' END,
            reason = 'worker lost while processing'
       FROM stuck
      WHERE a.inbox_id = stuck.id

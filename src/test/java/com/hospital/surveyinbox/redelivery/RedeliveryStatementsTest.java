@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
- * The redelivery job's batches leave out rows held behind an earlier unfinished row of their subject. Such a row is
+ * The redelivery job's statements on their own. Its batches leave out rows held behind an earlier unfinished row of their subject. Such a row is
  * older than any truly lost row after it, so a subject with a long-failing first row (its later rows RECEIVED,
  * waiting) filled every tick's batch with events the claim refused again, while a lost row of another subject waited
  * tick after tick; the held row is taken as soon as nothing earlier of its subject is unfinished. A database of its
@@ -71,6 +71,33 @@ class RedeliveryStatementsTest {
         jdbc.update("UPDATE inbox_message SET status = 'COMPLETED' WHERE id = ?", requeued);
         jdbc.update("UPDATE inbox_message SET published_at = NULL");
         assertThat(run("republish-due-retries")).containsExactly(behind, due);
+    }
+
+    /**
+     * A stuck row whose abandoned attempt was its last allowed one goes DEAD (its DEAD reply owed): its attempt ends
+     * DEAD, so the console's chart counts it as the DEAD alert does. Closed ABANDONED, the chart's dead series
+     * stayed at 0 for a row that died and was replied to. A row reset to RECEIVED keeps ABANDONED.
+     */
+    @Test
+    void aStuckRowThatGoesDeadEndsItsAttemptDeadAndTheChartCountsIt() {
+        long dying = insert("STUCKDEAD", "PROCESSING", "now() - INTERVAL '2 hours'", "now() - INTERVAL '1 hour'");
+        long retried = insert("STUCKRETRY", "PROCESSING", "now() - INTERVAL '2 hours'", "now() - INTERVAL '1 hour'");
+        jdbc.update("UPDATE inbox_message SET attempts = CASE WHEN id = ? THEN 5 ELSE 2 END, "
+                + "updated_at = now() - INTERVAL '1 hour' WHERE id IN (?, ?)", dying, dying, retried);
+        for (long id : new long[] {dying, retried}) {
+            jdbc.update("INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at) "
+                    + "SELECT id, attempts, now() - INTERVAL '1 hour' FROM inbox_message WHERE id = ?", id);
+        }
+
+        List<Map<String, Object>> reset = database.named().queryForList(database.statement("reset-stuck-rows"), Map.of(
+                "maxAttempts", 5, "stuckAfterMillis", 60_000, "batch", 10, "retryDelayMillis", 60_000));
+
+        assertThat(reset).extracting(row -> row.get("status")).containsExactlyInAnyOrder("DEAD", "RECEIVED");
+        assertThat(jdbc.queryForObject("SELECT outcome FROM inbox_attempt WHERE inbox_id = ?", String.class, dying)).isEqualTo("DEAD");
+        assertThat(jdbc.queryForObject("SELECT outcome FROM inbox_attempt WHERE inbox_id = ?", String.class, retried)).isEqualTo("ABANDONED");
+        List<Map<String, Object>> chart = jdbc.queryForList(database.statement("history-per-minute"),
+                5, 5, "1970-01-01T00:00:00Z", 5, "1970-01-01T00:00:00Z", 5, "1970-01-01T00:00:00Z");
+        assertThat(chart.stream().mapToLong(minute -> ((Number) minute.get("dead")).longValue()).sum()).isEqualTo(1);
     }
 
     private long insert(String subject, String status, String createdAt, String lastAttemptAt) {
