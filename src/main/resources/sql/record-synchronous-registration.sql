@@ -9,22 +9,37 @@
 -- patient a mask cannot know), for operators and so that nothing ever sends it again;
 -- published_at is set, so no job ever republishes it. The subject's advisory lock (its key space
 -- InboxStore.SUBJECT_LOCK_SPACE, passed in as lockSpace) orders it with the subject's receptions. A key already on record stores nothing (ON CONFLICT).
+-- Fenced by the registration's holder id (its lease's, kept as the row's claim_token): the statement tried again after
+-- its COMMIT went through and its answer was lost (inbox-receive-record-errors) finds its own row and returns it,
+-- instead of recording the registration a second time (without an Idempotency-Key nothing else conflicts).
 -- Returns the record's id, the answer's inboxId (no row when nothing was stored).
-WITH recorded AS (
-    INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload, idempotency_key, status, attempts,
+WITH earlier AS (
+    SELECT id
+      FROM inbox_message
+     WHERE srvy_drawup_no = CAST(:#srvyDrawupNo AS TEXT)
+       AND claim_token = CAST(:#holder AS UUID)
+), recorded AS (
+    INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload, idempotency_key, status, attempts, claim_token,
                                last_attempt_at, published_at, redacted_at,
                                reply_status, reply_reason_code, reply_reason, reply_updated_at)
     SELECT CAST(:#srvyDrawupNo AS TEXT), CAST(:#msgType AS TEXT), NULL, CAST(:#idempotencyKey AS TEXT),
-           'COMPLETED', 1, now(), now(), now(),
+           'COMPLETED', 1, CAST(:#holder AS UUID), now(), now(), now(),
            CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN 'NONE' ELSE 'SENT' END,
            CAST(:#replyCode AS TEXT),
            CASE WHEN CAST(:#replyReason AS TEXT) IS NULL THEN NULL ELSE '(removed with the payload)' END,
            CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN NULL ELSE now() END
       FROM (SELECT pg_advisory_xact_lock(CAST(:#lockSpace AS INTEGER), hashtext(CAST(:#srvyDrawupNo AS TEXT)))) AS subject_lock
+     WHERE NOT EXISTS (SELECT 1 FROM earlier)
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING id
+), attempt AS (
+    INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at, finished_at, outcome)
+    SELECT id, 1, now(), now(), 'COMPLETED'
+      FROM recorded
+    RETURNING inbox_id
 )
-INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at, finished_at, outcome)
-SELECT id, 1, now(), now(), 'COMPLETED'
-  FROM recorded
-RETURNING inbox_id
+SELECT inbox_id
+  FROM attempt
+ UNION ALL
+SELECT id
+  FROM earlier

@@ -93,8 +93,9 @@ public class SynchronousRegistration {
      * Named parameters of {@code sql/record-synchronous-registration.sql}: the subject, the type, the sender's key,
      * the subject locks' key space, and the reply the answer carried (NOTIFY_SKIPPED, ALREADY_SUBMITTED; null for none) with its reason.
      */
-    public Map<String, Object> record(ReceivedMessage message, Outcome outcome) {
+    public Map<String, Object> record(ReceivedMessage message, Outcome outcome, String holder) {
         Map<String, Object> params = new HashMap<>();
+        params.put("holder", java.util.Objects.requireNonNull(holder, "the registration's holder id"));
         params.put("srvyDrawupNo", message.srvyDrawupNo());
         params.put("msgType", message.msgType());
         params.put("idempotencyKey", message.idempotencyKey());

@@ -39,4 +39,29 @@ class InboxReceiveSynchronousRouteTest extends RouteKit {
         assertThat(answer.getMessage().getHeader("X-Result-Code")).isEqualTo("N");
         assertThat(mapper.readTree(answer.getMessage().getBody(String.class)).get("resultCode").asText()).isEqualTo("N");
     }
+
+    /**
+     * The record of a synchronous registration commits and its answer is lost (the connection dropped just after the
+     * COMMIT): the statement is tried again (inbox-receive-record-errors) and finds its own row, fenced by the
+     * registration's holder. Without an Idempotency-Key nothing conflicted: a second COMPLETED row for one
+     * registration, in the counts and the chart, and the answer carried the second row's id.
+     */
+    @Test
+    void aRecordWhoseCommitAnswerWasLostIsRecordedOnce() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger lost = new java.util.concurrent.atomic.AtomicInteger(1);
+        javax.sql.DataSource losing = answerLostAfterCommit(jdbc.getDataSource(), "'COMPLETED', 1, ", lost);
+        // the registration routes start clean (inbox-clean-start): the header is set where the record runs
+        AdviceWith.adviceWith(camel, "inbox-receive-record", a -> a.weaveById("inbox-receive-record-synchronous").before()
+                .setHeader("CamelSqlDataSource", a.constant(losing)));
+        String subject = uniqueSubject("ALONE-SYNCREC");
+
+        Exchange answer = template.request("direct:receive-alone", e -> e.getMessage()
+                .setBody(ServiceClient.message(subject, "P-" + subject, "").getBytes(StandardCharsets.UTF_8)));
+
+        assertThat(lost.get()).as("the record's first answer was lost").isZero();
+        assertThat(answer.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE)).isEqualTo(200);
+        java.util.List<Long> rows = jdbc.queryForList("SELECT id FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject);
+        assertThat(rows).as("one record of one registration").hasSize(1);
+        assertThat(mapper.readTree(answer.getMessage().getBody(String.class)).get("inboxId").asText()).isEqualTo(rows.get(0).toString());
+    }
 }
