@@ -36,7 +36,7 @@ public class CaughtFailures {
 
     /**
      * Before every try of a camel-sql statement of the context (interceptor {@code inbox-statement-tries},
-     * {@code routes/inbox-process.camel.yaml}): a statement's first try starts with none of its tries spent. Camel
+     * {@code routes/inbox-downstream.camel.yaml}): a statement's first try starts with none of its tries spent. Camel
      * counts a step's tries in message headers that outlive the step (and a {@code variableReceive} puts them back
      * after it), so a statement after one that was tried again found its tries spent: the successor's lookup after an
      * outcome taken on its fourth try failed for good at its first failure. A try is this statement's redelivery when
