@@ -15,4 +15,7 @@ UPDATE inbox_message
  WHERE id = :#id
    AND reply_attempts = :#replyAttempt
    AND (reply_status = 'SENDING'
-        OR (reply_status = 'NONE' AND (reply_reason_code = 'DEAD' OR reply_last_error = 'abandoned by an operator')))
+        OR (reply_status = 'NONE' AND (reply_reason_code = 'DEAD' OR reply_last_error = 'abandoned by an operator'))
+        -- this sender's own record tried again after its COMMIT's answer was lost (inbox-reply-errors): only this
+        -- sender holds this reply_attempts, so it finds its delivery recorded and is counted sent, not stale
+        OR reply_status = 'SENT')

@@ -200,6 +200,31 @@ class InboxReplyRouteTest extends RouteKit {
         assertThat(rows.row(Long.toString(id))).containsEntry("reply_status", "PENDING");
     }
 
+    /**
+     * The SENT record of a delivered reply commits and its answer is lost: tried again (inbox-reply-database-busy), it
+     * finds its own record, and the reply is counted and logged as delivered. It changed no row before: counted
+     * {@code stale} and logged "not recorded" for a reply that was delivered and recorded.
+     */
+    @Test
+    void aDeliveredReplyWhoseRecordAnswerWasLostIsCountedSent() throws Exception {
+        long id = deadOwingItsReply("RPL-SENTLOST");
+        java.util.concurrent.atomic.AtomicInteger lost = new java.util.concurrent.atomic.AtomicInteger(1);
+        javax.sql.DataSource losing = answerLostAfterCommit(jdbc.getDataSource(), "SET reply_status = 'SENT'", lost);
+        // the reply removes every header before its record: the DataSource is set where the record runs
+        org.apache.camel.builder.AdviceWith.adviceWith(camel, "inbox-reply", a -> a.weaveById("inbox-reply-record-sent").before()
+                .setHeader("CamelSqlDataSource", a.constant(losing)));
+        double sent = meters.counter("adapter.replies", "reason", "DEAD", "outcome", "sent").count();
+        double stale = meters.counter("adapter.replies", "reason", "DEAD", "outcome", "stale").count();
+
+        Exchange done = template.send("direct:inbox-reply", e -> e.getMessage().setBody(Map.of("id", id)));
+
+        assertThat(done.getException()).isNull();
+        assertThat(lost.get()).as("mark-reply-sent.sql's first answer was lost").isZero();
+        assertThat(rows.row(Long.toString(id))).containsEntry("reply_status", "SENT");
+        assertThat(meters.counter("adapter.replies", "reason", "DEAD", "outcome", "sent").count()).isEqualTo(sent + 1);
+        assertThat(meters.counter("adapter.replies", "reason", "DEAD", "outcome", "stale").count()).isEqualTo(stale);
+    }
+
     /** A DEAD row (5 attempts) whose DEAD reply is owed and not yet taken by a sender. */
     private long deadOwingItsReply(String prefix) {
         long id = aged(uniqueSubject(prefix), "DEAD", 0);
