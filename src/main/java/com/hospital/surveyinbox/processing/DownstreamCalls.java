@@ -297,6 +297,15 @@ public class DownstreamCalls {
                     log.info("Refused by {} at {}: HTTP {} {}", downstream, at, http.getStatusCode(), refused.failureCode());
                     return refused;
                 }
+                if (http.getStatusCode() == 404 && answeredByTheApi(http.getResponseBody())) {
+                    // CONTRACT §3: the consents', the patient's and the submission's 404 is a business error, also one
+                    // whose answer says nothing (an empty body, a code without a message): the reason is ours
+                    String code = code(http.getResponseBody());
+                    Outcome refused = Outcome.businessFailure(code == null ? null
+                            : CONTRACT_CODES.contains(code) ? code : NON_STANDARD_CODE, NOT_FOUND_WITHOUT_MESSAGE);
+                    log.info("Refused by {} at {}: HTTP 404 without a message {}", downstream, at, refused.failureCode());
+                    return refused;
+                }
             }
             log.warn("System error from {} at {}: HTTP {}", downstream, at, http.getStatusCode());
             // the call was made: charged, even if it (re-)opened the circuit
@@ -335,6 +344,9 @@ public class DownstreamCalls {
     public static final String WITHHELD = "(text withheld: the patient record could not be read to mask it)";
     private static final String NON_STANDARD_CODE = Outcome.NON_STANDARD_CODE;
     /** The codes CONTRACT §3 defines: shown even when no name is known to check a code against. */
+    /** The reason of a 404 whose answer gave none (an empty body, a code alone). */
+    static final String NOT_FOUND_WITHOUT_MESSAGE = "not found (HTTP 404, no message)";
+
     private static final java.util.Set<String> CONTRACT_CODES =
             java.util.Set.of("FORM_NOT_REGISTERED", "GROUP_NOT_FOUND", "FORM_NOT_DISTRIBUTED", "ALREADY_SUBMITTED");
 

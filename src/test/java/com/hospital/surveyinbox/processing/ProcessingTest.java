@@ -228,6 +228,33 @@ class ProcessingTest extends IntegrationTest {
                 Long.parseLong(noPatient))).isEqualTo("patient not found");
     }
 
+    /**
+     * CONTRACT §3: the patient's and the consents' 404 is a business error, also when its answer says nothing (an
+     * empty body, a code without a message); the reason is ours. It was recorded as a system error.
+     */
+    @Test
+    void aNotFoundWithoutAMessageIsABusinessError() {
+        String patno = "PBARE-" + uniqueSubject("P");
+        String survey = "NOMSG-" + uniqueSubject("S");
+        DownstreamSimulator.Fault patient = simulator().failWhen("GET /legacy/patients/" + patno, 404, "");
+        DownstreamSimulator.Fault consents = simulator().failWhen("GET /legacy/surveys/" + survey + "/consents", 404,
+                "{\"code\":\"SURVEY_NOT_CONFIGURED\"}");
+        try {
+            String noPatient = client.accept(send(uniqueSubject("BIZ404"), patno, ""));
+            String noSurvey = client.accept(send(uniqueSubject("BIZ404"), "P4", "\"srvyNo\":\"" + survey + "\""));
+
+            rows.awaitAttempt(noPatient, 1, "FAILED");
+            rows.awaitAttempt(noSurvey, 1, "FAILED");
+            assertThat(rows.row(noPatient).get("last_error")).isEqualTo("not found (HTTP 404, no message)");
+            assertThat(rows.row(noPatient).get("last_error_code")).isEqualTo("(no code)");
+            assertThat(rows.row(noSurvey).get("last_error")).isEqualTo("not found (HTTP 404, no message)");
+            assertThat(rows.row(noSurvey).get("last_error_code")).isEqualTo("(non-standard code)");
+        } finally {
+            simulator().remove(patient);
+            simulator().remove(consents);
+        }
+    }
+
     @Test
     void aBusinessErrorOfAPatientWithAVeryLongNameIsRecordedLikeAnyOther() {
         // 20,000 Hangul characters (60 KB, under the body limit) in patNm: masking the 404's message by each end of
