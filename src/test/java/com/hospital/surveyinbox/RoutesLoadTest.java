@@ -10,7 +10,7 @@ import org.apache.camel.Route;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 
-/** Guards against a YAML edit that silently drops or renames a route: the exact set loaded from routes/. */
+/** Guards against a YAML edit that silently drops or renames a route: the exact set loaded from routes/ (and the one Java route). */
 class RoutesLoadTest extends IntegrationTest {
 
     @Autowired

@@ -221,7 +221,7 @@ public class AdapterProperties {
         static final Duration REDELIVER_LONGEST_GAP = Duration.ofMinutes(5);
 
         /**
-         * Refuses a redelivery cron Quartz cannot read; describes one that leaves more than
+         * Refuses a redelivery cron Quartz cannot read or that never fires again; describes one that leaves more than
          * {@link #REDELIVER_LONGEST_GAP} between ticks anywhere in the next 8 days (within a minute), or null: lost
          * events, retries, stuck rows and owed replies wait for a tick, and the silent-job alert would page for a job
          * that runs as configured.
@@ -237,10 +237,15 @@ public class AdapterProperties {
             long start = System.currentTimeMillis();
             for (long at = start; at < start + Duration.ofDays(8).toMillis(); at += 60_000) {
                 java.util.Date next = expression.getNextValidTimeAfter(new java.util.Date(at));
-                if (next == null || next.getTime() - at > REDELIVER_LONGEST_GAP.toMillis()) {
+                if (next == null) {
+                    // Quartz refuses to schedule a trigger that never fires: the job's route would fail to start, later
+                    throw new IllegalArgumentException("adapter.inbox.redeliver-cron (" + cron + ") never fires after "
+                            + java.time.Instant.ofEpochMilli(at) + ": Quartz would refuse to schedule the redelivery job");
+                }
+                if (next.getTime() - at > REDELIVER_LONGEST_GAP.toMillis()) {
                     return "adapter.inbox.redeliver-cron (" + cron + ") must fire at least every "
-                            + REDELIVER_LONGEST_GAP.toMinutes() + " minutes; it waits " + (next == null ? "for ever"
-                            : Duration.ofMillis(next.getTime() - at).toMinutes() + " minutes") + " after "
+                            + REDELIVER_LONGEST_GAP.toMinutes() + " minutes; it waits "
+                            + Duration.ofMillis(next.getTime() - at).toMinutes() + " minutes after "
                             + java.time.Instant.ofEpochMilli(at);
                 }
             }

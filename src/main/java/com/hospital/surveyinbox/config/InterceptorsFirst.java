@@ -20,13 +20,33 @@ public class InterceptorsFirst extends RouteBuilder implements Ordered {
     /** The route configurations whose interceptors apply to every call of the context. */
     static final String INTERCEPTORS = "inbox-downstream,inbox-statement-tries";
 
+    static final String ROUTE_ID = "inbox-interceptors-first";
+
     @Override
-    public void configure() {
+    public void configure() throws Exception {
+        // a configuration renamed or dropped in routes/ would leave the interceptors off, silently: the start fails
+        getContext().addStartupListener((context, alreadyStarted) -> check(context));
         from("direct:inbox-interceptors-first")
-                .routeId("inbox-interceptors-first")
+                .routeId(ROUTE_ID)
                 .routeConfigurationId(INTERCEPTORS)
+                // the interceptors' steps get the error handler of the route that set them up: none, so a failure in
+                // them (an open circuit's refusal) is the calling route's, handled by its own policy, not logged here
+                .errorHandler(noErrorHandler())
                 .routeDescription("sets up the context's interceptors before the routes of routes/ are built; never called")
                 .log("inbox-interceptors-first is not meant to be called");
+    }
+
+    /** Fails when the route did not get every configuration of {@link #INTERCEPTORS} (one missing from routes/). */
+    static void check(org.apache.camel.CamelContext context) {
+        org.apache.camel.Route route = context.getRoute(ROUTE_ID);
+        String applied = route == null ? null : route.getConfigurationId();
+        java.util.List<String> got = applied == null ? java.util.List.of() : java.util.Arrays.asList(applied.split(","));
+        for (String id : INTERCEPTORS.split(",")) {
+            if (!got.contains(id)) {
+                throw new IllegalStateException("routeConfiguration " + id + " is not in routes/ (" + ROUTE_ID + " got "
+                        + got + "): the calls of every route would go without its interceptor");
+            }
+        }
     }
 
     @Override

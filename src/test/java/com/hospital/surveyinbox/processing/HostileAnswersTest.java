@@ -96,6 +96,35 @@ class HostileAnswersTest extends IntegrationTest {
     }
 
     /**
+     * A call the open circuit refuses is a quiet deferral: the interceptor's refusal reaches the registration's doCatch
+     * with no error handler's log on the way (the interceptors are set up by a route of their own, config/
+     * InterceptorsFirst, whose steps must not get Camel's default error handler: an ERROR line "Exhausted after
+     * delivery attempt" for every deferred row of an outage).
+     */
+    @Test
+    void aCallTheOpenCircuitRefusesLogsNoErrorHandlerLine() {
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("org.apache.camel");
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> events = new ch.qos.logback.core.read.ListAppender<>();
+        events.start();
+        logger.addAppender(events);
+        try {
+            for (int request = 0; request < 5; request++) {
+                circuits.recordFailure("legacy", "inbox-register-legacy-patient", request);
+            }
+            assertThat(circuits.isOpen("legacy")).isTrue();
+            String id = client.accept(ServiceClient.message(uniqueSubject("LEGACYDOWN"), "P-LEGACYDOWN", ""));
+
+            rows.awaitStatus(id, "FAILED");
+            assertThat(rows.attempts(id)).as("uncharged").isZero();
+        } finally {
+            logger.detachAppender(events);
+            circuits.reset("legacy");
+        }
+        assertThat(events.list).extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                .noneMatch(line -> line.contains("CircuitOpenException") || line.contains("Exhausted after delivery attempt"));
+    }
+
+    /**
      * While the survey (or account) circuit is open a SEND waits uncharged before its first call: it made the consent
      * and patient lookups and the guest search at every retry of the outage (200 rows a tick), load on the legacy
      * system for bundles that could not go out, and was deferred only at the bundle.
