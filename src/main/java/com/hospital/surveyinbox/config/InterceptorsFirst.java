@@ -7,12 +7,14 @@ import org.springframework.stereotype.Component;
 /**
  * Sets up the context's interceptors before any route of {@code routes/} is built. Camel sets up a route
  * configuration's {@code interceptSendToEndpoint} when it builds the first route that uses it, and a static
- * {@code to:} built before that keeps its plain endpoint for good. Routes are built in the order their files are
- * read, which is the directory's order (a ConfigMap mount's, not alphabetical): on one pod the replies' HTTP call went
- * without the downstream interceptor, and the reception's and replies' statements without their own tries. This route,
- * from the first builder of the context (Java builders come before the route files), uses the configurations that
- * hold the interceptors ({@code routes/inbox-downstream.camel.yaml}); it is never called. InterceptedCallsTest boots
- * the routes in another order and finds every call intercepted.
+ * {@code to:} built before that keeps its plain endpoint for good. Routes are built in the order Camel reads their
+ * files, which comes from a set keyed by each file's full path: another folder (a ConfigMap's mount path) reads them
+ * in another order, and the replies' HTTP call went without the downstream interceptor, the reception's and replies'
+ * statements without their own tries. This route, from the first builder of the context (Java builders come before
+ * the route files, every route configuration before any route), is the one route that uses the configurations holding
+ * the interceptors ({@code routes/inbox-downstream.camel.yaml}), so each is set up once, here; it is never called. A
+ * change to those interceptors takes a restart (a reload of the files does not rebuild this route).
+ * InterceptedCallsTest boots a copy of the routes from another folder and finds every call intercepted once.
  */
 @Component
 public class InterceptorsFirst extends RouteBuilder implements Ordered {

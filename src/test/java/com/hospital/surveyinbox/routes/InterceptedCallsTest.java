@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Navigate;
@@ -26,9 +25,10 @@ import org.springframework.test.context.TestPropertySource;
  * Every camel-sql statement and HTTP call written as a static {@code to:} in {@code routes/} goes through the
  * context's interceptors ({@code inbox-downstream}, {@code inbox-statement-tries}) exactly once, whatever order the
  * route files are read in. Camel sets a route configuration's interceptor up when it builds the first route using it,
- * in the order of the directory's listing: read in another order (a ConfigMap mount's), the replies' HTTP call and
- * the reception's and replies' statements went without them (config/InterceptorsFirst). Here the routes are read from
- * a copy written so that, on tmpfs (listed newest first), the file holding the interceptors comes last.
+ * and reads the files in an order keyed by their full paths: read from another folder (a ConfigMap's mount path), the
+ * replies' HTTP call and the reception's and replies' statements went without them (config/InterceptorsFirst). Here
+ * the routes are read from a copy in a folder of its own (another order at each run). The registration's calls are
+ * {@code toD}s (their endpoints made at the first call): HostileAnswersTest and ProcessingTest exercise those.
  */
 @TestPropertySource(properties = {
         "adapter.kafka.topic=intercepted-calls-tests",
@@ -45,11 +45,9 @@ class InterceptedCallsTest extends IntegrationTest {
         List<Path> files;
         try (var listed = Files.list(Path.of("routes"))) {
             files = listed.filter(f -> f.getFileName().toString().endsWith(".camel.yaml"))
-                    .sorted(Comparator.comparing((Path f) -> !f.getFileName().toString().equals("inbox-downstream.camel.yaml"))
-                            .thenComparing(Path::getFileName))
                     .toList();
         }
-        for (Path file : files) { // the interceptors' file written first
+        for (Path file : files) {
             Path target = copy.resolve(file.getFileName());
             Files.copy(file, target);
             target.toFile().deleteOnExit();
