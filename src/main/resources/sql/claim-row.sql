@@ -42,7 +42,8 @@ WITH claimed AS (
        -- nor while the subject is being registered on the synchronous path (rollback toggle: its lease, V17; V20's
        -- expiry, so a holder gone for good blocks no longer than its registration could last): an operator's
        -- requeue of an older DEAD row would otherwise be registered beside it. Refused, the row is not held behind
-       -- a row: the redelivery job republishes it after lost-event-after.
+       -- a row: the redelivery job republishes it (after lost-event-after; a FAILED one after retry-delay). A lease
+       -- an older version wrote (no expires_at) does not hold the claim back.
        AND NOT EXISTS (
            SELECT 1
              FROM synchronous_lease l

@@ -14,8 +14,8 @@ import org.springframework.core.env.MapPropertySource;
  * {@code {{adapter.legacy.base-url}}}, and a base URL written with a trailing slash (a stub's {@code url("/")}, an
  * environment variable copied from a browser) stopped the boot on {@link AdapterProperties}' check, or would have sent
  * "//patients". Runs after the configuration is loaded (files, environment variables, system properties, arguments;
- * not a test's own initializers, which come later) and puts the stripped values first, so the binding and Camel's placeholders read the same URL. Registered in
- * {@code META-INF/spring.factories}.
+ * not a test's own initializers, which come later) and puts the stripped values first, so the binding and Camel's
+ * placeholders read the same URL. Registered in {@code META-INF/spring.factories}.
  */
 public class BaseUrlSlashes implements EnvironmentPostProcessor, Ordered {
 

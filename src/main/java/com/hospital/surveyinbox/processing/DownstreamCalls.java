@@ -343,10 +343,9 @@ public class DownstreamCalls {
     /** What is stored and shown instead of a downstream's text that could not be masked (no name to mask it with). */
     public static final String WITHHELD = "(text withheld: the patient record could not be read to mask it)";
     private static final String NON_STANDARD_CODE = Outcome.NON_STANDARD_CODE;
-    /** The codes CONTRACT §3 defines: shown even when no name is known to check a code against. */
     /** The reason of a 404 whose answer gave none (an empty body, a code alone). */
     static final String NOT_FOUND_WITHOUT_MESSAGE = "not found (HTTP 404, no message)";
-
+    /** The codes CONTRACT §3 defines: shown even when no name is known to check a code against. */
     private static final java.util.Set<String> CONTRACT_CODES =
             java.util.Set.of("FORM_NOT_REGISTERED", "GROUP_NOT_FOUND", "FORM_NOT_DISTRIBUTED", "ALREADY_SUBMITTED");
 

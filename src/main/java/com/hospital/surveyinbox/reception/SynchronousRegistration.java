@@ -90,8 +90,9 @@ public class SynchronousRegistration {
     }
 
     /**
-     * Named parameters of {@code sql/record-synchronous-registration.sql}: the subject, the type, the sender's key,
-     * the subject locks' key space, and the reply the answer carried (NOTIFY_SKIPPED, ALREADY_SUBMITTED; null for none) with its reason.
+     * Named parameters of {@code sql/record-synchronous-registration.sql}: the registration's holder id (its lease's:
+     * the record's fence, kept as its claim_token), the subject, the type, the sender's key, the subject locks' key
+     * space, and the reply the answer carried (NOTIFY_SKIPPED, ALREADY_SUBMITTED; null for none) with its reason.
      */
     public Map<String, Object> record(ReceivedMessage message, Outcome outcome, String holder) {
         Map<String, Object> params = new HashMap<>();
