@@ -154,28 +154,21 @@ abstract class RouteKit extends IntegrationTest {
      */
     protected static javax.sql.DataSource answerLostAfterCommit(javax.sql.DataSource target, String fragment,
             java.util.concurrent.atomic.AtomicInteger lost) {
-        return new org.springframework.jdbc.datasource.DelegatingDataSource(target) {
-            @Override
-            public java.sql.Connection getConnection() throws java.sql.SQLException {
-                java.sql.Connection real = super.getConnection();
-                return (java.sql.Connection) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
-                        new Class<?>[] {java.sql.Connection.class}, (proxy, method, args) -> {
-                            Object result = invoke(method, real, args);
-                            if (method.getName().equals("prepareStatement") && String.valueOf(args[0]).contains(fragment)) {
-                                java.sql.PreparedStatement statement = (java.sql.PreparedStatement) result;
-                                return java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
-                                        new Class<?>[] {java.sql.PreparedStatement.class}, (p, m, a) -> {
-                                            Object done = invoke(m, statement, a);
-                                            if (m.getName().startsWith("execute") && lost.compareAndSet(1, 0)) {
-                                                throw new java.sql.SQLException("An I/O error occurred while sending to the backend.", "08006");
-                                            }
-                                            return done;
-                                        });
+        return withConnections(target, (real, method, args) -> {
+            Object result = invoke(method, real, args);
+            if (method.getName().equals("prepareStatement") && String.valueOf(args[0]).contains(fragment)) {
+                java.sql.PreparedStatement statement = (java.sql.PreparedStatement) result;
+                return java.lang.reflect.Proxy.newProxyInstance(RouteKit.class.getClassLoader(),
+                        new Class<?>[] {java.sql.PreparedStatement.class}, (p, m, a) -> {
+                            Object done = invoke(m, statement, a);
+                            if (m.getName().startsWith("execute") && lost.compareAndSet(1, 0)) {
+                                throw new java.sql.SQLException("An I/O error occurred while sending to the backend.", "08006");
                             }
-                            return result;
+                            return done;
                         });
             }
-        };
+            return result;
+        });
     }
 
     /**
@@ -185,18 +178,29 @@ abstract class RouteKit extends IntegrationTest {
      */
     protected static javax.sql.DataSource failingBeforeRun(javax.sql.DataSource target, String fragment,
             java.util.concurrent.atomic.AtomicInteger failures) {
+        return withConnections(target, (real, method, args) -> {
+            if (method.getName().equals("prepareStatement") && String.valueOf(args[0]).contains(fragment)
+                    && failures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                throw new java.sql.SQLException("An I/O error occurred while sending to the backend.", "08006");
+            }
+            return invoke(method, real, args);
+        });
+    }
+
+    /** What a proxied connection does with a call on the real one. */
+    @FunctionalInterface
+    private interface ConnectionCall {
+        Object call(java.sql.Connection real, java.lang.reflect.Method method, Object[] args) throws Throwable;
+    }
+
+    /** {@code target}, each of its connections behind {@code call}. */
+    private static javax.sql.DataSource withConnections(javax.sql.DataSource target, ConnectionCall call) {
         return new org.springframework.jdbc.datasource.DelegatingDataSource(target) {
             @Override
             public java.sql.Connection getConnection() throws java.sql.SQLException {
                 java.sql.Connection real = super.getConnection();
-                return (java.sql.Connection) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
-                        new Class<?>[] {java.sql.Connection.class}, (proxy, method, args) -> {
-                            if (method.getName().equals("prepareStatement") && String.valueOf(args[0]).contains(fragment)
-                                    && failures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
-                                throw new java.sql.SQLException("An I/O error occurred while sending to the backend.", "08006");
-                            }
-                            return invoke(method, real, args);
-                        });
+                return (java.sql.Connection) java.lang.reflect.Proxy.newProxyInstance(RouteKit.class.getClassLoader(),
+                        new Class<?>[] {java.sql.Connection.class}, (proxy, method, args) -> call.call(real, method, args));
             }
         };
     }
