@@ -38,17 +38,37 @@ public class InterceptorsFirst extends RouteBuilder implements Ordered {
                 .log("inbox-interceptors-first is not meant to be called");
     }
 
-    /** Fails when the route did not get every configuration of {@link #INTERCEPTORS} (one missing from routes/). */
+    /**
+     * Fails when the route did not get every configuration of {@link #INTERCEPTORS} (one missing from routes/), or when
+     * another route names one of them: it would set that interceptor up a second time, and which of the two wraps a
+     * call (its steps, its error handler) would vary from one start to the next.
+     */
     static void check(org.apache.camel.CamelContext context) {
+        java.util.List<String> interceptors = java.util.Arrays.asList(INTERCEPTORS.split(","));
         org.apache.camel.Route route = context.getRoute(ROUTE_ID);
-        String applied = route == null ? null : route.getConfigurationId();
-        java.util.List<String> got = applied == null ? java.util.List.of() : java.util.Arrays.asList(applied.split(","));
-        for (String id : INTERCEPTORS.split(",")) {
+        java.util.List<String> got = configurations(route);
+        for (String id : interceptors) {
             if (!got.contains(id)) {
                 throw new IllegalStateException("routeConfiguration " + id + " is not in routes/ (" + ROUTE_ID + " got "
                         + got + "): the calls of every route would go without its interceptor");
             }
         }
+        for (org.apache.camel.Route other : context.getRoutes()) {
+            if (!other.getRouteId().equals(ROUTE_ID)) {
+                for (String id : configurations(other)) {
+                    if (interceptors.contains(id)) {
+                        throw new IllegalStateException("route " + other.getRouteId() + " names routeConfiguration " + id
+                                + ": its interceptor applies to every route already (set up once by " + ROUTE_ID
+                                + "); remove it from the route's routeConfigurationId");
+                    }
+                }
+            }
+        }
+    }
+
+    private static java.util.List<String> configurations(org.apache.camel.Route route) {
+        String applied = route == null ? null : route.getConfigurationId();
+        return applied == null ? java.util.List.of() : java.util.Arrays.stream(applied.split(",")).map(String::strip).toList();
     }
 
     @Override

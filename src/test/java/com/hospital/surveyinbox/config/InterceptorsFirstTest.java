@@ -21,4 +21,28 @@ class InterceptorsFirstTest {
             }).hasStackTraceContaining("routeConfiguration inbox-downstream is not in routes/");
         }
     }
+
+    /** A route of routes/ naming one of them would set its interceptor up a second time: the start fails, naming it. */
+    @Test
+    void aRouteThatNamesAnInterceptorsConfigurationFailsTheStart() throws Exception {
+        try (DefaultCamelContext context = new DefaultCamelContext()) {
+            assertThatThrownBy(() -> {
+                context.addRoutes(new org.apache.camel.builder.RouteConfigurationBuilder() {
+                    @Override
+                    public void configuration() {
+                        routeConfiguration("inbox-downstream");
+                        routeConfiguration("inbox-statement-tries");
+                    }
+                });
+                context.addRoutes(new InterceptorsFirst());
+                context.addRoutes(new org.apache.camel.builder.RouteBuilder() {
+                    @Override
+                    public void configure() {
+                        from("direct:a-route").routeId("a-route").routeConfigurationId("inbox-downstream").log("a route");
+                    }
+                });
+                context.start();
+            }).hasStackTraceContaining("route a-route names routeConfiguration inbox-downstream");
+        }
+    }
 }
