@@ -146,6 +146,8 @@ public class AdapterProperties {
          * (SurveyInboxRedeliveryJobSilent reads 10 minutes without a tick as a stopped job).
          */
         @NotBlank private final String redeliverCron;
+        /** {@link #tooLongGap} of the cron (11,520 next-fire computations), taken once at binding. */
+        private final String redeliverCronGap;
         /** Most rows of each stalled kind republished per redelivery tick, oldest first. */
         @Min(1) @jakarta.validation.constraints.Max(5000) private final int redeliverBatchSize;
         /** false keeps this instance out of the clustered jobs (its scheduler does not start). */
@@ -197,14 +199,13 @@ public class AdapterProperties {
                 throw new IllegalArgumentException("adapter.inbox.redeliver-publish-deadline (" + redeliverPublishDeadline
                         + ") must be positive");
             }
-            if (redeliverCron != null && !redeliverCron.isBlank()) {
-                String gap = tooLongGap(redeliverCron);
-                if (gap != null) {
-                    // any cron Quartz reads is the operator's to choose (a test that wants the job rare, a site's own
-                    // rhythm): said here, refused only in the prod profile (ProductionSafetyCheck)
-                    org.slf4j.LoggerFactory.getLogger(AdapterProperties.class).warn("{}: lost events, retries, stuck rows "
-                            + "and owed replies wait that long, and the silent-job alert pages", gap);
-                }
+            String gap = redeliverCron == null || redeliverCron.isBlank() ? null : tooLongGap(redeliverCron);
+            this.redeliverCronGap = gap;
+            if (gap != null) {
+                // any cron Quartz reads is the operator's to choose (a test that wants the job rare, a site's own
+                // rhythm): said here, refused only in the prod profile (ProductionSafetyCheck)
+                org.slf4j.LoggerFactory.getLogger(AdapterProperties.class).warn("{}: lost events, retries, stuck rows "
+                        + "and owed replies wait that long, and the silent-job alert pages", gap);
             }
             if (replyMaxRetryDelay != null && retryDelay != null && replyMaxRetryDelay.compareTo(retryDelay) < 0) {
                 throw new IllegalArgumentException("adapter.inbox.reply-max-retry-delay (" + replyMaxRetryDelay
@@ -252,9 +253,9 @@ public class AdapterProperties {
             return null;
         }
 
-        /** {@link #tooLongGap} of this cron (null when it fires often enough, or is unset). */
+        /** {@link #tooLongGap} of this cron, read once at binding (null when it fires often enough, or is unset). */
         public String redeliverCronGap() {
-            return redeliverCron == null || redeliverCron.isBlank() ? null : tooLongGap(redeliverCron);
+            return redeliverCronGap;
         }
 
         public boolean isEnabled() { return enabled; }

@@ -30,6 +30,11 @@ public class CaughtFailures {
         extension.setFailureHandled(false);
         extension.setErrorHandlerHandled(null);
         extension.setRedeliveryExhausted(false);
+        forgetTries(exchange);
+    }
+
+    /** Camel's count of a step's tries (CamelRedeliveryCounter, CamelRedeliveryMaxCounter, CamelRedelivered). */
+    private static void forgetTries(Exchange exchange) {
         exchange.getMessage().removeHeaders("CamelRedelivery*");
         exchange.getMessage().removeHeader(Exchange.REDELIVERED);
     }
@@ -49,8 +54,7 @@ public class CaughtFailures {
         boolean redelivery = counter != null && last != null && last.statement().equals(statement)
                 && counter == (last.counter() == null ? 1 : last.counter() + 1);
         if (counter != null && !redelivery) {
-            exchange.getMessage().removeHeaders("CamelRedelivery*");
-            exchange.getMessage().removeHeader(Exchange.REDELIVERED);
+            forgetTries(exchange);
             counter = null;
         }
         exchange.setProperty(LAST_STATEMENT_TRY, new StatementTry(statement, counter));
