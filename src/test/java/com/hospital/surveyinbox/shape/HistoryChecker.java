@@ -19,20 +19,28 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *   <li>every 200 is stored exactly once, under the inboxId it was answered with;</li>
  *   <li>no row is stored for an answer other than 200 — except a COMMIT cut on the wire, counted
  *       ({@link Report#storedWithout200}) and allowed only where a scenario cuts connections;</li>
- *   <li>no answer other than 200 or 503 (a 502 is the ingress routing to a pod that was gone);</li>
- *   <li>per subject, the downstream effects in acknowledgement order: the bundle before the submission;</li>
- *   <li>no bundle created twice, no resend call without a second stored SEND;</li>
+ *   <li>no answer other than 200 or 503 (a 502 is the ingress routing to a pod that was gone), and no request left
+ *       unanswered until the sender gave up (a hang, not a "retry");</li>
+ *   <li>per subject, the downstream effects in acknowledgement order: no SUBMIT registered before its SEND;</li>
+ *   <li>every COMPLETED row's effect downstream (a SEND's dispatch bundle, a SUBMIT's submission), and none twice: no
+ *       more submissions than COMPLETED SUBMITs, no more resend calls than SENDs after the first (the survey side
+ *       keys only the bundle's create; a submission or a resend repeated reaches the patient twice);</li>
  *   <li>every DEAD row has exactly one DEAD reply; nothing is left unfinished.</li>
  * </ul>
+ * It also counts what a scenario without downstream faults must not see ({@link Report#abandoned}, attempts the
+ * redelivery job ended for a worker gone; {@link Report#completedOnRetry}, COMPLETED rows registered more than
+ * once): a pod stopping mid-registration that the redelivery job rescues still ends "all COMPLETED", 15 minutes late
+ * in production, and registers the row a second time.
  */
 final class HistoryChecker {
 
     record Report(long acknowledged, long refused503, long storedWithout200, long noAnswer, List<String> violations,
-                  Map<String, Long> answers) {
+                  Map<String, Long> answers, long abandoned, long completedOnRetry, java.util.Set<String> pods) {
         @Override
         public String toString() {
             return "acknowledged " + acknowledged + ", 503 " + refused503 + ", no HTTP answer " + noAnswer
-                    + ", stored without a 200 " + storedWithout200
+                    + ", stored without a 200 " + storedWithout200 + ", abandoned attempts " + abandoned
+                    + ", COMPLETED on a retry " + completedOnRetry + ", answered by " + pods
                     + ", answers " + answers + (violations.isEmpty() ? "" : ", VIOLATIONS:\n  " + String.join("\n  ", violations));
         }
     }
@@ -70,6 +78,11 @@ final class HistoryChecker {
             if (a.status() != 200 && a.status() != 503 && a.status() != -1) {
                 violations.add(a.msgType() + " " + a.subject() + " answered " + a.status() + " (pod " + a.pod() + ")");
             }
+            // the sender's own deadline ran out: the service held its transaction instead of answering
+            if (a.status() == -1 && "HttpTimeoutException".equals(a.error())) {
+                violations.add(a.msgType() + " " + a.subject() + " unanswered until the sender gave up after "
+                        + (a.answeredAt() - a.sentAt()) / 1_000_000 + " ms");
+            }
             if (a.status() == 200) {
                 acknowledgedPerKey.merge(a.subject() + "/" + a.msgType(), 1L, Long::sum);
                 Map<String, Object> row = a.inboxId() == null ? null : rowsById.get(Long.parseLong(a.inboxId()));
@@ -99,20 +112,28 @@ final class HistoryChecker {
 
         List<String> subjects = jdbc.queryForList("SELECT DISTINCT srvy_drawup_no FROM inbox_message WHERE srvy_drawup_no LIKE ?",
                 String.class, like);
+        Map<String, Long> completedPerKey = new HashMap<>();
+        for (Map<String, Object> r : jdbc.queryForList("SELECT srvy_drawup_no || '/' || msg_type AS k, count(*) AS n"
+                + " FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'COMPLETED' GROUP BY 1", like)) {
+            completedPerKey.put((String) r.get("k"), ((Number) r.get("n")).longValue());
+        }
         for (String subject : subjects) {
-            if (simulator.bundleCreates(subject) > 1) {
-                violations.add(subject + ": bundle created " + simulator.bundleCreates(subject) + " times");
-            }
             List<DownstreamSimulator.Event> events = simulator.events(subject);
             long sends = storedPerKey.getOrDefault(subject + "/SEND", 0L);
-            if (sends < 2 && events.stream().anyMatch(e -> e.kind().equals("RESEND"))) {
-                violations.add(subject + ": a resend call without a resend request");
+            long resends = events.stream().filter(e -> e.kind().equals("RESEND")).count();
+            if (resends > Math.max(0, sends - 1)) {
+                violations.add(subject + ": " + resends + " resend calls for " + sends + " stored SENDs");
             }
-            Long bundle = events.stream().filter(e -> e.kind().equals("BUNDLE")).map(DownstreamSimulator.Event::seq).findFirst().orElse(null);
-            Long submission = events.stream().filter(e -> e.kind().equals("SUBMISSION")).map(DownstreamSimulator.Event::seq)
-                    .findFirst().orElse(null);
-            if (submission != null && (bundle == null || submission < bundle)) {
-                violations.add(subject + ": submission registered before the dispatch it was acknowledged after");
+            if (completedPerKey.getOrDefault(subject + "/SEND", 0L) > 0 && !simulator.hasBundle(subject)) {
+                violations.add(subject + ": SEND COMPLETED without a dispatch bundle");
+            }
+            long submits = completedPerKey.getOrDefault(subject + "/SUBMIT", 0L);
+            long submissions = events.stream().filter(e -> e.kind().equals("SUBMISSION")).count();
+            if (submits > 0 && submissions == 0) {
+                violations.add(subject + ": SUBMIT COMPLETED without a submission");
+            }
+            if (submissions > submits) {
+                violations.add(subject + ": " + submissions + " submissions for " + submits + " COMPLETED SUBMITs");
             }
         }
         // a SUBMIT registered before its SEND finished finds no dispatch (the ordering guard failed), even if a retry
@@ -131,12 +152,19 @@ final class HistoryChecker {
                 violations.add(subject + ": " + dead.get("n") + " DEAD rows, " + replies + " DEAD replies");
             }
         }
+        long abandoned = jdbc.queryForObject("SELECT count(*) FROM inbox_attempt a JOIN inbox_message m ON m.id = a.inbox_id"
+                + " WHERE m.srvy_drawup_no LIKE ? AND a.outcome = 'ABANDONED'", Long.class, like);
+        long completedOnRetry = jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ?"
+                + " AND status = 'COMPLETED' AND attempts > 1", Long.class, like);
+        java.util.Set<String> pods = new java.util.TreeSet<>();
+        attempts.stream().filter(a -> a.status() == 200 && a.pod() != null).forEach(a -> pods.add(a.pod()));
         long acknowledged = attempts.stream().filter(a -> a.status() == 200).count();
         long refused = attempts.stream().filter(a -> a.status() == 503).count();
         long noAnswer = attempts.stream().filter(a -> a.status() == -1).count();
         attempts.stream().filter(a -> a.status() == -1).map(a -> a.error() + " after "
                 + (a.answeredAt() - a.sentAt()) / 1_000_000 + " ms").distinct().limit(5)
                 .forEach(e -> System.out.println("[shape] no HTTP answer: " + e));
-        return new Report(acknowledged, refused, storedWithout200, noAnswer, violations, answers);
+        return new Report(acknowledged, refused, storedWithout200, noAnswer, violations, answers, abandoned, completedOnRetry,
+                pods);
     }
 }

@@ -21,7 +21,11 @@ import java.util.concurrent.locks.LockSupport;
  * stored, retry" (503), never a 404 a sender could take for "this endpoint does not exist", and a pod must not
  * report ready before the reception runs. At shutdown Tomcat closes its port before Camel stops the route. The
  * same tick an operator reads the inbox list (a route too): 503 JSON "service is starting" in that window, never
- * a 404 an operator could take for "nothing there".
+ * a 404 an operator could take for "nothing there". Given the scenario's senders, the same tick also POSTs a valid
+ * message of a subject of its own straight to the pod (a late request the ingress still routed there, as Kubernetes'
+ * endpoint removal races the SIGTERM): recorded with the senders' requests, so the {@link HistoryChecker} proves that
+ * one answered 200 is stored and registered and one refused stored nothing, whatever instant of the start or the
+ * stop it met.
  */
 final class PodWatch implements AutoCloseable {
 
@@ -39,6 +43,10 @@ final class PodWatch implements AutoCloseable {
     private final Thread thread;
 
     PodWatch(ServicePod pod) {
+        this(pod, null);
+    }
+
+    PodWatch(ServicePod pod, RecordingSenders senders) {
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
         HttpRequest probe = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + pod.managementPort + "/actuator/health/readiness"))
                 .timeout(Duration.ofSeconds(5)).build();
@@ -49,6 +57,7 @@ final class PodWatch implements AutoCloseable {
                 .header("Authorization", ServiceClient.OPS_AUTH).timeout(Duration.ofSeconds(10)).build();
         thread = new Thread(() -> {
             boolean ready = false;
+            int sent = 0;
             while (running.get()) {
                 long next = System.nanoTime() + 100_000_000L;
                 try {
@@ -72,11 +81,42 @@ final class PodWatch implements AutoCloseable {
                 }
                 answers.add(new Answer(ready, status, body));
                 opsAnswers.add(send(http, read, ready));
+                if (senders != null) {
+                    deliver(http, pod, senders, ++sent);
+                }
                 LockSupport.parkNanos(Math.max(0, next - System.nanoTime())); // pacing, not a wait for a condition
             }
         }, "pod-watch-" + pod.name);
         thread.setDaemon(true);
         thread.start();
+    }
+
+    /** One valid SEND of a subject of its own, straight to the pod, recorded as one of the senders' requests. */
+    private static void deliver(HttpClient http, ServicePod pod, RecordingSenders senders, int n) {
+        String subject = senders.prefix() + "w" + pod.name + "-" + n;
+        HttpRequest post = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + pod.port + "/legacy/survey-send-info"))
+                .header("Authorization", ServiceClient.LEGACY_AUTH).header("Content-Type", "application/json")
+                .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(
+                        ServiceClient.message(subject, "P-" + subject, "\"msgType\":\"SEND\""))).build();
+        long sentAt = System.nanoTime();
+        int status;
+        String inboxId = null;
+        String error = null;
+        try {
+            HttpResponse<String> answer = http.send(post, HttpResponse.BodyHandlers.ofString());
+            status = answer.statusCode();
+            if (status == 200) {
+                inboxId = new com.fasterxml.jackson.databind.ObjectMapper().readTree(answer.body()).path("inboxId").asText(null);
+            }
+        } catch (IOException e) {
+            status = -1;
+            error = e.getClass().getSimpleName();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        senders.record(new RecordingSenders.Attempt(subject, "SEND", sentAt, System.nanoTime(), status, inboxId,
+                "127.0.0.1:" + pod.port, error));
     }
 
     /** One request's answer; -1 and the exception's name when there was none. */

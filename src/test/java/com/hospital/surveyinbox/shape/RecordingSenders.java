@@ -130,6 +130,11 @@ final class RecordingSenders implements AutoCloseable {
         return prefix;
     }
 
+    /** A request another sender made (a {@link PodWatch} straight to a pod), checked with these senders' own. */
+    void record(Attempt attempt) {
+        attempts.add(attempt);
+    }
+
     List<Attempt> attempts() {
         synchronized (attempts) {
             return new ArrayList<>(attempts);

@@ -163,6 +163,11 @@ public final class DownstreamSimulator {
 
     // ----- observations -----
 
+    /**
+     * Bundles created for the subject: 0 or 1, as the survey side keys the create by its Idempotency-Key (a repeat is
+     * answered with the first dispatch and creates nothing). A registration run twice shows in {@link #events} (a
+     * second SUBMISSION or RESEND) and in {@link #bundleRequests}, not here.
+     */
     public int bundleCreates(String srvyDrawupNo) {
         AtomicInteger n = bundleCreates.get(srvyDrawupNo);
         return n == null ? 0 : n.get();
@@ -227,8 +232,9 @@ public final class DownstreamSimulator {
         calls.forEach((k, v) -> callCounts.put(k, v.get()));
         stats.put("calls", callCounts);
         stats.put("bundles", bundles.size());
-        stats.put("bundlesCreatedMoreThanOnce",
-                bundleCreates.values().stream().filter(n -> n.get() > 1).count());
+        stats.put("submittedMoreThanOnce", events.stream().filter(e -> e.kind().equals("SUBMISSION"))
+                .collect(java.util.stream.Collectors.groupingBy(Event::key, java.util.stream.Collectors.counting()))
+                .values().stream().filter(n -> n > 1).count());
         stats.put("consentLookups", totalConsentLookups());
         Map<String, Integer> perSurvey = new LinkedHashMap<>();
         consentLookups.forEach((k, v) -> perSurvey.put(k, v.get()));
