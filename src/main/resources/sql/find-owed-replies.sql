@@ -1,5 +1,5 @@
--- Replies owed and not delivered whose next try is due, oldest first: PENDING (never tried since opened) once
--- retry-delay old; FAILED once its last try is older than retry-delay x 2^(failed tries - 1), at most
+-- Replies owed and not delivered whose next try is due: PENDING (never tried since opened) once retry-delay old,
+-- oldest first, then FAILED once its last try is older than retry-delay x 2^(failed tries - 1), at most
 -- reply-max-retry-delay. reply_failures (V15) counts the failed tries of this reply only; a wait while the legacy
 -- circuit was open is not one.
 -- Run by: routes/inbox-redeliver.camel.yaml, step inbox-redeliver-find-replies (camel-sql); each id
@@ -10,12 +10,25 @@
 -- side, and it is still never given up (the contract retries a failed reply). The exponent stops at 30 (a
 -- double's 2^n stays finite). The plain retry-delay bound is the one the partial index on reply_updated_at can
 -- serve as a range; a bounded batch keeps one tick short.
+-- Why PENDING first: the replies the legacy system keeps refusing pile up over the years (never given up), and each
+-- one's last try is older than a reply opened a minute ago: oldest first, a batch full of them held every new DEAD
+-- or NOTIFY_SKIPPED reply back by as many ticks as they fill. Each branch reads the partial index in order, at most
+-- one batch.
 SELECT id
-  FROM inbox_message
- WHERE reply_status IN ('PENDING', 'FAILED')
-   AND reply_updated_at < now() - :#retryDelayMillis * INTERVAL '1 millisecond'
-   AND reply_updated_at < now() - LEAST(:#retryDelayMillis * power(2, CASE WHEN reply_status = 'PENDING' THEN 0
-                                                                          ELSE LEAST(GREATEST(reply_failures - 1, 0), 30) END),
-                                        :#replyMaxRetryDelayMillis) * INTERVAL '1 millisecond'
- ORDER BY reply_updated_at
+  FROM ((SELECT id, 0 AS tried, reply_updated_at
+           FROM inbox_message
+          WHERE reply_status = 'PENDING'
+            AND reply_updated_at < now() - :#retryDelayMillis * INTERVAL '1 millisecond'
+          ORDER BY reply_updated_at
+          LIMIT :#batch)
+        UNION ALL
+        (SELECT id, 1 AS tried, reply_updated_at
+           FROM inbox_message
+          WHERE reply_status = 'FAILED'
+            AND reply_updated_at < now() - :#retryDelayMillis * INTERVAL '1 millisecond'
+            AND reply_updated_at < now() - LEAST(:#retryDelayMillis * power(2, LEAST(GREATEST(reply_failures - 1, 0), 30)),
+                                                 :#replyMaxRetryDelayMillis) * INTERVAL '1 millisecond'
+          ORDER BY reply_updated_at
+          LIMIT :#batch)) owed
+ ORDER BY tried, reply_updated_at
  LIMIT :#batch

@@ -282,7 +282,7 @@ class InboxRedeliverRouteTest extends RouteKit {
         List<Long> mine = List.of(firstRetry, backedOff, backedOffDue, capped, cappedNotYet, pending);
         try {
             @SuppressWarnings("unchecked")
-            List<Map<String, Object>> due = template.requestBody("sql:classpath:sql/find-owed-replies.sql?parametersCount=4",
+            List<Map<String, Object>> due = template.requestBody("sql:classpath:sql/find-owed-replies.sql?parametersCount=7",
                     Map.of("retryDelayMillis", 60_000L, "replyMaxRetryDelayMillis", 3_600_000L, "batch", 1_000_000), List.class);
 
             assertThat(due).extracting(r -> ((Number) r.get("id")).longValue())
@@ -291,6 +291,31 @@ class InboxRedeliverRouteTest extends RouteKit {
         } finally {
             // delivered, as far as the other tests' ticks are concerned
             mine.forEach(id -> jdbc.update("UPDATE inbox_message SET reply_status = 'SENT' WHERE id = ?", id));
+        }
+    }
+
+    /**
+     * Years of replies the legacy system refuses (never given up) each last tried longer ago than a reply opened a
+     * minute ago: a batch takes the never-tried ones first, else a batch full of refused ones holds every new DEAD
+     * reply back. Oldest first, the ten-year-old refused reply came before the pending one.
+     */
+    @Test
+    void aBatchTakesTheRepliesNeverTriedBeforeTheRefusedOnes() {
+        String run = uniqueSubject("REPLYPENDINGFIRST");
+        long refused = owedReply(run + "-a", 1, 10 * 365 * 24 * 60);
+        long pending = owedReply(run + "-b", 0, 2);
+        try {
+            @SuppressWarnings("unchecked")
+            List<Map<String, Object>> due = template.requestBody("sql:classpath:sql/find-owed-replies.sql?parametersCount=7",
+                    Map.of("retryDelayMillis", 60_000L, "replyMaxRetryDelayMillis", 3_600_000L, "batch", 1), List.class);
+
+            assertThat(due).hasSize(1);
+            long first = ((Number) due.get(0).get("id")).longValue();
+            assertThat(first).as("the refused reply waits behind a never-tried one").isNotEqualTo(refused);
+            assertThat(jdbc.queryForObject("SELECT reply_status FROM inbox_message WHERE id = ?", String.class, first))
+                    .isEqualTo("PENDING");
+        } finally {
+            List.of(refused, pending).forEach(id -> jdbc.update("UPDATE inbox_message SET reply_status = 'SENT' WHERE id = ?", id));
         }
     }
 
@@ -399,7 +424,7 @@ class InboxRedeliverRouteTest extends RouteKit {
 
             assertThat(rows.row(Long.toString(id))).containsEntry("reply_status", "FAILED").containsEntry("reply_failures", 6);
             @SuppressWarnings("unchecked")
-            List<Map<String, Object>> due = template.requestBody("sql:classpath:sql/find-owed-replies.sql?parametersCount=4",
+            List<Map<String, Object>> due = template.requestBody("sql:classpath:sql/find-owed-replies.sql?parametersCount=7",
                     Map.of("retryDelayMillis", 60_000L, "replyMaxRetryDelayMillis", 3_600_000L, "batch", 1_000_000), List.class);
             assertThat(due).as("six failed tries wait 32 min, more than the 15 min the reset set its clock back")
                     .extracting(r -> ((Number) r.get("id")).longValue()).doesNotContain(id);

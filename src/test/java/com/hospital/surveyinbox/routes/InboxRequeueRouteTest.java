@@ -389,7 +389,7 @@ class InboxRequeueRouteTest extends RouteKit {
                 + "reply_failures = 6, reply_updated_at = now() - INTERVAL '10 minutes' WHERE id = ?", other);
         Map<String, Object> owed = Map.of("retryDelayMillis", 60_000L, "replyMaxRetryDelayMillis", 3_600_000L, "batch", 100_000);
         java.util.function.Supplier<Boolean> due = () -> template.requestBody(
-                "sql:classpath:sql/find-owed-replies.sql?parametersCount=4", owed, List.class).stream()
+                "sql:classpath:sql/find-owed-replies.sql?parametersCount=7", owed, List.class).stream()
                 .anyMatch(r -> ((Number) ((Map<?, ?>) r).get("id")).longValue() == other);
         assertThat(due.get()).as("waiting out its backoff").isFalse();
         template.requestBody("sql:classpath:sql/retry-reply.sql?outputType=SelectOne&parametersCount=3",
