@@ -64,4 +64,31 @@ class InboxReceiveSynchronousRouteTest extends RouteKit {
         assertThat(rows).as("one record of one registration").hasSize(1);
         assertThat(mapper.readTree(answer.getMessage().getBody(String.class)).get("inboxId").asText()).isEqualTo(rows.get(0).toString());
     }
+
+    /**
+     * The claim of a synchronous registration commits its lease and its answer is lost: the sender is told 503
+     * "nothing stored, retry", and the lease this registration may hold is given back. Kept, the retry was answered
+     * "subject being registered" (503) until the lease expired, twice the longest registration (minutes).
+     */
+    @Test
+    void aLeaseWhoseClaimGotNoAnswerIsGivenBack() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger lost = new java.util.concurrent.atomic.AtomicInteger(1);
+        javax.sql.DataSource losing = answerLostAfterCommit(jdbc.getDataSource(), "INSERT INTO synchronous_lease", lost);
+        AdviceWith.adviceWith(camel, "inbox-receive", a -> a.weaveById("inbox-receive-claim-synchronous").before()
+                .setHeader("CamelSqlDataSource", a.constant(losing)));
+        String subject = uniqueSubject("ALONE-SYNCLEASE");
+        byte[] message = ServiceClient.message(subject, "P-" + subject, "").getBytes(StandardCharsets.UTF_8);
+
+        Exchange first = template.request("direct:receive-alone", e -> e.getMessage().setBody(message));
+
+        assertThat(lost.get()).as("the claim's answer was lost").isZero();
+        assertThat(first.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE)).isEqualTo(503);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM synchronous_lease WHERE srvy_drawup_no = ?", Long.class, subject))
+                .as("the lease the lost claim took").isZero();
+        // registered now (its answer may be another test's advised failure after the registration: this class's
+        // context keeps every test's advice), not refused as "subject being registered"
+        Exchange retry = template.request("direct:receive-alone", e -> e.getMessage().setBody(message));
+        assertThat(retry.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE)).isNotEqualTo(503);
+        assertThat(mock("mock:bundle").getReceivedCounter()).as("the retry registered the message").isEqualTo(1);
+    }
 }
