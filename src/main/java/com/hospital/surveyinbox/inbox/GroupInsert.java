@@ -224,6 +224,11 @@ final class GroupInsert implements AutoCloseable {
             for (Pending p : group) {
                 if (down != null) {
                     p.result().completeExceptionally(down);
+                } else if (p.deadline() - System.nanoTime() <= 0) {
+                    // its reception's time ran out while the rows before it were written (a slow database: one
+                    // statement bound each, up to a group of them): never written, so a 503 is safe now; written
+                    // anyway, it committed minutes after its sender gave up, and the sender's retry was a second row
+                    p.result().completeExceptionally(storeTimedOut());
                 } else {
                     down = writeOne(p);
                 }

@@ -327,6 +327,55 @@ class GroupInsertTest extends IntegrationTest {
     }
 
     /**
+     * A group refused (one row the database cannot hold) is written row by row, each row one statement on a slow
+     * database: a row whose reception's time ran out meanwhile is answered "not stored" (503) and never written.
+     * Written anyway, a group of 64 took minutes, every row committed long after its sender gave up and retried.
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void aRowWhoseTimeRanOutWhileItsGroupIsWrittenRowByRowIsNeverWritten() throws Exception {
+        String run = uniqueSubject("GRPLATE");
+        java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+        Function<ReceivedMessage, Acceptance> one = m -> {
+            if (m.srvyDrawupNo().endsWith("-gate")) {
+                try {
+                    gate.await(); // holds the only lane while the next three receptions queue up behind it
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            if (m.srvyDrawupNo().endsWith("-slow")) {
+                jdbc.queryForList("SELECT pg_sleep(2.5)"); // a statement on a slow database, longer than store-timeout
+            }
+            return store.acceptOne(m);
+        };
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try (GroupInsert group = new GroupInsert(1, 64, store::acceptGroup, one, new SimpleMeterRegistry(), Duration.ofSeconds(2))) {
+            Future<Acceptance> gated = pool.submit(() -> group.accept(message(run + "-gate", null)));
+            org.awaitility.Awaitility.await().until(() -> group.queued() == 0);
+            String huge = run + "-" + new java.util.Random().ints(12_000, 'a', 'z' + 1)
+                    .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append);
+            Future<Acceptance> slow = pool.submit(() -> group.accept(message(run + "-slow", null)));
+            org.awaitility.Awaitility.await().until(() -> group.queued() == 1);
+            Future<Acceptance> big = pool.submit(() -> group.accept(message(huge, null)));
+            org.awaitility.Awaitility.await().until(() -> group.queued() == 2);
+            Future<Acceptance> late = pool.submit(() -> group.accept(message(run + "-late", null)));
+            org.awaitility.Awaitility.await().until(() -> group.queued() == 3);
+            gate.countDown();
+
+            assertThat(gated.get(30, TimeUnit.SECONDS).fresh()).isTrue();
+            assertThat(slow.get(30, TimeUnit.SECONDS).fresh()).as("written before its time ran out").isTrue();
+            assertThatThrownBy(() -> late.get(30, TimeUnit.SECONDS)).hasMessageContaining("never written");
+            assertThatThrownBy(() -> big.get(30, TimeUnit.SECONDS)).hasMessageContaining("never written");
+        } finally {
+            pool.shutdown();
+        }
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, run + "-late"))
+                .as("the row answered 503").isZero();
+        assertThat(rowCountLike(run)).isEqualTo(2);
+    }
+
+    /**
      * A connection on which everything fails once a commit has gone through: what a network fault right
      * after the commit looks like to the code that runs next.
      */
