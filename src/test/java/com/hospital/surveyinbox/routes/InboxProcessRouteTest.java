@@ -165,6 +165,30 @@ class InboxProcessRouteTest extends RouteKit {
         assertThat(rows.status(Long.toString(ids[0]))).isEqualTo("COMPLETED");
     }
 
+    /**
+     * The record of an outcome outlasts a database away for longer than a statement's four tries (a failover right
+     * after the downstream call): the registration happened, and a record given up left the row PROCESSING until
+     * stuck-processing-after, then registered again (a second resend or submission). Here complete-row.sql meets the
+     * database away four times and is taken on its fifth try, 7.5 s later.
+     */
+    @Test
+    void anOutcomeIsRecordedThroughADatabaseAwayLongerThanFourTries() throws Exception {
+        String subject = uniqueSubject("ALONE-RECORDLONG");
+        long[] ids = stored(subject, 1);
+        java.util.concurrent.atomic.AtomicInteger outcomeFailures = new java.util.concurrent.atomic.AtomicInteger(4);
+        String event = event(ids[0], subject);
+
+        template.send("direct:process-alone", e -> {
+            e.getMessage().setBody(event);
+            e.getMessage().setHeader("CamelSqlDataSource", failingBeforeRun(jdbc.getDataSource(), "WITH done AS", outcomeFailures));
+        });
+
+        await().atMost(java.time.Duration.ofSeconds(30)).until(() -> outcomeFailures.get() == 0
+                && camel.getInflightRepository().size("inbox-process-row") == 0);
+        assertThat(rows.status(Long.toString(ids[0]))).isEqualTo("COMPLETED");
+        assertThat(mock("mock:register").getReceivedCounter()).as("registered once").isEqualTo(1);
+    }
+
     /** ... and still four tries at most: a statement the database keeps refusing fails for good after its fourth. */
     @Test
     void aStatementTheDatabaseKeepsRefusingIsTriedFourTimesInAll() throws Exception {
