@@ -67,7 +67,7 @@ import org.springframework.test.context.TestPropertySource;
         "spring.datasource.hikari.maximum-pool-size=40",
         "logging.level.com.hospital.surveyinbox=WARN",
         "logging.level.org.apache.hc=WARN"})
-class InboxBenchmark extends IntegrationTest {
+public class InboxBenchmark extends IntegrationTest {
 
     static final int REPS = 3;
     /** Drains of 273 per big-table size: their run-to-run spread (x1.06-1.37 at 10 M rows over three runs) wants more than {@link #REPS}. */
@@ -564,12 +564,13 @@ class InboxBenchmark extends IntegrationTest {
     // ---- 2c. the service and the peer, each in a JVM of its own (issue 22.3) ----
     /**
      * What k8s/base gives the service's container (JAVA_TOOL_OPTIONS: MaxRAMPercentage=50 of the 1536Mi limit =
-     * 768 MiB of heap, ParallelGC), given to both JVMs of this phase. The limit as {@code MaxRAM}, not an
+     * 768 MiB of heap, ParallelGC, two processors as the JVM sizes its pools), given to both JVMs of this phase. The limit as {@code MaxRAM}, not an
      * {@code -Xmx}: the heap's other sizes follow the memory the JVM sees too, and with {@code -Xmx768m} alone
      * both JVMs started with 378 MiB of heap (1/64 of this machine's 23 GiB) where a pod starts with 24 MiB
      * (1/64 of its limit), which set both JVMs' RSS under load (runs before 2026-12-02 evening).
      */
-    static final List<String> APART_JVM = List.of("-XX:MaxRAM=1536m", "-XX:MaxRAMPercentage=50", "-XX:+UseParallelGC");
+    public static final List<String> APART_JVM = List.of("-XX:MaxRAM=1536m", "-XX:MaxRAMPercentage=50", "-XX:+UseParallelGC",
+            "-XX:ActiveProcessorCount=2");
 
     /**
      * The service as it runs in a pod: its own JVM, with neither the downstream simulator nor the load generator

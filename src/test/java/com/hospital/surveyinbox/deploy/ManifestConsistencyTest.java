@@ -407,6 +407,23 @@ class ManifestConsistencyTest {
     }
 
     /**
+     * The pod's JVM runs with the options the benchmark measured its resources under (all but MaxRAM, which stands for
+     * the pod's memory limit there), the processor count among them: left to the node, a JVM on a large node sized
+     * its GC and JIT threads, the common pool and Lettuce's event loops from every core, outside the heap the memory
+     * request was measured on two cores for.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void thePodsJvmRunsWithTheOptionsItsResourcesWereMeasuredUnder() throws IOException {
+        String options = ((List<Map<String, Object>>) at(container(), "env")).stream()
+                .filter(e -> "JAVA_TOOL_OPTIONS".equals(e.get("name"))).map(e -> (String) e.get("value")).findFirst().orElseThrow();
+        List<String> given = List.of(options.split("\\s+"));
+        assertThat(com.hospital.surveyinbox.bench.InboxBenchmark.APART_JVM.stream().filter(o -> !o.startsWith("-XX:MaxRAM=")))
+                .as("measured under").isNotEmpty().allSatisfy(o -> assertThat(given).contains(o));
+        assertThat(given).anySatisfy(o -> assertThat(o).startsWith("-XX:ActiveProcessorCount="));
+    }
+
+    /**
      * Each overlay's memory request covers what the pod may use: the heap grows to MaxRAMPercentage of the limit (the
      * Parallel collector grows it towards its cap while a backlog drains) plus at least 300 MiB outside the heap
      * (deployment.yaml's measurements). Dev requested 768 MiB under the base's 1536 MiB limit: up to about 1.1 GiB
