@@ -161,6 +161,12 @@ public class AdapterProperties {
         /** Events per second a bulk requeue republishes (a downstream that just recovered is not flooded); 1..1000. */
         @Min(1) @jakarta.validation.constraints.Max(1000) private final int bulkRequeueRatePerSecond;
         /**
+         * Longest one bulk requeue spends requeueing rows: past it no further row is started, and the answer counts
+         * the rest as {@code remaining} (a database answering in seconds would otherwise hold the operator's call for
+         * minutes, long after the client gave up).
+         */
+        @NotNull @DurationMax(minutes = 10) private final Duration bulkRequeueWithin;
+        /**
          * Longest wait between two tries of a reply the legacy system keeps refusing: the wait after the n-th
          * failed try is retry-delay x 2^(n-1), at most this (a reply is never given up: the contract retries it).
          */
@@ -184,7 +190,8 @@ public class AdapterProperties {
                 @DefaultValue("500") int bulkRequeueMax,
                 @DefaultValue("10") int bulkRequeueRatePerSecond,
                 @DefaultValue("PT1H") @DurationUnit(ChronoUnit.SECONDS) Duration replyMaxRetryDelay,
-                @DefaultValue("24") int synchronousConcurrency) {
+                @DefaultValue("24") int synchronousConcurrency,
+                @DefaultValue("PT20S") @DurationUnit(ChronoUnit.SECONDS) Duration bulkRequeueWithin) {
             this.enabled = enabled;
             this.maxAttempts = maxAttempts;
             this.retryDelay = retryDelay;
@@ -216,6 +223,10 @@ public class AdapterProperties {
             this.bulkRequeueRatePerSecond = bulkRequeueRatePerSecond;
             this.replyMaxRetryDelay = replyMaxRetryDelay;
             this.synchronousConcurrency = synchronousConcurrency;
+            if (bulkRequeueWithin != null && (bulkRequeueWithin.isZero() || bulkRequeueWithin.isNegative())) {
+                throw new IllegalArgumentException("adapter.inbox.bulk-requeue-within (" + bulkRequeueWithin + ") must be positive");
+            }
+            this.bulkRequeueWithin = bulkRequeueWithin;
         }
 
         /** Longest wait between two ticks of the redelivery job (sampled over 8 days, so weekday and hour fields count). */
@@ -270,6 +281,7 @@ public class AdapterProperties {
         public Duration getRedeliverPublishDeadline() { return redeliverPublishDeadline; }
         public int getBulkRequeueMax() { return bulkRequeueMax; }
         public int getBulkRequeueRatePerSecond() { return bulkRequeueRatePerSecond; }
+        public Duration getBulkRequeueWithin() { return bulkRequeueWithin; }
         public Duration getReplyMaxRetryDelay() { return replyMaxRetryDelay; }
         public int getSynchronousConcurrency() { return synchronousConcurrency; }
     }

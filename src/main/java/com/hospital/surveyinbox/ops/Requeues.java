@@ -50,6 +50,7 @@ public class Requeues {
     private final com.fasterxml.jackson.databind.ObjectReader reader;
     private final int bulkRequeueMax;
     private final long longestReplyWaitMillis;
+    private final long bulkRequeueWithinNanos;
 
     public Requeues(ObjectMapper objectMapper, AdapterProperties properties) {
         // as the reception reads a message: a key twice ({"dryRun":true,"dryRun":false}) or trailing text is no request
@@ -57,6 +58,7 @@ public class Requeues {
                 .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
                 .with(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
         this.bulkRequeueMax = properties.getInbox().getBulkRequeueMax();
+        this.bulkRequeueWithinNanos = properties.getInbox().getBulkRequeueWithin().toNanos();
         this.longestReplyWaitMillis = Math.max(properties.getInbox().getRetryDelay().toMillis(),
                 properties.getInbox().getReplyMaxRetryDelay().toMillis());
     }
@@ -234,6 +236,16 @@ public class Requeues {
     /** What a call without {@code limit} takes: 100, or {@code adapter.inbox.bulk-requeue-max} when lower. */
     private int defaultLimit() {
         return Math.min(100, bulkRequeueMax);
+    }
+
+    /** When a bulk requeue starting now stops starting rows (adapter.inbox.bulk-requeue-within), on the JVM's monotonic clock. */
+    public long until() {
+        return System.nanoTime() + bulkRequeueWithinNanos;
+    }
+
+    /** Whether a bulk requeue may still start a row: its time ({@link #until()}) has not run out. */
+    public boolean inTime(long until) {
+        return until - System.nanoTime() > 0;
     }
 
     /** The ids a bulk requeue takes: the first {@code room} candidates, oldest first. */

@@ -36,7 +36,8 @@ class RetentionPropertiesTest {
 
     private static AdapterProperties.Inbox inbox(String publishDeadline, String retryDelay, String replyMaxRetryDelay) {
         return new AdapterProperties.Inbox(true, 5, Duration.parse(retryDelay), Duration.ofMinutes(2), Duration.ofMinutes(15),
-                "0 * * * * ?", 200, true, 7, Duration.parse(publishDeadline), 500, 10, Duration.parse(replyMaxRetryDelay), 24);
+                "0 * * * * ?", 200, true, 7, Duration.parse(publishDeadline), 500, 10, Duration.parse(replyMaxRetryDelay), 24,
+                Duration.ofSeconds(20));
     }
 
     @Test
@@ -46,5 +47,13 @@ class RetentionPropertiesTest {
         assertThatThrownBy(() -> inbox("PT30S", "PT1M", "PT30S"))
                 .hasMessageContaining("adapter.inbox.reply-max-retry-delay (PT30S) must be at least adapter.inbox.retry-delay (PT1M)");
         assertThat(inbox("PT30S", "PT1M", "PT1H").getReplyMaxRetryDelay()).isEqualTo(Duration.ofHours(1));
+    }
+
+    /** A bulk requeue with no time would start no row at all and answer every matching row as remaining. */
+    @Test
+    void aBulkRequeueNeedsAPositiveTime() {
+        assertThatThrownBy(() -> new AdapterProperties.Inbox(true, 5, Duration.ofMinutes(1), Duration.ofMinutes(2),
+                Duration.ofMinutes(15), "0 * * * * ?", 200, true, 7, Duration.ofSeconds(30), 500, 10, Duration.ofHours(1), 24,
+                Duration.ZERO)).hasMessageContaining("adapter.inbox.bulk-requeue-within (PT0S) must be positive");
     }
 }

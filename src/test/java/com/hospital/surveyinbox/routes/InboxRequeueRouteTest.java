@@ -25,6 +25,7 @@ import org.springframework.beans.factory.annotation.Autowired;
  * over HTTP, their events landing on {@code mock:kafka}. The black-box tests (RedeliveryTest, the console's)
  * prove a requeued row completes; these pin what the route and {@code sql/requeue-row.sql} promise on their own.
  */
+@org.springframework.test.context.TestPropertySource(properties = "adapter.inbox.bulk-requeue-within=PT2S")
 class InboxRequeueRouteTest extends RouteKit {
 
     @Autowired
@@ -116,6 +117,31 @@ class InboxRequeueRouteTest extends RouteKit {
         assertThat(rest.json().get("ids")).extracting(JsonNode::asText)
                 .containsExactly(Long.toString(second), Long.toString(third));
         assertThat(rest.json().get("remaining").asLong()).isZero();
+    }
+
+    /**
+     * A bulk requeue on a database that takes half a second per row starts no row once its time
+     * (adapter.inbox.bulk-requeue-within, 2 s here) has passed: the rows it did are requeued, the rest are
+     * answered as remaining and left as they were. It held the call for as long as every row took (500 rows: minutes).
+     */
+    @Test
+    void aBulkRequeueOnASlowDatabaseAnswersInItsTimeWithTheRestRemaining() {
+        String prefix = uniqueSubject("RQ-SLOW") + "-";
+        long[] ids = new long[8];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = aged(prefix + i, "DEAD", 1);
+        }
+        // each row's statement meets a database busy for half a second first
+        mock("mock:requeue-row").whenAnyExchangeReceived(e -> jdbc.queryForList("SELECT pg_sleep(0.5)"));
+
+        Reply done = bulk("{\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"" + prefix + "\",\"dryRun\":false}");
+
+        assertThat(done.status()).as(done.body()).isEqualTo(200);
+        int requeued = done.json().get("requeued").asInt();
+        assertThat(requeued).as(done.body()).isBetween(1, ids.length - 1);
+        assertThat(done.json().get("remaining").asInt()).as(done.body()).isEqualTo(ids.length - requeued);
+        long dead = java.util.Arrays.stream(ids).filter(id -> "DEAD".equals(rows.status(Long.toString(id)))).count();
+        assertThat(dead).as("the rows not started are left as they were").isEqualTo(ids.length - requeued);
     }
 
     /**
