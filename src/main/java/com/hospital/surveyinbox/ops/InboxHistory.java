@@ -30,15 +30,36 @@ public class InboxHistory {
         this.jdbc = jdbc;
     }
 
-    public List<AttemptView> attempts(long inboxId) {
-        return jdbc.query("""
-                SELECT attempt_no, started_at, finished_at, outcome, reason
-                  FROM inbox_attempt
-                 WHERE inbox_id = ?
+    /** The attempts the row detail shows, oldest first, and how many earlier ones it leaves out. */
+    public record Attempts(List<AttemptView> shown, long omitted) {
+    }
+
+    /**
+     * Most attempts a row detail shows (its latest). Uncharged attempts have no bound of their own: a row whose payload
+     * key this instance lacks is deferred every retry-delay for key-wait (a day: 1,440), a row behind a circuit open
+     * for days as often; all of them made the detail (and the console's table) megabytes.
+     */
+    static final int MOST_SHOWN = 100;
+
+    public Attempts attempts(long inboxId) {
+        List<Long> total = new java.util.ArrayList<>(1);
+        List<AttemptView> shown = jdbc.query("""
+                SELECT attempt_no, started_at, finished_at, outcome, reason, total
+                  FROM (SELECT id, attempt_no, started_at, finished_at, outcome, reason, count(*) OVER () AS total
+                          FROM inbox_attempt
+                         WHERE inbox_id = ?
+                         ORDER BY id DESC
+                         LIMIT ?) latest
                  ORDER BY id
-                """, (rs, n) -> new AttemptView(rs.getInt("attempt_no"),
-                rs.getObject("started_at", OffsetDateTime.class), rs.getObject("finished_at", OffsetDateTime.class),
-                rs.getString("outcome"), InboxRowView.shapesMasked(rs.getString("reason"))), inboxId);
+                """, (rs, n) -> {
+            if (n == 0) {
+                total.add(rs.getLong("total"));
+            }
+            return new AttemptView(rs.getInt("attempt_no"),
+                    rs.getObject("started_at", OffsetDateTime.class), rs.getObject("finished_at", OffsetDateTime.class),
+                    rs.getString("outcome"), InboxRowView.shapesMasked(rs.getString("reason")));
+        }, inboxId, MOST_SHOWN);
+        return new Attempts(shown, total.isEmpty() ? 0 : total.get(0) - shown.size());
     }
 
     /**

@@ -13,18 +13,22 @@ public record InboxRowView(String inboxId, String srvyDrawupNo, String msgType, 
                            int replyAttempts, String replyLastError, OffsetDateTime receivedAt,
                            OffsetDateTime updatedAt,
                            @JsonInclude(JsonInclude.Include.NON_NULL) List<InboxHistory.AttemptView> attemptHistory,
+                           @JsonInclude(JsonInclude.Include.NON_NULL) Long attemptHistoryOmitted,
                            @JsonInclude(JsonInclude.Include.NON_NULL) List<InboxHistory.AuditView> audit) {
 
     static InboxRowView of(InboxRowEntity row) {
-        return of(row, null, null);
-    }
-
-    static InboxRowView of(InboxRowEntity row, List<InboxHistory.AttemptView> attempts,
-                           List<InboxHistory.AuditView> audit) {
         return new InboxRowView(Long.toString(row.getId()), row.getSrvyDrawupNo(), row.getMsgType(), row.getStatus(),
                 row.getAttempts(), shapesMasked(row.getLastError()), row.getLastErrorCode(), row.getHeldReason(), row.getReplyStatus(),
                 row.getReplyReasonCode(), row.getReplyAttempts(), row.getReplyLastError(), row.getCreatedAt(),
-                row.getUpdatedAt(), attempts, audit);
+                row.getUpdatedAt(), null, null, null);
+    }
+
+    /** The detail: the row, its latest attempts ({@code attemptHistoryOmitted}: earlier ones left out, when any) and its audit. */
+    static InboxRowView of(InboxRowEntity row, InboxHistory.Attempts attempts, List<InboxHistory.AuditView> audit) {
+        return new InboxRowView(Long.toString(row.getId()), row.getSrvyDrawupNo(), row.getMsgType(), row.getStatus(),
+                row.getAttempts(), shapesMasked(row.getLastError()), row.getLastErrorCode(), row.getHeldReason(), row.getReplyStatus(),
+                row.getReplyReasonCode(), row.getReplyAttempts(), row.getReplyLastError(), row.getCreatedAt(),
+                row.getUpdatedAt(), attempts.shown(), attempts.omitted() > 0 ? attempts.omitted() : null, audit);
     }
 
     /**
