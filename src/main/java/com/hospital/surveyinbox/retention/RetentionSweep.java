@@ -40,6 +40,17 @@ public class RetentionSweep {
         return params;
     }
 
+    /**
+     * The same parameters with half the batch (at least one row): a batch that outlasted the statement bound (a slow
+     * database, a night of backups and vacuum) is tried again smaller for the rest of the run, instead of ending every
+     * run at its first batch and leaving patient data past its retention night after night.
+     */
+    public Map<String, Object> halved(Map<String, Object> params) {
+        Map<String, Object> smaller = new HashMap<>(params);
+        smaller.put("batch", Math.max(1, ((Number) params.get("batch")).intValue() / 2));
+        return smaller;
+    }
+
     /** Counts one batch's redacted rows by status; returns how many there were. */
     public int counted(List<Map<String, Object>> redacted) {
         return count(redacted, "adapter.retention.redacted", "payload removed from");

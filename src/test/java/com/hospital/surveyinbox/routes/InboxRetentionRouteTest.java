@@ -92,6 +92,42 @@ class InboxRetentionRouteTest extends RouteKit {
         assertThat(remaining(delete)).isZero();
     }
 
+    /**
+     * A slow night (backups, vacuum): the database takes 2 s per row this run redacts, so a batch of 2 outlasts the
+     * statement bound (3.5 s). The run goes on with batches of 1 and redacts every due row; before, the run ended at
+     * its first batch, night after night, and the payloads (patient data) stayed past their retention.
+     */
+    @Test
+    void aBatchThatOutlastsTheStatementBoundIsTakenAgainSmaller() {
+        // nothing else due: the batches below hold only this test's rows
+        for (int run = 0; run < 20 && dueForRedaction() > 0; run++) {
+            tick();
+        }
+        String p = uniqueSubject("ALONE-SLOWNIGHT");
+        List<Long> due = new java.util.ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            due.add(aged(p + "-" + i, "COMPLETED", 31));
+        }
+        jdbc.execute("CREATE FUNCTION slow_night() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(2); RETURN NEW; END $$");
+        jdbc.execute("CREATE TRIGGER slow_night BEFORE UPDATE ON inbox_message FOR EACH ROW"
+                + " WHEN (OLD.srvy_drawup_no LIKE '" + p + "%' AND NEW.payload IS NULL AND OLD.payload IS NOT NULL)"
+                + " EXECUTE FUNCTION slow_night()");
+        try {
+            tick();
+        } finally {
+            jdbc.execute("DROP TRIGGER slow_night ON inbox_message");
+            jdbc.execute("DROP FUNCTION slow_night()");
+        }
+
+        assertThat(unredacted(due)).as("redacted in one run, a row at a time").isZero();
+    }
+
+    private long dueForRedaction() {
+        return jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE redacted_at IS NULL AND ((status = 'COMPLETED'"
+                + " AND updated_at < now() - INTERVAL '30 days') OR (status = 'DEAD' AND updated_at < now() - INTERVAL '90 days'))",
+                Long.class);
+    }
+
     private void tick() {
         NotifyBuilder done = new NotifyBuilder(camel).fromRoute("inbox-retention").whenDone(1).create();
         template.sendBody("direct:retention-tick", null);
