@@ -755,14 +755,24 @@ public class AdapterProperties {
         @NotBlank private final String username;
         /** HTTP Basic password: from the environment or a Secret, never from a file in the repository. */
         @NotBlank private final String password;
+        /**
+         * A second password accepted beside {@code password} while it is rotated (optional): pods rolled one by one
+         * carry the old and the new one, so whichever the client sends is accepted by every pod, old or new, and
+         * nothing it sends is refused 401 mid-rollout. Removed once the client sends the new one
+         * ({@code adapter_security_previous_password_total} stays flat).
+         */
+        private final String previousPassword;
 
         public Credentials(String username,
-                String password) {
+                String password,
+                String previousPassword) {
             this.username = username;
             this.password = password;
+            this.previousPassword = previousPassword == null || previousPassword.isEmpty() ? null : previousPassword;
         }
 
         public String getUsername() { return username; }
         public String getPassword() { return password; }
+        public String getPreviousPassword() { return previousPassword; }
     }
 }

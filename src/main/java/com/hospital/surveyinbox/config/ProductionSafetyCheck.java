@@ -255,9 +255,15 @@ public class ProductionSafetyCheck implements InitializingBean {
     }
 
     private static void check(String who, AdapterProperties.Credentials credentials, List<String> problems) {
-        String user = credentials.getUsername();
-        String password = credentials.getPassword();
-        String key = "adapter.security." + who + ".password";
+        check(credentials.getUsername(), credentials.getPassword(), "adapter.security." + who + ".password", problems);
+        if (credentials.getPreviousPassword() != null) {
+            // accepted as the password is: the same floor
+            check(credentials.getUsername(), credentials.getPreviousPassword(), "adapter.security." + who + ".previous-password",
+                    problems);
+        }
+    }
+
+    private static void check(String user, String password, String key, List<String> problems) {
         if (password == null || password.isBlank()) {
             problems.add(key + " is empty");
         } else if (KNOWN_DEFAULTS.contains(password)) {

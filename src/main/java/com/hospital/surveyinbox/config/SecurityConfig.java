@@ -215,16 +215,30 @@ public class SecurityConfig {
             throw new IllegalStateException("adapter.security.legacy.username and .ops.username must differ");
         }
         return new InMemoryUserDetailsManager(
-                User.withUsername(legacy.getUsername()).password(encoder.encode(legacy.getPassword())).roles(LEGACY).build(),
-                User.withUsername(ops.getUsername()).password(encoder.encode(ops.getPassword())).roles(OPS).build());
+                User.withUsername(legacy.getUsername()).password(stored(encoder, "legacy", legacy)).roles(LEGACY).build(),
+                User.withUsername(ops.getUsername()).password(stored(encoder, "ops", ops)).roles(OPS).build());
+    }
+
+    /**
+     * What a user's password is stored as: the password's digest, and while it is rotated
+     * ({@code previous-password}) the previous one's too, with the credential's name to count its use by
+     * ({@link #passwordEncoder}): {@code <digest> <previous digest> <name>}.
+     */
+    static String stored(PasswordEncoder encoder, String name, AdapterProperties.Credentials credentials) {
+        String current = encoder.encode(credentials.getPassword());
+        return credentials.getPreviousPassword() == null ? current
+                : current + " " + encoder.encode(credentials.getPreviousPassword()) + " " + name;
     }
 
     /**
      * Machine-to-machine secrets are high-entropy and checked on every request, so a deliberately slow
-     * hash (BCrypt ≈ 80 ms) would dominate the accept latency. Digests are compared in constant time.
+     * hash (BCrypt ≈ 80 ms) would dominate the accept latency. Digests are compared in constant time, both of a
+     * credential being rotated whichever matches (the time does not tell which one did); a request that passes
+     * with the previous password is counted ({@code adapter_security_previous_password_total{credential}}), so an
+     * operator sees when the client has moved to the new one and the previous can go.
      */
     @Bean
-    PasswordEncoder passwordEncoder() {
+    PasswordEncoder passwordEncoder(io.micrometer.core.instrument.MeterRegistry meters) {
         return new PasswordEncoder() {
             @Override
             public String encode(CharSequence raw) {
@@ -233,7 +247,20 @@ public class SecurityConfig {
 
             @Override
             public boolean matches(CharSequence raw, String encoded) {
-                return encoded != null && MessageDigest.isEqual(sha256(raw), Base64.getDecoder().decode(encoded));
+                if (encoded == null) {
+                    return false;
+                }
+                String[] parts = encoded.split(" ");
+                byte[] digest = sha256(raw);
+                boolean current = MessageDigest.isEqual(digest, Base64.getDecoder().decode(parts[0]));
+                if (parts.length < 3) {
+                    return current;
+                }
+                boolean previous = MessageDigest.isEqual(digest, Base64.getDecoder().decode(parts[1]));
+                if (previous && !current) {
+                    meters.counter("adapter.security.previous.password", "credential", parts[2]).increment();
+                }
+                return current | previous;
             }
         };
     }

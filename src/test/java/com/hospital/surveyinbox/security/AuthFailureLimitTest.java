@@ -19,6 +19,8 @@ import org.springframework.test.context.TestPropertySource;
 @TestPropertySource(properties = {
         "adapter.security.auth-failures.burst=3",
         "adapter.security.auth-failures.per-minute=1",
+        "adapter.security.legacy.previous-password=legacy-old-secret",
+        "adapter.security.ops.previous-password=ops-old-secret",
         "adapter.kafka.topic=authlimit-tests",
         "adapter.kafka.group-id=authlimit-tests",
         "spring.quartz.scheduler-name=authlimit-tests"})
@@ -50,6 +52,37 @@ class AuthFailureLimitTest extends IntegrationTest {
         assertThat(post(body, WRONG, Map.of()).status()).isEqualTo(429);
         // no credentials at all is no guess: the browser's first request still gets the challenge
         assertThat(client.get("/ops/console", null).status()).isEqualTo(401);
+    }
+
+    @org.springframework.beans.factory.annotation.Autowired
+    io.micrometer.core.instrument.MeterRegistry meters;
+
+    /**
+     * A password being rotated: the previous one (adapter.security.*.previous-password) is accepted beside the new
+     * one on every pod, so a client is never refused mid-rollout whichever it sends, and each request that passes
+     * with the previous one is counted per credential (the operator's sign that the client has not moved yet).
+     * With one password per credential, pods rolled one by one refused either password on half of them: a 401, which
+     * the legacy sender does not retry.
+     */
+    @Test
+    void aPasswordBeingRotatedIsAcceptedInItsOldAndNewFormAndTheOldOnesUseCounted() {
+        String subject = uniqueSubject("ROTATE");
+        byte[] body = ServiceClient.message(subject, "").getBytes(StandardCharsets.UTF_8);
+        double before = previousUsed("legacy");
+
+        assertThat(post(body, ServiceClient.LEGACY_AUTH, Map.of()).status()).isEqualTo(200);
+        assertThat(previousUsed("legacy")).as("the new password is not the previous one").isEqualTo(before);
+        assertThat(post(body, ServiceClient.basic("legacy", "legacy-old-secret"), Map.of()).status()).isEqualTo(200);
+        assertThat(previousUsed("legacy")).isEqualTo(before + 1);
+        double opsBefore = previousUsed("ops");
+        assertThat(client.get("/ops/inbox/stats", ServiceClient.basic("ops", "ops-old-secret")).status()).isEqualTo(200);
+        assertThat(previousUsed("ops")).isEqualTo(opsBefore + 1);
+    }
+
+    private double previousUsed(String credential) {
+        io.micrometer.core.instrument.Counter counter = meters.find("adapter.security.previous.password")
+                .tag("credential", credential).counter();
+        return counter == null ? 0 : counter.count();
     }
 
     @Test

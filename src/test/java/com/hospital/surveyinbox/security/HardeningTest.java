@@ -45,6 +45,8 @@ class HardeningTest extends IntegrationTest {
         List<String> args = new ArrayList<>(List.of(
                 "--adapter.security.legacy.username=legacy", "--adapter.security.legacy.password=legacy-dev-secret",
                 "--adapter.security.ops.username=ops", "--adapter.security.ops.password=short",
+                // a password being rotated is accepted as the password is: the same floor
+                "--adapter.security.legacy.previous-password=short-previous",
                 "--server.port=0", "--management.server.port=0", "--adapter.inbox.redeliver-enabled=false",
                 "--adapter.retention.enabled=false", "--spring.quartz.scheduler-name=prod-check",
                 "--adapter.crypto.active-key=k1", "--adapter.crypto.keys.k1=" + PayloadEncryptionTest.K1,
@@ -63,6 +65,7 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageContaining("Refusing to start in prod")
                 .hasMessageContaining("adapter.security.legacy.password is a known default")
                 .hasMessageContaining("adapter.security.ops.password is shorter than 16")
+                .hasMessageContaining("adapter.security.legacy.previous-password is shorter than 16")
                 .hasMessageContaining("adapter.crypto.enabled must be true")
                 .hasMessageContaining("adapter.security.trusted-proxies must not contain 0.0.0.0/0")
                 .hasMessageContaining("server.forward-headers-strategy must be none")
