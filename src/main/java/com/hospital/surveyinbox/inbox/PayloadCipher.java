@@ -64,6 +64,29 @@ public class PayloadCipher {
         return enabled;
     }
 
+    /** The id rows are sealed with now (lower case), or null while encryption is off. */
+    public String activeKeyId() {
+        return enabled ? activeKey : null;
+    }
+
+    /**
+     * Each configured key's check value by id: HMAC-SHA256 of a fixed text under the key, which tells two keys of one
+     * id apart and gives nothing of the key away (PayloadKeyCheck compares them across pods).
+     */
+    public Map<String, byte[]> checkValues() {
+        Map<String, byte[]> values = new java.util.TreeMap<>();
+        keys.forEach((id, key) -> {
+            try {
+                javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+                mac.init(new SecretKeySpec(key.getEncoded(), "HmacSHA256"));
+                values.put(id, mac.doFinal("survey-inbox-adapter payload key check".getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
+            } catch (GeneralSecurityException e) {
+                throw new IllegalStateException("payload key check value of '" + id + "' could not be computed", e);
+            }
+        });
+        return values;
+    }
+
     /** Seals the payload of row {@code inboxId}: the row's id must be known before it is written. */
     public Sealed seal(long inboxId, String srvyDrawupNo, byte[] plain) {
         if (!enabled) {

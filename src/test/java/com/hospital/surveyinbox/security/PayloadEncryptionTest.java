@@ -192,6 +192,30 @@ class PayloadEncryptionTest extends IntegrationTest {
                 .hasMessage("adapter.crypto.keys.k1 is not base64");
     }
 
+    /**
+     * Other key bytes under a key id pods already used (a key regenerated under its old id, a Secret edited while
+     * pods still hold the old one) stop the start, naming the id: each side's rows would not open on the other, a
+     * system error per attempt, DEAD with a failure reply within minutes. The same bytes start; a new id is recorded.
+     */
+    @Test
+    void aKeyIdGivenOtherBytesStopsTheStart() {
+        String id = "t" + Long.toString(System.nanoTime(), 36);
+        try {
+            new com.hospital.surveyinbox.inbox.PayloadKeyCheck(new PayloadCipher(properties(Map.of(id, K1), id)), jdbc).afterPropertiesSet();
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM payload_key WHERE key_id = ?", Long.class, id)).isOne();
+            new com.hospital.surveyinbox.inbox.PayloadKeyCheck(new PayloadCipher(properties(Map.of(id, K1), id)), jdbc).afterPropertiesSet();
+
+            assertThatThrownBy(() -> new com.hospital.surveyinbox.inbox.PayloadKeyCheck(
+                    new PayloadCipher(properties(Map.of(id.toUpperCase(java.util.Locale.ROOT), K2), id)), jdbc).afterPropertiesSet())
+                    .hasMessageContaining("adapter.crypto.keys." + id + " is not the key '" + id + "'")
+                    .hasMessageNotContaining(K2).hasMessageNotContaining(K1);
+        } finally {
+            jdbc.update("DELETE FROM payload_key WHERE key_id = ?", id);
+        }
+        // this context's own key was recorded at its start
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM payload_key WHERE key_id = 'k1'", Long.class)).isOne();
+    }
+
     @Test
     void aPayloadSwappedBetweenTwoRowsOfOneSubjectNoLongerOpens() {
         InboxStore encrypting = store(Map.of("k1", K1), "k1");
