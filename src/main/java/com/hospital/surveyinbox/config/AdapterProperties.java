@@ -163,9 +163,10 @@ public class AdapterProperties {
         /**
          * Longest one bulk requeue spends requeueing rows: past it no further row is started, and the answer counts
          * the rest as {@code remaining} (a database answering in seconds would otherwise hold the operator's call for
-         * minutes, long after the client gave up).
+         * minutes, long after the client gave up). At most 100 s: below the ingress's read timeout (125 s) and the web
+         * server's graceful stop (120 s), or the operator got a 504 while the requeue went on.
          */
-        @NotNull @DurationMax(minutes = 10) private final Duration bulkRequeueWithin;
+        @NotNull @DurationMax(seconds = 100) private final Duration bulkRequeueWithin;
         /**
          * Longest wait between two tries of a reply the legacy system keeps refusing: the wait after the n-th
          * failed try is retry-delay x 2^(n-1), at most this (a reply is never given up: the contract retries it).
@@ -756,23 +757,24 @@ public class AdapterProperties {
         /** HTTP Basic password: from the environment or a Secret, never from a file in the repository. */
         @NotBlank private final String password;
         /**
-         * A second password accepted beside {@code password} while it is rotated (optional): pods rolled one by one
-         * carry the old and the new one, so whichever the client sends is accepted by every pod, old or new, and
-         * nothing it sends is refused 401 mid-rollout. Removed once the client sends the new one
-         * ({@code adapter_security_previous_password_total} stays flat).
+         * The password that replaces {@code password}, accepted beside it while it is rotated (optional). Set first,
+         * rolled out, then given to the client, and only once the client sends it alone does it become
+         * {@code password} (docs/operations.md, "Rotating a password"): every pod, of this image or an older one
+         * (which knows no next password), accepts what the client sends at each step, a rollback included. Blank is
+         * unset.
          */
-        private final String previousPassword;
+        private final String nextPassword;
 
         public Credentials(String username,
                 String password,
-                String previousPassword) {
+                String nextPassword) {
             this.username = username;
             this.password = password;
-            this.previousPassword = previousPassword == null || previousPassword.isEmpty() ? null : previousPassword;
+            this.nextPassword = nextPassword == null || nextPassword.isBlank() ? null : nextPassword;
         }
 
         public String getUsername() { return username; }
         public String getPassword() { return password; }
-        public String getPreviousPassword() { return previousPassword; }
+        public String getNextPassword() { return nextPassword; }
     }
 }

@@ -55,10 +55,16 @@ public class ProductionSafetyCheck implements InitializingBean {
         List<String> problems = new ArrayList<>();
         check("legacy", properties.getSecurity().getLegacy(), problems);
         check("ops", properties.getSecurity().getOps(), problems);
-        String legacyPassword = properties.getSecurity().getLegacy().getPassword();
-        if (legacyPassword != null && !legacyPassword.isBlank()
-                && legacyPassword.equals(properties.getSecurity().getOps().getPassword())) {
-            problems.add("adapter.security.legacy.password and adapter.security.ops.password must differ");
+        AdapterProperties.Credentials legacy = properties.getSecurity().getLegacy();
+        AdapterProperties.Credentials ops = properties.getSecurity().getOps();
+        // every password either credential accepts (its next one too): one shared opened the operators' API with the
+        // legacy sender's secret
+        for (String[] l : accepted("legacy", legacy)) {
+            for (String[] o : accepted("ops", ops)) {
+                if (l[1] != null && !l[1].isBlank() && l[1].equals(o[1])) {
+                    problems.add(l[0] + " and " + o[0] + " must differ");
+                }
+            }
         }
         if (!properties.getCrypto().isEnabled()) {
             problems.add("adapter.crypto.enabled must be true: the payload holds patient data");
@@ -241,25 +247,41 @@ public class ProductionSafetyCheck implements InitializingBean {
      */
     private void stuckRows(List<String> problems) {
         long worstRowSeconds = shutdownSeconds();
+        long recordSeconds = (OUTCOME_RECORD_PAUSES_MILLIS + OUTCOME_RECORD_TRIES * statementMillis() + 999) / 1000;
         java.time.Duration stuck = properties.getInbox().getStuckProcessingAfter();
-        if (stuck.compareTo(java.time.Duration.ofSeconds(2 * worstRowSeconds)) <= 0) {
+        if (stuck.compareTo(java.time.Duration.ofSeconds(2 * worstRowSeconds + recordSeconds)) <= 0) {
             problems.add("adapter.inbox.stuck-processing-after (" + stuck + ") must be longer than twice camel.main.shutdown-timeout ("
-                    + worstRowSeconds + " s, what a live worker may take on a row): a row still being registered "
-                    + "would be claimed and registered again");
+                    + worstRowSeconds + " s, what a live worker may take on a row) plus an outcome record's tries while the "
+                    + "database is away (" + recordSeconds + " s): a row still being registered would be claimed and registered again");
         }
     }
+
+    /**
+     * The record of an outcome (routes/inbox-process.camel.yaml, inbox-process-row-outcome-unrecorded): 9 tries, the
+     * pauses between them 0.5, 1, 2, 4, 8, 15, 15, 15 s.
+     */
+    static final int OUTCOME_RECORD_TRIES = 9;
+    static final long OUTCOME_RECORD_PAUSES_MILLIS = 60_500;
 
     /** Camel's in-flight wait at shutdown (seconds), as Camel reads it (its own default 45). */
     private long shutdownSeconds() {
         return environment.getProperty("camel.main.shutdown-timeout", Long.class, 45L);
     }
 
+    /** The passwords a credential accepts, each with its key: the password, and the next one while it is rotated. */
+    private static List<String[]> accepted(String who, AdapterProperties.Credentials credentials) {
+        List<String[]> all = new ArrayList<>();
+        all.add(new String[] {"adapter.security." + who + ".password", credentials.getPassword()});
+        if (credentials.getNextPassword() != null) {
+            all.add(new String[] {"adapter.security." + who + ".next-password", credentials.getNextPassword()});
+        }
+        return all;
+    }
+
     private static void check(String who, AdapterProperties.Credentials credentials, List<String> problems) {
-        check(credentials.getUsername(), credentials.getPassword(), "adapter.security." + who + ".password", problems);
-        if (credentials.getPreviousPassword() != null) {
-            // accepted as the password is: the same floor
-            check(credentials.getUsername(), credentials.getPreviousPassword(), "adapter.security." + who + ".previous-password",
-                    problems);
+        // the next password is accepted as the password is: the same floor
+        for (String[] password : accepted(who, credentials)) {
+            check(credentials.getUsername(), password[1], password[0], problems);
         }
     }
 

@@ -33,6 +33,8 @@ import org.springframework.security.web.servlet.util.matcher.PathPatternRequestM
 @Configuration
 public class SecurityConfig {
 
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(SecurityConfig.class);
+
     static final String LEGACY = "LEGACY";
     static final String OPS = "OPS";
 
@@ -220,22 +222,27 @@ public class SecurityConfig {
     }
 
     /**
-     * What a user's password is stored as: the password's digest, and while it is rotated
-     * ({@code previous-password}) the previous one's too, with the credential's name to count its use by
-     * ({@link #passwordEncoder}): {@code <digest> <previous digest> <name>}.
+     * What a user's password is stored as: the password's digest, and while it is rotated ({@code next-password})
+     * the next one's too, with the credential's name to count their use by ({@link #passwordEncoder}):
+     * {@code <digest> <next digest> <name>}.
      */
     static String stored(PasswordEncoder encoder, String name, AdapterProperties.Credentials credentials) {
         String current = encoder.encode(credentials.getPassword());
-        return credentials.getPreviousPassword() == null ? current
-                : current + " " + encoder.encode(credentials.getPreviousPassword()) + " " + name;
+        if (credentials.getNextPassword() == null) {
+            return current;
+        }
+        log.info("adapter.security.{}: accepting its password and its next password while it is rotated; their use is counted "
+                + "(adapter_security_password_used_total{{credential=\"{}\"}})", name, name);
+        return current + " " + encoder.encode(credentials.getNextPassword()) + " " + name;
     }
 
     /**
      * Machine-to-machine secrets are high-entropy and checked on every request, so a deliberately slow
      * hash (BCrypt ≈ 80 ms) would dominate the accept latency. Digests are compared in constant time, both of a
-     * credential being rotated whichever matches (the time does not tell which one did); a request that passes
-     * with the previous password is counted ({@code adapter_security_previous_password_total{credential}}), so an
-     * operator sees when the client has moved to the new one and the previous can go.
+     * credential being rotated whichever matches (the time does not tell which one did); while one is, each request
+     * that passes is counted by the password it used ({@code adapter_security_password_used_total{credential,
+     * password="current|next"}}): once {@code current} stays flat the client has moved and the next one can become
+     * the password.
      */
     @Bean
     PasswordEncoder passwordEncoder(io.micrometer.core.instrument.MeterRegistry meters) {
@@ -256,11 +263,12 @@ public class SecurityConfig {
                 if (parts.length < 3) {
                     return current;
                 }
-                boolean previous = MessageDigest.isEqual(digest, Base64.getDecoder().decode(parts[1]));
-                if (previous && !current) {
-                    meters.counter("adapter.security.previous.password", "credential", parts[2]).increment();
+                boolean next = MessageDigest.isEqual(digest, Base64.getDecoder().decode(parts[1]));
+                if (current | next) {
+                    meters.counter("adapter.security.password.used", "credential", parts[2], "password",
+                            current ? "current" : "next").increment();
                 }
-                return current | previous;
+                return current | next;
             }
         };
     }

@@ -19,8 +19,8 @@ import org.springframework.test.context.TestPropertySource;
 @TestPropertySource(properties = {
         "adapter.security.auth-failures.burst=3",
         "adapter.security.auth-failures.per-minute=1",
-        "adapter.security.legacy.previous-password=legacy-old-secret",
-        "adapter.security.ops.previous-password=ops-old-secret",
+        "adapter.security.legacy.next-password=legacy-new-secret",
+        "adapter.security.ops.next-password=ops-new-secret",
         "adapter.kafka.topic=authlimit-tests",
         "adapter.kafka.group-id=authlimit-tests",
         "spring.quartz.scheduler-name=authlimit-tests"})
@@ -58,30 +58,33 @@ class AuthFailureLimitTest extends IntegrationTest {
     io.micrometer.core.instrument.MeterRegistry meters;
 
     /**
-     * A password being rotated: the previous one (adapter.security.*.previous-password) is accepted beside the new
-     * one on every pod, so a client is never refused mid-rollout whichever it sends, and each request that passes
-     * with the previous one is counted per credential (the operator's sign that the client has not moved yet).
-     * With one password per credential, pods rolled one by one refused either password on half of them: a 401, which
-     * the legacy sender does not retry.
+     * A password being rotated: the next one (adapter.security.*.next-password) is accepted beside the current one on
+     * every pod, so a client is never refused mid-rollout whichever it sends (an older image, which knows no next
+     * password, accepts the current one the client still sends), and each request that passes is counted by the
+     * password it used, per credential (the operator's sign that the client has moved). With one password per
+     * credential, pods rolled one by one refused either password on half of them: a 401, which the legacy sender
+     * does not retry.
      */
     @Test
-    void aPasswordBeingRotatedIsAcceptedInItsOldAndNewFormAndTheOldOnesUseCounted() {
+    void aPasswordBeingRotatedIsAcceptedInItsCurrentAndNextFormAndEachUseCounted() {
         String subject = uniqueSubject("ROTATE");
         byte[] body = ServiceClient.message(subject, "").getBytes(StandardCharsets.UTF_8);
-        double before = previousUsed("legacy");
+        double current = used("legacy", "current");
+        double next = used("legacy", "next");
 
         assertThat(post(body, ServiceClient.LEGACY_AUTH, Map.of()).status()).isEqualTo(200);
-        assertThat(previousUsed("legacy")).as("the new password is not the previous one").isEqualTo(before);
-        assertThat(post(body, ServiceClient.basic("legacy", "legacy-old-secret"), Map.of()).status()).isEqualTo(200);
-        assertThat(previousUsed("legacy")).isEqualTo(before + 1);
-        double opsBefore = previousUsed("ops");
-        assertThat(client.get("/ops/inbox/stats", ServiceClient.basic("ops", "ops-old-secret")).status()).isEqualTo(200);
-        assertThat(previousUsed("ops")).isEqualTo(opsBefore + 1);
+        assertThat(used("legacy", "current")).isEqualTo(current + 1);
+        assertThat(post(body, ServiceClient.basic("legacy", "legacy-new-secret"), Map.of()).status()).isEqualTo(200);
+        assertThat(used("legacy", "next")).isEqualTo(next + 1);
+        assertThat(used("legacy", "current")).as("the next password is not the current one").isEqualTo(current + 1);
+        double opsNext = used("ops", "next");
+        assertThat(client.get("/ops/inbox/stats", ServiceClient.basic("ops", "ops-new-secret")).status()).isEqualTo(200);
+        assertThat(used("ops", "next")).isEqualTo(opsNext + 1);
     }
 
-    private double previousUsed(String credential) {
-        io.micrometer.core.instrument.Counter counter = meters.find("adapter.security.previous.password")
-                .tag("credential", credential).counter();
+    private double used(String credential, String password) {
+        io.micrometer.core.instrument.Counter counter = meters.find("adapter.security.password.used")
+                .tag("credential", credential).tag("password", password).counter();
         return counter == null ? 0 : counter.count();
     }
 

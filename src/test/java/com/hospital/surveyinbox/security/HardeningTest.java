@@ -45,8 +45,8 @@ class HardeningTest extends IntegrationTest {
         List<String> args = new ArrayList<>(List.of(
                 "--adapter.security.legacy.username=legacy", "--adapter.security.legacy.password=legacy-dev-secret",
                 "--adapter.security.ops.username=ops", "--adapter.security.ops.password=short",
-                // a password being rotated is accepted as the password is: the same floor
-                "--adapter.security.legacy.previous-password=short-previous",
+                // a password being rotated in is accepted as the password is: the same floor
+                "--adapter.security.legacy.next-password=short-next-one",
                 "--server.port=0", "--management.server.port=0", "--adapter.inbox.redeliver-enabled=false",
                 "--adapter.retention.enabled=false", "--spring.quartz.scheduler-name=prod-check",
                 "--adapter.crypto.active-key=k1", "--adapter.crypto.keys.k1=" + PayloadEncryptionTest.K1,
@@ -65,7 +65,7 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageContaining("Refusing to start in prod")
                 .hasMessageContaining("adapter.security.legacy.password is a known default")
                 .hasMessageContaining("adapter.security.ops.password is shorter than 16")
-                .hasMessageContaining("adapter.security.legacy.previous-password is shorter than 16")
+                .hasMessageContaining("adapter.security.legacy.next-password is shorter than 16")
                 .hasMessageContaining("adapter.crypto.enabled must be true")
                 .hasMessageContaining("adapter.security.trusted-proxies must not contain 0.0.0.0/0")
                 .hasMessageContaining("server.forward-headers-strategy must be none")
@@ -82,6 +82,8 @@ class HardeningTest extends IntegrationTest {
         List<String> args = new ArrayList<>(List.of(
                 "--adapter.security.legacy.username=legacy", "--adapter.security.legacy.password=" + shared,
                 "--adapter.security.ops.username=ops", "--adapter.security.ops.password=" + shared,
+                // and the operators' next password, the legacy sender's current one: the legacy secret opened /ops
+                "--adapter.security.ops.next-password=" + shared,
                 "--server.port=0", "--management.server.port=0", "--adapter.inbox.redeliver-enabled=false",
                 "--adapter.retention.enabled=false", "--spring.quartz.scheduler-name=prod-case-check",
                 "--adapter.crypto.enabled=true",
@@ -91,7 +93,8 @@ class HardeningTest extends IntegrationTest {
                 .run(args.toArray(String[]::new)))
                 .rootCause()
                 .hasMessageContaining("Refusing to start in prod")
-                .hasMessageContaining("adapter.security.legacy.password and adapter.security.ops.password must differ");
+                .hasMessageContaining("adapter.security.legacy.password and adapter.security.ops.password must differ")
+                .hasMessageContaining("adapter.security.legacy.password and adapter.security.ops.next-password must differ");
     }
 
     /**
