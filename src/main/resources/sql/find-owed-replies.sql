@@ -12,8 +12,9 @@
 -- serve as a range; a bounded batch keeps one tick short.
 -- Why PENDING first: the replies the legacy system keeps refusing pile up over the years (never given up), and each
 -- one's last try is older than a reply opened a minute ago: oldest first, a batch full of them held every new DEAD
--- or NOTIFY_SKIPPED reply back by as many ticks as they fill. Each branch reads the partial index in order, at most
--- one batch.
+-- or NOTIFY_SKIPPED reply back by as many ticks as they fill. Each branch reads its status's range of V22's index
+-- (status, age) in order, one batch at most. FAILED replies wait while more than a batch of PENDING ones is due
+-- each tick (a legacy system that takes fewer replies than the inbox owes it: the reply alerts fire either way).
 SELECT id
   FROM ((SELECT id, 0 AS tried, reply_updated_at
            FROM inbox_message

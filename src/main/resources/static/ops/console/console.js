@@ -270,7 +270,7 @@
     const audit = el('table', {}, el('thead', {}, el('tr', {}, ...['at', 'operator', 'action', 'from', 'to'].map((h) => el('th', {}, h)))),
       el('tbody', {}, ...(row.audit || []).map((a) => el('tr', {}, el('td', {}, time(a.at)), el('td', {}, a.actor),
         el('td', {}, a.action), el('td', {}, a.fromStatus), el('td', {}, a.toStatus)))));
-    const omitted = row.attemptHistoryOmitted ? el('p', { class: 'muted' }, row.attemptHistoryOmitted + ' earlier attempts not shown') : '';
+    const omitted = row.attemptHistoryOmitted ? el('p', { class: 'muted' }, row.attemptHistoryOmitted + ' earlier deferred attempts not shown') : '';
     const cell = el('td', { colSpan: 10 }, el('strong', {}, 'Attempts'), omitted, attempts, el('strong', {}, 'Operator audit'),
       (row.audit || []).length ? audit : el('p', { class: 'muted' }, 'none'));
     tr.after(el('tr', { class: 'detail', 'data-for': inboxId }, cell));

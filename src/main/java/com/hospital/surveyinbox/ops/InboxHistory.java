@@ -30,14 +30,15 @@ public class InboxHistory {
         this.jdbc = jdbc;
     }
 
-    /** The attempts the row detail shows, oldest first, and how many earlier ones it leaves out. */
+    /** The attempts the row detail shows, oldest first, and how many earlier deferred ones it leaves out. */
     public record Attempts(List<AttemptView> shown, long omitted) {
     }
 
     /**
-     * Most attempts a row detail shows (its latest). Uncharged attempts have no bound of their own: a row whose payload
-     * key this instance lacks is deferred every retry-delay for key-wait (a day: 1,440), a row behind a circuit open
-     * for days as often; all of them made the detail (and the console's table) megabytes.
+     * Most deferred attempts a row detail shows (its latest; every charged attempt is shown, they say why a row went
+     * DEAD). Uncharged attempts have no bound of their own: a row whose payload key this instance lacks is deferred
+     * every retry-delay for key-wait (a day: 1,440), a row behind a circuit open for days as often; all of them made
+     * the detail (and the console's table) megabytes.
      */
     static final int MOST_SHOWN = 100;
 
@@ -45,11 +46,11 @@ public class InboxHistory {
         List<Long> total = new java.util.ArrayList<>(1);
         List<AttemptView> shown = jdbc.query("""
                 SELECT attempt_no, started_at, finished_at, outcome, reason, total
-                  FROM (SELECT id, attempt_no, started_at, finished_at, outcome, reason, count(*) OVER () AS total
+                  FROM (SELECT id, attempt_no, started_at, finished_at, outcome, reason, count(*) OVER () AS total,
+                               row_number() OVER (ORDER BY id DESC) AS latest
                           FROM inbox_attempt
-                         WHERE inbox_id = ?
-                         ORDER BY id DESC
-                         LIMIT ?) latest
+                         WHERE inbox_id = ?) a
+                 WHERE latest <= ? OR outcome IS DISTINCT FROM 'DEFERRED'
                  ORDER BY id
                 """, (rs, n) -> {
             if (n == 0) {

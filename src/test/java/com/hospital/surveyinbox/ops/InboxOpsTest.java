@@ -34,7 +34,8 @@ class InboxOpsTest extends IntegrationTest {
 
     /**
      * A row deferred uncharged for a day (its payload key missing on this pod, a circuit open) holds an attempt per
-     * retry-delay: the detail shows its latest 100, oldest first, and says how many earlier ones it leaves out.
+     * retry-delay: the detail shows every charged attempt and the latest 100 deferred ones, oldest first, and says how
+     * many earlier deferred ones it leaves out.
      * All of them made the detail and the console's table megabytes.
      */
     @Test
@@ -42,20 +43,25 @@ class InboxOpsTest extends IntegrationTest {
         String subject = uniqueSubject("OPS-DEFERRED");
         long id = jdbc.queryForObject("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status) VALUES (?, 'SEND', 'FAILED')"
                 + " RETURNING id", Long.class, subject);
+        // a charged failure first (it says why the row failed), then 150 deferrals
         jdbc.update("INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at, finished_at, outcome, reason)"
-                + " SELECT ?, 1, now() - make_interval(mins => 150 - n), now() - make_interval(mins => 150 - n), 'DEFERRED',"
+                + " VALUES (?, 1, now() - INTERVAL '1 day', now() - INTERVAL '1 day', 'FAILED', 'form not registered')", id);
+        jdbc.update("INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at, finished_at, outcome, reason)"
+                + " SELECT ?, 2, now() - make_interval(mins => 150 - n), now() - make_interval(mins => 150 - n), 'DEFERRED',"
                 + " 'deferred ' || n FROM generate_series(1, 150) AS n", id);
 
         JsonNode row = client.ops("/ops/inbox/" + id).json();
 
-        assertThat(row.get("attemptHistory")).hasSize(100);
-        assertThat(row.get("attemptHistory").get(0).get("reason").asText()).isEqualTo("deferred 51");
-        assertThat(row.get("attemptHistory").get(99).get("reason").asText()).isEqualTo("deferred 150");
+        assertThat(row.get("attemptHistory")).hasSize(101);
+        assertThat(row.get("attemptHistory").get(0).get("reason").asText()).as("every charged attempt").isEqualTo("form not registered");
+        assertThat(row.get("attemptHistory").get(1).get("reason").asText()).isEqualTo("deferred 51");
+        assertThat(row.get("attemptHistory").get(100).get("reason").asText()).isEqualTo("deferred 150");
         assertThat(row.get("attemptHistoryOmitted").asLong()).isEqualTo(50);
         jdbc.update("DELETE FROM inbox_attempt WHERE inbox_id = ? AND id NOT IN (SELECT id FROM inbox_attempt WHERE inbox_id = ?"
                 + " ORDER BY id DESC LIMIT 10)", id, id);
         JsonNode fewer = client.ops("/ops/inbox/" + id).json();
         assertThat(fewer.get("attemptHistory")).hasSize(10);
+        assertThat(fewer.get("attemptHistory").get(0).get("reason").asText()).isEqualTo("deferred 141");
         assertThat(fewer.has("attemptHistoryOmitted")).as("nothing left out").isFalse();
     }
 
