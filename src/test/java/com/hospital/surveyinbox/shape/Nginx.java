@@ -29,6 +29,27 @@ final class Nginx implements AutoCloseable {
     /** Where the ingress connects to the pods from: the pods' one trusted proxy (adapter.security.trusted-proxies). */
     static final String ADDRESS = "127.0.0.2";
 
+    /** The Ingress the harness stands for: its annotations set the timeouts and body limit written below. */
+    static final Path INGRESS = Path.of("k8s/overlays/prod/ingress.yaml");
+
+    /**
+     * An ingress-nginx annotation of {@link #INGRESS} ({@code nginx.ingress.kubernetes.io/<name>}), else ingress-nginx's
+     * own default: the harness's nginx waits, connects and limits bodies as the production ingress does, not by
+     * values of its own that drift from it.
+     */
+    @SuppressWarnings("unchecked")
+    static String annotation(String name, String ingressNginxDefault) {
+        try {
+            java.util.Map<String, Object> ingress = new org.yaml.snakeyaml.Yaml().load(Files.readString(INGRESS));
+            java.util.Map<String, Object> metadata = (java.util.Map<String, Object>) ingress.get("metadata");
+            java.util.Map<String, Object> annotations = (java.util.Map<String, Object>) metadata.getOrDefault("annotations", java.util.Map.of());
+            Object value = annotations.get("nginx.ingress.kubernetes.io/" + name);
+            return value == null ? ingressNginxDefault : value.toString();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     private final Path dir;
     final int port;
     private Set<Integer> upstreams;
@@ -100,13 +121,18 @@ final class Nginx implements AutoCloseable {
                             # nginx's default: a connection error moves an idempotent request to the next pod,
                             # never a POST (non_idempotent is not listed)
                             proxy_next_upstream error timeout;
-                            proxy_connect_timeout 2s;
-                            proxy_read_timeout 60s;
+                            # as the production Ingress: its annotations, else ingress-nginx's defaults
+                            proxy_connect_timeout %5$ss;
+                            proxy_read_timeout %6$ss;
+                            proxy_send_timeout %7$ss;
+                            client_max_body_size %8$s;
                             add_header X-Upstream $upstream_addr always;
                         }
                     }
                 }
-                """.formatted(dir, servers, port, ADDRESS);
+                """.formatted(dir, servers, port, ADDRESS, annotation("proxy-connect-timeout", "5"),
+                annotation("proxy-read-timeout", "60"), annotation("proxy-send-timeout", "60"),
+                annotation("proxy-body-size", "1m"));
         try {
             Files.writeString(dir.resolve("nginx.conf"), config);
         } catch (IOException e) {
