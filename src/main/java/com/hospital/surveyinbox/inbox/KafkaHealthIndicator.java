@@ -28,11 +28,14 @@ public class KafkaHealthIndicator extends AbstractHealthIndicator implements Dis
     private final KafkaTopicProvisioner provisioner;
 
     public KafkaHealthIndicator(@Value("${camel.component.kafka.brokers}") String brokers, AdapterProperties properties,
-                                KafkaTopicProvisioner provisioner) {
+                                KafkaTopicProvisioner provisioner, org.springframework.core.env.Environment environment) {
         super("Kafka health check failed");
-        this.adminConfig = Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers,
-                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 2_000,
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 3_000);
+        // with the routes' TLS/SASL settings: asked in plain text, a broker that wants them never answered
+        Map<String, Object> config = new java.util.HashMap<>(KafkaClientSecurity.of(environment));
+        config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers);
+        config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 2_000);
+        config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 3_000);
+        this.adminConfig = Map.copyOf(config);
         this.topic = properties.getKafka().getTopic();
         this.provisioner = provisioner;
     }

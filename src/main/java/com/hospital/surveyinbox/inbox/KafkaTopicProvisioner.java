@@ -45,15 +45,24 @@ public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
     private volatile String lastProblem;
     private ScheduledExecutorService retries;
 
+    private final Map<String, Object> security;
+
     @Autowired
-    public KafkaTopicProvisioner(AdapterProperties properties, @Value("${camel.component.kafka.brokers}") String brokers) {
-        this(properties, brokers, RETRY);
+    public KafkaTopicProvisioner(AdapterProperties properties, @Value("${camel.component.kafka.brokers}") String brokers,
+                                 org.springframework.core.env.Environment environment) {
+        this(properties, brokers, RETRY, KafkaClientSecurity.of(environment));
     }
 
     KafkaTopicProvisioner(AdapterProperties properties, String brokers, Duration retry) {
+        this(properties, brokers, retry, Map.of());
+    }
+
+    /** {@code security}: the routes' TLS/SASL settings as Kafka client settings ({@link KafkaClientSecurity}). */
+    KafkaTopicProvisioner(AdapterProperties properties, String brokers, Duration retry, Map<String, Object> security) {
         this.properties = properties;
         this.brokers = brokers;
         this.retry = retry;
+        this.security = Map.copyOf(security);
     }
 
     @Override
@@ -134,10 +143,11 @@ public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
      * are said, on every start (moving replicas is the Kafka operator's).
      */
     Check ensure(String topic, int partitions, short replicationFactor) {
-        try (Admin admin = Admin.create(Map.of(
-                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers,
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000,
-                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000))) {
+        Map<String, Object> config = new java.util.HashMap<>(security);
+        config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers);
+        config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000);
+        config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
+        try (Admin admin = Admin.create(config)) {
             Throwable notCreated = null;
             try {
                 admin.createTopics(List.of(newTopic(topic, partitions, replicationFactor))).all().get(15, TimeUnit.SECONDS);

@@ -68,7 +68,7 @@ class KafkaTopicProvisionerTest extends IntegrationTest {
                     "127.0.0.1:" + away.port(), java.time.Duration.ofSeconds(1));
             // the health reads the broker directly: it answers, the topic was not checked
             KafkaHealthIndicator health = new KafkaHealthIndicator(brokers, com.hospital.surveyinbox.support.TestProperties.bind(
-                    Map.of("adapter.kafka.topic", topic)), late);
+                    Map.of("adapter.kafka.topic", topic)), late, new org.springframework.mock.env.MockEnvironment());
             try {
                 late.afterPropertiesSet();
                 assertThat(late.ensured()).isFalse();
@@ -89,6 +89,33 @@ class KafkaTopicProvisionerTest extends IntegrationTest {
                 late.destroy();
                 health.destroy();
             }
+        }
+    }
+
+    /**
+     * The routes' TLS/SASL settings (camel.component.kafka.*) reach the service's own admin clients: told to speak
+     * TLS, the topic check and the health speak TLS (to this plain-text broker: nothing answers them). They spoke plain
+     * text whatever the routes were given, so against a broker that wants TLS the health stayed DOWN and the topic was
+     * never checked, while events flowed.
+     */
+    @Test
+    void theRoutesSecuritySettingsReachTheTopicCheckAndTheHealth() throws Exception {
+        org.springframework.mock.env.MockEnvironment tls = new org.springframework.mock.env.MockEnvironment()
+                .withProperty("camel.component.kafka.security-protocol", "SSL")
+                .withProperty("camel.component.kafka.ssl-endpoint-algorithm", "");
+        assertThat(KafkaClientSecurity.of(tls)).containsExactly(java.util.Map.entry("security.protocol", "SSL"));
+        String topic = "provisioner-tls-" + System.nanoTime();
+        KafkaTopicProvisioner overTls = new KafkaTopicProvisioner(com.hospital.surveyinbox.support.TestProperties.bind(Map.of(
+                "adapter.kafka.topic", topic)), brokers, java.time.Duration.ofSeconds(1), KafkaClientSecurity.of(tls));
+        KafkaHealthIndicator health = new KafkaHealthIndicator(brokers, com.hospital.surveyinbox.support.TestProperties.bind(
+                Map.of("adapter.kafka.topic", topic)), provisioner, tls);
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers))) {
+            assertThat(overTls.ensure(topic, 2, (short) 1).done()).as("a TLS client gets no answer from a plain-text broker").isFalse();
+            assertThat(admin.listTopics().names().get(15, TimeUnit.SECONDS)).doesNotContain(topic);
+            assertThat(health.health().getStatus()).isEqualTo(org.springframework.boot.actuate.health.Status.DOWN);
+        } finally {
+            overTls.destroy();
+            health.destroy();
         }
     }
 

@@ -1,0 +1,44 @@
+package com.hospital.surveyinbox.inbox;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.springframework.core.env.Environment;
+
+/**
+ * The security settings the routes' Kafka component is given ({@code camel.component.kafka.*}: TLS, SASL), as Kafka
+ * client settings for the service's own admin clients (the topic check, the {@code kafka} health). Without them those
+ * two spoke plain text to a broker the routes reach over TLS or SASL: the health stayed DOWN and the topic was never
+ * checked, while events flowed.
+ */
+public final class KafkaClientSecurity {
+
+    /** Camel's option (camel.component.kafka.&lt;option&gt;) and the Kafka client setting it stands for. */
+    static final Map<String, String> SETTINGS = Map.ofEntries(
+            Map.entry("security-protocol", "security.protocol"),
+            Map.entry("sasl-mechanism", "sasl.mechanism"),
+            Map.entry("sasl-jaas-config", "sasl.jaas.config"),
+            Map.entry("ssl-protocol", "ssl.protocol"),
+            Map.entry("ssl-endpoint-algorithm", "ssl.endpoint.identification.algorithm"),
+            Map.entry("ssl-truststore-location", "ssl.truststore.location"),
+            Map.entry("ssl-truststore-password", "ssl.truststore.password"),
+            Map.entry("ssl-truststore-type", "ssl.truststore.type"),
+            Map.entry("ssl-keystore-location", "ssl.keystore.location"),
+            Map.entry("ssl-keystore-password", "ssl.keystore.password"),
+            Map.entry("ssl-keystore-type", "ssl.keystore.type"),
+            Map.entry("ssl-key-password", "ssl.key.password"));
+
+    private KafkaClientSecurity() {
+    }
+
+    /** The Kafka client settings of the component's security options that are set (none: plain text, Kafka's default). */
+    public static Map<String, Object> of(Environment environment) {
+        Map<String, Object> settings = new LinkedHashMap<>();
+        SETTINGS.forEach((camel, kafka) -> {
+            String value = environment.getProperty("camel.component.kafka." + camel);
+            if (value != null && !value.isBlank()) {
+                settings.put(kafka, value);
+            }
+        });
+        return settings;
+    }
+}
