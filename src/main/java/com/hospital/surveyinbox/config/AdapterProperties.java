@@ -163,8 +163,8 @@ public class AdapterProperties {
         /**
          * Longest one bulk requeue spends requeueing rows: past it no further row is started, and the answer counts
          * the rest as {@code remaining} (a database answering in seconds would otherwise hold the operator's call for
-         * minutes, long after the client gave up). At most 100 s: below the ingress's read timeout (125 s) and the web
-         * server's graceful stop (120 s), or the operator got a 504 while the requeue went on.
+         * minutes, long after the client gave up). At most 100 s: below the web server's graceful stop (120 s), which
+         * would cut the call while the requeue went on (a site's own route to /ops may wait less: lower it to that).
          */
         @NotNull @DurationMax(seconds = 100) private final Duration bulkRequeueWithin;
         /**
@@ -759,9 +759,9 @@ public class AdapterProperties {
         /**
          * The password that replaces {@code password}, accepted beside it while it is rotated (optional). Set first,
          * rolled out, then given to the client, and only once the client sends it alone does it become
-         * {@code password} (docs/operations.md, "Rotating a password"): every pod, of this image or an older one
-         * (which knows no next password), accepts what the client sends at each step, a rollback included. Blank is
-         * unset.
+         * {@code password} (docs/operations.md, "Rotating a password"): every pod accepts what the client sends at
+         * each step; an older image (which knows no next password) accepts only the password, so no rollback to one
+         * once the client sends the next password, until it has become the password. Blank is unset.
          */
         private final String nextPassword;
 

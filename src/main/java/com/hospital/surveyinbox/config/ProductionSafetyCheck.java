@@ -243,16 +243,19 @@ public class ProductionSafetyCheck implements InitializingBean {
      * than a live worker may take has a second worker register the row while the first still does, the resend call
      * included, which has no Idempotency-Key. {@code camel.main.shutdown-timeout} is sized for a row whose every
      * wait runs out (checked above); a statement the database did not take is tried again and can add to that, so
-     * twice it is the least allowed (the default, PT15M, is 6 times the shipped 150 s).
+     * twice it is the least allowed, plus the outcome record's minute of tries and its read-back's (about 530 s with
+     * the shipped settings; the default, PT15M, is 900 s).
      */
     private void stuckRows(List<String> problems) {
         long worstRowSeconds = shutdownSeconds();
-        long recordSeconds = (OUTCOME_RECORD_PAUSES_MILLIS + OUTCOME_RECORD_TRIES * statementMillis() + 999) / 1000;
+        // the record's tries, then the read-back's (find-own-outcome.sql) after a record that got no answer
+        long recordSeconds = (2 * (OUTCOME_RECORD_PAUSES_MILLIS + OUTCOME_RECORD_TRIES * statementMillis()) + 999) / 1000;
         java.time.Duration stuck = properties.getInbox().getStuckProcessingAfter();
         if (stuck.compareTo(java.time.Duration.ofSeconds(2 * worstRowSeconds + recordSeconds)) <= 0) {
             problems.add("adapter.inbox.stuck-processing-after (" + stuck + ") must be longer than twice camel.main.shutdown-timeout ("
-                    + worstRowSeconds + " s, what a live worker may take on a row) plus an outcome record's tries while the "
-                    + "database is away (" + recordSeconds + " s): a row still being registered would be claimed and registered again");
+                    + worstRowSeconds + " s, what a live worker may take on a row) plus an outcome record's and its read-back's "
+                    + "tries while the database is away (" + recordSeconds + " s): a row still being registered would be claimed and "
+                    + "registered again");
         }
     }
 

@@ -232,7 +232,7 @@ public class SecurityConfig {
             return current;
         }
         log.info("adapter.security.{}: accepting its password and its next password while it is rotated; their use is counted "
-                + "(adapter_security_password_used_total{{credential=\"{}\"}})", name, name);
+                + "(adapter_security_password_used_total, credential={})", name, name);
         return current + " " + encoder.encode(credentials.getNextPassword()) + " " + name;
     }
 

@@ -30,12 +30,23 @@ public final class KafkaClientSecurity {
     private KafkaClientSecurity() {
     }
 
-    /** The Kafka client settings of the component's security options that are set (none: plain text, Kafka's default). */
+    /**
+     * The Kafka client settings of the component's security options that are set (none: plain text, Kafka's default),
+     * as Camel hands them to its clients: an endpoint algorithm {@code none} or {@code false} turns hostname
+     * checking off (an empty setting; Kafka itself refuses "none"), store types in upper case (Kafka knows "PEM").
+     */
     public static Map<String, Object> of(Environment environment) {
         Map<String, Object> settings = new LinkedHashMap<>();
         SETTINGS.forEach((camel, kafka) -> {
             String value = environment.getProperty("camel.component.kafka." + camel);
-            if (value != null && !value.isBlank()) {
+            if (value == null || value.isBlank()) {
+                return;
+            }
+            if (camel.equals("ssl-endpoint-algorithm") && (value.equalsIgnoreCase("none") || value.equalsIgnoreCase("false"))) {
+                settings.put(kafka, "");
+            } else if (camel.endsWith("store-type")) {
+                settings.put(kafka, value.toUpperCase(java.util.Locale.ROOT));
+            } else {
                 settings.put(kafka, value);
             }
         });

@@ -47,7 +47,7 @@ public class InboxHistory {
         List<AttemptView> shown = jdbc.query("""
                 SELECT attempt_no, started_at, finished_at, outcome, reason, total
                   FROM (SELECT id, attempt_no, started_at, finished_at, outcome, reason, count(*) OVER () AS total,
-                               row_number() OVER (ORDER BY id DESC) AS latest
+                               row_number() OVER (PARTITION BY outcome IS NOT DISTINCT FROM 'DEFERRED' ORDER BY id DESC) AS latest
                           FROM inbox_attempt
                          WHERE inbox_id = ?) a
                  WHERE latest <= ? OR outcome IS DISTINCT FROM 'DEFERRED'

@@ -36,7 +36,7 @@ class SettingsFloorsTest {
         refused("adapter.inbox.stuck-processing-after=PT0S", "inbox.stuckProcessingAfter");
         refused("adapter.inbox.lost-event-after=PT0.5S", "inbox.lostEventAfter");
         refused("adapter.inbox.retry-delay=-PT1S", "inbox.retryDelay");
-        refused("adapter.inbox.bulk-requeue-within=PT2M", "inbox.bulkRequeueWithin"); // the ingress gave up at 125 s
+        refused("adapter.inbox.bulk-requeue-within=PT2M", "inbox.bulkRequeueWithin"); // the web server's stop cut it at 120 s
         refused("adapter.retention.dead=PT12H", "retention.dead");
         refused("adapter.retention.completed=PT1M", "retention.completed");
         refused("adapter.reception.store-timeout=0", "reception.storeTimeout");

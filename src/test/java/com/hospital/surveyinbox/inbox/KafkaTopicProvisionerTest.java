@@ -104,6 +104,11 @@ class KafkaTopicProvisionerTest extends IntegrationTest {
                 .withProperty("camel.component.kafka.security-protocol", "SSL")
                 .withProperty("camel.component.kafka.ssl-endpoint-algorithm", "");
         assertThat(KafkaClientSecurity.of(tls)).containsExactly(java.util.Map.entry("security.protocol", "SSL"));
+        // as Camel hands them on: "none" turns hostname checking off, store types in upper case
+        assertThat(KafkaClientSecurity.of(new org.springframework.mock.env.MockEnvironment()
+                .withProperty("camel.component.kafka.ssl-endpoint-algorithm", "none")
+                .withProperty("camel.component.kafka.ssl-truststore-type", "pem")))
+                .containsEntry("ssl.endpoint.identification.algorithm", "").containsEntry("ssl.truststore.type", "PEM");
         String topic = "provisioner-tls-" + System.nanoTime();
         KafkaTopicProvisioner overTls = new KafkaTopicProvisioner(com.hospital.surveyinbox.support.TestProperties.bind(Map.of(
                 "adapter.kafka.topic", topic)), brokers, java.time.Duration.ofSeconds(1), KafkaClientSecurity.of(tls));

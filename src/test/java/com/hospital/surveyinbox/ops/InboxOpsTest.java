@@ -49,19 +49,23 @@ class InboxOpsTest extends IntegrationTest {
         jdbc.update("INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at, finished_at, outcome, reason)"
                 + " SELECT ?, 2, now() - make_interval(mins => 150 - n), now() - make_interval(mins => 150 - n), 'DEFERRED',"
                 + " 'deferred ' || n FROM generate_series(1, 150) AS n", id);
+        // and a charged one among the latest: it takes no deferred one's place
+        jdbc.update("INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at, finished_at, outcome, reason)"
+                + " VALUES (?, 2, now(), now(), 'FAILED', 'group not found')", id);
 
         JsonNode row = client.ops("/ops/inbox/" + id).json();
 
-        assertThat(row.get("attemptHistory")).hasSize(101);
+        assertThat(row.get("attemptHistory")).hasSize(102);
         assertThat(row.get("attemptHistory").get(0).get("reason").asText()).as("every charged attempt").isEqualTo("form not registered");
         assertThat(row.get("attemptHistory").get(1).get("reason").asText()).isEqualTo("deferred 51");
         assertThat(row.get("attemptHistory").get(100).get("reason").asText()).isEqualTo("deferred 150");
+        assertThat(row.get("attemptHistory").get(101).get("reason").asText()).isEqualTo("group not found");
         assertThat(row.get("attemptHistoryOmitted").asLong()).isEqualTo(50);
         jdbc.update("DELETE FROM inbox_attempt WHERE inbox_id = ? AND id NOT IN (SELECT id FROM inbox_attempt WHERE inbox_id = ?"
                 + " ORDER BY id DESC LIMIT 10)", id, id);
         JsonNode fewer = client.ops("/ops/inbox/" + id).json();
         assertThat(fewer.get("attemptHistory")).hasSize(10);
-        assertThat(fewer.get("attemptHistory").get(0).get("reason").asText()).isEqualTo("deferred 141");
+        assertThat(fewer.get("attemptHistory").get(0).get("reason").asText()).isEqualTo("deferred 142");
         assertThat(fewer.has("attemptHistoryOmitted")).as("nothing left out").isFalse();
     }
 

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -80,6 +81,42 @@ class JobStatementPlansTest {
         assertThat(lockRows).as(statement + ": the locking subquery runs once, not once per row")
                 .allSatisfy(node -> assertThat(node.get("Actual Loops").asLong()).isOne());
         jdbc.update("DELETE FROM inbox_message");
+    }
+
+    /**
+     * Owed replies, years of refused ones (FAILED, older than every pending one) and a few never tried: the pending
+     * branch of find-owed-replies.sql reads the pending ones only (V22's index by status, age). On V1's index (every
+     * owed reply by age, the status not in it) it read and dropped every refused reply from the table, each tick.
+     */
+    @Test
+    void theNeverTriedRepliesAreFoundWithoutReadingTheRefusedOnes() throws Exception {
+        jdbc.update("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, reply_status, reply_reason_code, reply_failures,"
+                + " reply_updated_at) SELECT 'REFUSED-' || g, 'SEND', 'DEAD', 'FAILED', 'DEAD', 30, now() - INTERVAL '2 days'"
+                + " FROM generate_series(1, 20000) g");
+        jdbc.update("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, reply_status, reply_reason_code,"
+                + " reply_updated_at) SELECT 'OWED-' || g, 'SEND', 'DEAD', 'PENDING', 'DEAD', now() - INTERVAL '2 minutes'"
+                + " FROM generate_series(1, 5) g");
+        jdbc.execute("ANALYZE inbox_message");
+        try {
+            String sql = SqlFiles.read("find-owed-replies").replace(":#", ":");
+            String plan = new NamedParameterJdbcTemplate(jdbc).queryForObject("EXPLAIN (ANALYZE, FORMAT JSON) " + sql,
+                    Map.of("retryDelayMillis", 60_000L, "replyMaxRetryDelayMillis", 3_600_000L, "batch", 200), String.class);
+            List<JsonNode> scans = new ArrayList<>();
+            JsonNode root = new ObjectMapper().readTree(plan).get(0).get("Plan");
+            collect(root, "Index Scan", scans);
+            collect(root, "Index Only Scan", scans);
+            collect(root, "Bitmap Index Scan", scans);
+            collect(root, "Seq Scan", scans);
+            // the pending branch: its scan reads the 5 pending replies, not the 20,000 refused ones
+            assertThat(scans).anySatisfy(scan -> {
+                assertThat(scan.path("Index Name").asText()).isEqualTo("inbox_message_reply_due_idx");
+                assertThat(scan.path("Index Cond").asText()).contains("PENDING");
+                assertThat(scan.path("Actual Rows").asLong()).isEqualTo(5);
+                assertThat(scan.path("Rows Removed by Filter").asLong()).isZero();
+            });
+        } finally {
+            jdbc.update("DELETE FROM inbox_message");
+        }
     }
 
     private static void collect(JsonNode node, String type, List<JsonNode> found) {

@@ -189,6 +189,32 @@ class InboxProcessRouteTest extends RouteKit {
         assertThat(mock("mock:register").getReceivedCounter()).as("registered once").isEqualTo(1);
     }
 
+    /**
+     * ... a deferral's record too (most deferrals come from the database being away): the row on its last attempt is
+     * deferred through a database away for four tries, and its claim's attempt is given back. Given up after four
+     * tries, the attempt stayed charged, and the stuck reset sent the row DEAD with a failure reply for a message
+     * nothing was tried for.
+     */
+    @Test
+    void aDeferralIsRecordedThroughADatabaseAwayLongerThanFourTries() throws Exception {
+        String subject = uniqueSubject("ALONE-DEFERLONG");
+        long[] ids = stored(subject, 1);
+        jdbc.update("UPDATE inbox_message SET attempts = 4 WHERE id = ?", ids[0]); // this claim is its fifth and last
+        mock("mock:register").whenAnyExchangeReceived(e -> e.setProperty("outcome", Outcome.databaseUnavailable()));
+        java.util.concurrent.atomic.AtomicInteger deferFailures = new java.util.concurrent.atomic.AtomicInteger(4);
+        String event = event(ids[0], subject);
+
+        template.send("direct:process-alone", e -> {
+            e.getMessage().setBody(event);
+            e.getMessage().setHeader("CamelSqlDataSource", failingBeforeRun(jdbc.getDataSource(), "WITH deferred AS", deferFailures));
+        });
+
+        await().atMost(java.time.Duration.ofSeconds(30)).until(() -> deferFailures.get() == 0
+                && camel.getInflightRepository().size("inbox-process-row") == 0);
+        assertThat(rows.status(Long.toString(ids[0]))).isEqualTo("FAILED");
+        assertThat(rows.attempts(Long.toString(ids[0]))).as("the claim's attempt given back").isEqualTo(4);
+    }
+
     /** ... and still four tries at most: a statement the database keeps refusing fails for good after its fourth. */
     @Test
     void aStatementTheDatabaseKeepsRefusingIsTriedFourTimesInAll() throws Exception {

@@ -128,6 +128,33 @@ class InboxRetentionRouteTest extends RouteKit {
                 Long.class);
     }
 
+    /**
+     * A run that used its max-batches on payloads alone (8 x 2 here, 20 due, nothing to delete) says rows are still
+     * due: patient data kept past its retention until the next run. Decided as the text "2 == 2", the variable never
+     * equalled true and the run said nothing.
+     */
+    @Test
+    @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
+    void aRunThatLeavesPayloadsDueSaysSo(org.springframework.boot.test.system.CapturedOutput output) {
+        for (int run = 0; run < 20 && dueForRedaction() > 0; run++) {
+            tick();
+        }
+        String p = uniqueSubject("ALONE-LEFTDUE");
+        List<Long> due = new java.util.ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            due.add(aged(p + "-" + i, "COMPLETED", 31)); // payload due, the row itself kept
+        }
+        int before = output.getOut().split("rows are still due", -1).length;
+
+        tick();
+
+        assertThat(unredacted(due)).as("more than one run's batches").isPositive();
+        assertThat(output.getOut().split("rows are still due", -1).length).as("said once").isEqualTo(before + 1);
+        for (int run = 0; run < 5 && unredacted(due) > 0; run++) {
+            tick();
+        }
+    }
+
     private void tick() {
         NotifyBuilder done = new NotifyBuilder(camel).fromRoute("inbox-retention").whenDone(1).create();
         template.sendBody("direct:retention-tick", null);

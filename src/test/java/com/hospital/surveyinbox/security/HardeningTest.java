@@ -52,7 +52,8 @@ class HardeningTest extends IntegrationTest {
                 "--adapter.crypto.active-key=k1", "--adapter.crypto.keys.k1=" + PayloadEncryptionTest.K1,
                 "--adapter.crypto.enabled=false",
                 "--adapter.security.trusted-proxies=10.42.0.0/16,0.0.0.0/0", "--server.forward-headers-strategy=native",
-                "--adapter.inbox.stuck-processing-after=PT4M",
+                // above twice the shutdown timeout (300 s), below it plus the outcome record's and read-back's minutes
+                "--adapter.inbox.stuck-processing-after=PT6M",
                 "--adapter.inbox.redeliver-cron=0 */15 * * * ?",
                 // a slow legacy system "fixed" by one environment variable: 9 x (2 + 2 + 30) + 2 x 30 + 6 x (2 + 0) + 20 = 398 s
                 "--adapter.http.response-timeout=PT30S",
@@ -69,7 +70,7 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageContaining("adapter.crypto.enabled must be true")
                 .hasMessageContaining("adapter.security.trusted-proxies must not contain 0.0.0.0/0")
                 .hasMessageContaining("server.forward-headers-strategy must be none")
-                .hasMessageContaining("adapter.inbox.stuck-processing-after (PT4M) must be longer than twice camel.main.shutdown-timeout (150 s")
+                .hasMessageContaining("adapter.inbox.stuck-processing-after (PT6M) must be longer than twice camel.main.shutdown-timeout (150 s")
                 .hasMessageContaining("camel.main.shutdown-timeout (150 s) must cover a row whose every wait runs out (398 s")
                 .hasMessageContaining("spring.lifecycle.timeout-per-shutdown-phase (120 s) must cover a synchronous registration whose every wait runs out")
                 .hasMessageContaining("the PostgreSQL driver's socketTimeout must be set")
