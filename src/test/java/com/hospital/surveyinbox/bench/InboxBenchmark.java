@@ -564,8 +564,9 @@ public class InboxBenchmark extends IntegrationTest {
     // ---- 2c. the service and the peer, each in a JVM of its own (issue 22.3) ----
     /**
      * What k8s/base gives the service's container (JAVA_TOOL_OPTIONS: MaxRAMPercentage=50 of the 1536Mi limit =
-     * 768 MiB of heap, ParallelGC, two processors as the JVM sizes its pools), given to both JVMs of this phase. The limit as {@code MaxRAM}, not an
-     * {@code -Xmx}: the heap's other sizes follow the memory the JVM sees too, and with {@code -Xmx768m} alone
+     * 768 MiB of heap, ParallelGC, two processors as the JVM sizes its pools), given to both JVMs of this phase. The
+     * limit as {@code MaxRAM}, not an {@code -Xmx}: the heap's other sizes follow the memory the JVM sees too, and
+     * with {@code -Xmx768m} alone
      * both JVMs started with 378 MiB of heap (1/64 of this machine's 23 GiB) where a pod starts with 24 MiB
      * (1/64 of its limit), which set both JVMs' RSS under load (runs before 2026-12-02 evening).
      */

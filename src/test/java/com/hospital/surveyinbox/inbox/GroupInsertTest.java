@@ -293,13 +293,7 @@ class GroupInsertTest extends IntegrationTest {
         String run = uniqueSubject("GRPBIG");
         java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
         Function<ReceivedMessage, Acceptance> one = m -> {
-            if (m.srvyDrawupNo().endsWith("-gate")) {
-                try {
-                    gate.await(); // holds the only lane while the next three receptions queue up behind it
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
+            heldAtGate(m, gate);
             return store.acceptOne(m);
         };
         ExecutorService pool = Executors.newFixedThreadPool(4);
@@ -337,13 +331,7 @@ class GroupInsertTest extends IntegrationTest {
         String run = uniqueSubject("GRPLATE");
         java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
         Function<ReceivedMessage, Acceptance> one = m -> {
-            if (m.srvyDrawupNo().endsWith("-gate")) {
-                try {
-                    gate.await(); // holds the only lane while the next three receptions queue up behind it
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
+            heldAtGate(m, gate);
             if (m.srvyDrawupNo().endsWith("-slow")) {
                 jdbc.queryForList("SELECT pg_sleep(2.5)"); // a statement on a slow database, longer than store-timeout
             }
@@ -373,6 +361,17 @@ class GroupInsertTest extends IntegrationTest {
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, run + "-late"))
                 .as("the row answered 503").isZero();
         assertThat(rowCountLike(run)).isEqualTo(2);
+    }
+
+    /** A reception whose subject ends in "-gate" holds the only lane until {@code gate} opens (the next ones queue behind it). */
+    private static void heldAtGate(ReceivedMessage message, java.util.concurrent.CountDownLatch gate) {
+        if (message.srvyDrawupNo().endsWith("-gate")) {
+            try {
+                gate.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /**

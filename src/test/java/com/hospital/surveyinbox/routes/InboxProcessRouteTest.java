@@ -175,16 +175,8 @@ class InboxProcessRouteTest extends RouteKit {
     void anOutcomeIsRecordedThroughADatabaseAwayLongerThanFourTries() throws Exception {
         String subject = uniqueSubject("ALONE-RECORDLONG");
         long[] ids = stored(subject, 1);
-        java.util.concurrent.atomic.AtomicInteger outcomeFailures = new java.util.concurrent.atomic.AtomicInteger(4);
-        String event = event(ids[0], subject);
+        processedThroughFailures(ids[0], subject, "WITH done AS", 4);
 
-        template.send("direct:process-alone", e -> {
-            e.getMessage().setBody(event);
-            e.getMessage().setHeader("CamelSqlDataSource", failingBeforeRun(jdbc.getDataSource(), "WITH done AS", outcomeFailures));
-        });
-
-        await().atMost(java.time.Duration.ofSeconds(30)).until(() -> outcomeFailures.get() == 0
-                && camel.getInflightRepository().size("inbox-process-row") == 0);
         assertThat(rows.status(Long.toString(ids[0]))).isEqualTo("COMPLETED");
         assertThat(mock("mock:register").getReceivedCounter()).as("registered once").isEqualTo(1);
     }
@@ -201,18 +193,25 @@ class InboxProcessRouteTest extends RouteKit {
         long[] ids = stored(subject, 1);
         jdbc.update("UPDATE inbox_message SET attempts = 4 WHERE id = ?", ids[0]); // this claim is its fifth and last
         mock("mock:register").whenAnyExchangeReceived(e -> e.setProperty("outcome", Outcome.databaseUnavailable()));
-        java.util.concurrent.atomic.AtomicInteger deferFailures = new java.util.concurrent.atomic.AtomicInteger(4);
-        String event = event(ids[0], subject);
+        processedThroughFailures(ids[0], subject, "WITH deferred AS", 4);
 
-        template.send("direct:process-alone", e -> {
-            e.getMessage().setBody(event);
-            e.getMessage().setHeader("CamelSqlDataSource", failingBeforeRun(jdbc.getDataSource(), "WITH deferred AS", deferFailures));
-        });
-
-        await().atMost(java.time.Duration.ofSeconds(30)).until(() -> deferFailures.get() == 0
-                && camel.getInflightRepository().size("inbox-process-row") == 0);
         assertThat(rows.status(Long.toString(ids[0]))).isEqualTo("FAILED");
         assertThat(rows.attempts(Long.toString(ids[0]))).as("the claim's attempt given back").isEqualTo(4);
+    }
+
+    /**
+     * Processes row {@code id}'s event while its statement containing {@code fragment} meets the database away
+     * {@code failures} times before it runs; returns once every failure was met and the worker is done.
+     */
+    private void processedThroughFailures(long id, String subject, String fragment, int failures) throws Exception {
+        java.util.concurrent.atomic.AtomicInteger left = new java.util.concurrent.atomic.AtomicInteger(failures);
+        String event = event(id, subject);
+        template.send("direct:process-alone", e -> {
+            e.getMessage().setBody(event);
+            e.getMessage().setHeader("CamelSqlDataSource", failingBeforeRun(jdbc.getDataSource(), fragment, left));
+        });
+        await().atMost(java.time.Duration.ofSeconds(30)).until(() -> left.get() == 0
+                && camel.getInflightRepository().size("inbox-process-row") == 0);
     }
 
     /** ... and still four tries at most: a statement the database keeps refusing fails for good after its fourth. */
