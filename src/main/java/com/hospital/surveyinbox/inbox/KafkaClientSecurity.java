@@ -30,6 +30,15 @@ public final class KafkaClientSecurity {
     private KafkaClientSecurity() {
     }
 
+    /** An admin client's settings: {@code security} ({@link #of}), the brokers and the client's two timeouts. */
+    static Map<String, Object> admin(Map<String, Object> security, String brokers, int requestTimeoutMs, int apiTimeoutMs) {
+        Map<String, Object> config = new LinkedHashMap<>(security);
+        config.put(org.apache.kafka.clients.admin.AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers);
+        config.put(org.apache.kafka.clients.admin.AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, requestTimeoutMs);
+        config.put(org.apache.kafka.clients.admin.AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, apiTimeoutMs);
+        return Map.copyOf(config);
+    }
+
     /**
      * The Kafka client settings of the component's security options that are set (none: plain text, Kafka's default),
      * as Camel hands them to its clients: an endpoint algorithm {@code none} or {@code false} turns hostname

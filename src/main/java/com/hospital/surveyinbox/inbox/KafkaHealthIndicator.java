@@ -4,7 +4,6 @@ import com.hospital.surveyinbox.config.AdapterProperties;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.annotation.Value;
@@ -31,11 +30,7 @@ public class KafkaHealthIndicator extends AbstractHealthIndicator implements Dis
                                 KafkaTopicProvisioner provisioner, org.springframework.core.env.Environment environment) {
         super("Kafka health check failed");
         // with the routes' TLS/SASL settings: asked in plain text, a broker that wants them never answered
-        Map<String, Object> config = new java.util.HashMap<>(KafkaClientSecurity.of(environment));
-        config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers);
-        config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 2_000);
-        config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 3_000);
-        this.adminConfig = Map.copyOf(config);
+        this.adminConfig = KafkaClientSecurity.admin(KafkaClientSecurity.of(environment), brokers, 2_000, 3_000);
         this.topic = properties.getKafka().getTopic();
         this.provisioner = provisioner;
     }

@@ -11,7 +11,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -143,11 +142,7 @@ public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
      * are said, on every start (moving replicas is the Kafka operator's).
      */
     Check ensure(String topic, int partitions, short replicationFactor) {
-        Map<String, Object> config = new java.util.HashMap<>(security);
-        config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers);
-        config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000);
-        config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
-        try (Admin admin = Admin.create(config)) {
+        try (Admin admin = Admin.create(KafkaClientSecurity.admin(security, brokers, 5_000, 10_000))) {
             Throwable notCreated = null;
             try {
                 admin.createTopics(List.of(newTopic(topic, partitions, replicationFactor))).all().get(15, TimeUnit.SECONDS);
