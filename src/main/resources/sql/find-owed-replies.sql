@@ -10,20 +10,22 @@
 -- side, and it is still never given up (the contract retries a failed reply). The exponent stops at 30 (a
 -- double's 2^n stays finite). The plain retry-delay bound is the one the partial index on reply_updated_at can
 -- serve as a range; a bounded batch keeps one tick short.
--- Why PENDING first: the replies the legacy system keeps refusing pile up over the years (never given up), and each
--- one's last try is older than a reply opened a minute ago: oldest first, a batch full of them held every new DEAD
--- or NOTIFY_SKIPPED reply back by as many ticks as they fill. Each branch reads its status's range of V22's index
--- (status, age) in order, one batch at most. FAILED replies wait while more than a batch of PENDING ones is due
--- each tick (a legacy system that takes fewer replies than the inbox owes it: the reply alerts fire either way).
+-- Why the two statuses take turns: the replies the legacy system keeps refusing pile up over the years (never given
+-- up), and each one's last try is older than a reply opened a minute ago: oldest first, a batch full of them held
+-- every new DEAD or NOTIFY_SKIPPED reply back by as many ticks as they fill; PENDING first, a legacy system taking
+-- fewer replies than the inbox owes it left every FAILED one untried for as long. Each branch reads its status's
+-- range of V22's index (status, age) in order, one batch at most, numbered by age; the batch takes the oldest
+-- PENDING, the oldest FAILED, the second PENDING, ..., so each status gets half a full batch and all of the
+-- rest when the other has fewer due.
 SELECT id
-  FROM ((SELECT id, 0 AS tried, reply_updated_at
+  FROM ((SELECT id, 0 AS tried, row_number() OVER (ORDER BY reply_updated_at) AS turn
            FROM inbox_message
           WHERE reply_status = 'PENDING'
             AND reply_updated_at < now() - :#retryDelayMillis * INTERVAL '1 millisecond'
           ORDER BY reply_updated_at
           LIMIT :#batch)
         UNION ALL
-        (SELECT id, 1 AS tried, reply_updated_at
+        (SELECT id, 1 AS tried, row_number() OVER (ORDER BY reply_updated_at) AS turn
            FROM inbox_message
           WHERE reply_status = 'FAILED'
             AND reply_updated_at < now() - :#retryDelayMillis * INTERVAL '1 millisecond'
@@ -31,5 +33,5 @@ SELECT id
                                                  :#replyMaxRetryDelayMillis) * INTERVAL '1 millisecond'
           ORDER BY reply_updated_at
           LIMIT :#batch)) owed
- ORDER BY tried, reply_updated_at
+ ORDER BY turn, tried
  LIMIT :#batch

@@ -2,6 +2,7 @@ package com.hospital.surveyinbox.routes;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -316,6 +317,31 @@ class InboxRedeliverRouteTest extends RouteKit {
                     .isEqualTo("PENDING");
         } finally {
             List.of(refused, pending).forEach(id -> jdbc.update("UPDATE inbox_message SET reply_status = 'SENT' WHERE id = ?", id));
+        }
+    }
+
+    /**
+     * The other way round: a legacy system that takes fewer replies than the inbox owes it leaves more than a batch
+     * of never-tried replies due every tick. PENDING first, the refused ones were never retried while that lasted;
+     * the two statuses now take turns, so a refused reply gets its try in the same batch.
+     */
+    @Test
+    void aBatchFullOfNeverTriedRepliesStillRetriesARefusedOne() {
+        String run = uniqueSubject("REPLYTURNS");
+        // refused twenty years ago: older than any other test's refused reply, so first in its status's turn
+        long refused = owedReply(run + "-r", 1, 20 * 365 * 24 * 60);
+        List<Long> mine = new ArrayList<>(List.of(refused));
+        for (int i = 0; i < 5; i++) {
+            mine.add(owedReply(run + "-p" + i, 0, 2));
+        }
+        try {
+            @SuppressWarnings("unchecked")
+            List<Map<String, Object>> due = template.requestBody("sql:classpath:sql/find-owed-replies.sql?parametersCount=7",
+                    Map.of("retryDelayMillis", 60_000L, "replyMaxRetryDelayMillis", 3_600_000L, "batch", 4), List.class);
+
+            assertThat(due).hasSize(4).extracting(r -> ((Number) r.get("id")).longValue()).contains(refused);
+        } finally {
+            mine.forEach(id -> jdbc.update("UPDATE inbox_message SET reply_status = 'SENT' WHERE id = ?", id));
         }
     }
 
