@@ -24,13 +24,21 @@ public class ProcessingRecord {
 
     private final AdapterProperties properties;
     private final MeterRegistry meters;
+    private final com.fasterxml.jackson.databind.ObjectMapper objectMapper;
 
     /** Counter of recorded outcomes, tagged {@code outcome} (the DEAD alert reads {@code outcome="dead"}). */
     public static final String OUTCOMES = "adapter.inbox.outcomes";
 
-    public ProcessingRecord(AdapterProperties properties, MeterRegistry meters) {
+    /** Counter of refused and taken claims, tagged {@code result}. */
+    public static final String CLAIMS = "adapter.inbox.claims";
+
+    public ProcessingRecord(AdapterProperties properties, MeterRegistry meters,
+                            com.fasterxml.jackson.databind.ObjectMapper objectMapper) {
         this.properties = properties;
         this.meters = meters;
+        this.objectMapper = objectMapper;
+        // at zero from the start, as the outcomes below: the first lost row is an increase the alert sees
+        meters.counter(CLAIMS, "result", "row-missing");
         // at zero from the start: a pod's first row going DEAD (or stale outcome) is an increase the alert sees (a
         // series that first appears at 1 shows none; stale outcomes are rare one-offs, so that was nearly all of them)
         meters.counter(OUTCOMES, "outcome", "dead");
@@ -86,19 +94,47 @@ public class ProcessingRecord {
      * registered ({@code sql/record-hold.sql} named it).
      */
     public void held(long inboxId, long blocker) {
-        meters.counter("adapter.inbox.claims", "result", "held").increment();
+        meters.counter(CLAIMS, "result", "held").increment();
         log.info("Inbox {} held: waiting behind inbox {} of the same subject", inboxId, blocker);
     }
 
     /** The claim was refused and nothing holds the row: it is taken by another worker, or finished. */
     public void notClaimable(long inboxId) {
-        meters.counter("adapter.inbox.claims", "result", "not-claimable").increment();
+        meters.counter(CLAIMS, "result", "not-claimable").increment();
         log.debug("Inbox {} not claimable (taken or finished); event ignored", inboxId);
+    }
+
+    /**
+     * The claim was refused and the row the event names does not exist: an acknowledged message the database lost
+     * ({@code sql/find-event-row.sql}). Named with the event's subject and type, the one record of it left (the
+     * sender will not send it again); counted for the alert SurveyInboxAcknowledgedRowsLost.
+     */
+    public void eventWithoutRow(long inboxId, String event) {
+        meters.counter(CLAIMS, "result", "row-missing").increment();
+        com.fasterxml.jackson.databind.JsonNode fields;
+        try {
+            fields = objectMapper.readTree(event);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            fields = com.fasterxml.jackson.databind.node.MissingNode.getInstance();
+        }
+        // the one record of the message left: never dropped as a repeat (RepeatedLogLines), however many there are
+        log.warn(org.slf4j.MarkerFactory.getMarker(com.hospital.surveyinbox.config.RepeatedLogLines.ALWAYS),
+                "Inbox {} ({} {}) named by an event has no row: acknowledged, then lost by the database (restored to an "
+                        + "earlier point, or a failover to a replica that was behind), unless retention deleted it long ago; "
+                        + "ask the legacy system to send it again", inboxId,
+                printable(fields.path("msgType").asText("?")), printable(fields.path("srvyDrawupNo").asText("?")));
+    }
+
+    /** A field of an event as a log line may carry it: 64 characters at most, control characters as {@code ?}. */
+    private static String printable(String field) {
+        String cut = field.length() > 64 ? field.substring(0, 64) + "..." : field;
+        return cut.codePoints().map(c -> Character.isISOControl(c) ? '?' : c)
+                .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append).toString();
     }
 
     /** An event whose inbox id cannot be read: nothing to claim; the offset is committed. */
     public void unreadable() {
-        meters.counter("adapter.inbox.claims", "result", "unreadable-event").increment();
+        meters.counter(CLAIMS, "result", "unreadable-event").increment();
         log.warn("Unreadable inbox event skipped");
     }
 

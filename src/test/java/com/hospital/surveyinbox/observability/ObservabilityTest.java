@@ -117,10 +117,12 @@ class ObservabilityTest extends IntegrationTest {
     void aNewPodsDeadCountExistsAtZero(@org.springframework.beans.factory.annotation.Autowired
                                        com.hospital.surveyinbox.config.AdapterProperties properties) {
         io.micrometer.core.instrument.simple.SimpleMeterRegistry fresh = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
-        new com.hospital.surveyinbox.processing.ProcessingRecord(properties, fresh);
+        new com.hospital.surveyinbox.processing.ProcessingRecord(properties, fresh, new com.fasterxml.jackson.databind.ObjectMapper());
         assertThat(fresh.find("adapter.inbox.outcomes").tag("outcome", "dead").counter())
                 .isNotNull().satisfies(c -> assertThat(c.count()).isZero());
         assertThat(fresh.find("adapter.inbox.outcomes").tag("outcome", "stale").counter())
+                .isNotNull().satisfies(c -> assertThat(c.count()).isZero());
+        assertThat(fresh.find("adapter.inbox.claims").tag("result", "row-missing").counter())
                 .isNotNull().satisfies(c -> assertThat(c.count()).isZero());
         new com.hospital.surveyinbox.reception.ReceptionReplies(new com.fasterxml.jackson.databind.ObjectMapper(), fresh);
         assertThat(fresh.find("adapter.reception.accept").tag("status", "503").timer())
