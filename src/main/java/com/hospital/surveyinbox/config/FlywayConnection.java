@@ -64,6 +64,7 @@ public class FlywayConnection {
      */
     public static void migrate(org.flywaydb.core.Flyway flyway) {
         org.flywaydb.core.api.configuration.Configuration configuration = flyway.getConfiguration();
+        awaitDatabase(configuration);
         EarlierReleasedTexts.acceptRecords(configuration, historyTable(configuration));
         if (java.util.Arrays.stream(configuration.getCallbacks()).noneMatch(DropInvalidIndexes.class::isInstance)) {
             flyway.migrate();
@@ -81,6 +82,42 @@ public class FlywayConnection {
             }
         }
         flyway.migrate();
+    }
+
+    /**
+     * Waits for a database that cannot be reached yet (SQLState class 08, or 57P03 "starting up"), as Flyway's own
+     * connection does ({@code spring.flyway.connect-retries}, doubling pauses up to {@code connect-retries-interval}
+     * seconds): a pod started during a database outage (evicted, restarted, a failover) waits inside its startup
+     * probe's window. The first connection here (the records read before validating) gave up at once: the JVM
+     * exited and the pod crash-looped, out for minutes of kubelet's back-off after the database was back. Any other
+     * failure (a wrong password, a missing database) ends the start at once, as before.
+     */
+    static void awaitDatabase(org.flywaydb.core.api.configuration.Configuration configuration) {
+        int retries = Math.max(0, configuration.getConnectRetries());
+        long pauseSeconds = 1;
+        for (int tried = 0; ; tried++) {
+            try (java.sql.Connection connection = configuration.getDataSource().getConnection()) {
+                if (tried > 0) {
+                    org.slf4j.LoggerFactory.getLogger(FlywayConnection.class).info("The database answers (after {} tries)", tried + 1);
+                }
+                return;
+            } catch (java.sql.SQLException e) {
+                String state = e.getSQLState() == null ? "" : e.getSQLState();
+                if (tried >= retries || !(state.startsWith("08") || "57P03".equals(state))) {
+                    return; // the first statement below reports it as before
+                }
+                org.slf4j.LoggerFactory.getLogger(FlywayConnection.class).warn(
+                        "The database cannot be reached to migrate ({}): try {} of {} in {} s (spring.flyway.connect-retries)",
+                        LoggedFailure.describe(e), tried + 2, retries + 1, pauseSeconds);
+                try {
+                    Thread.sleep(pauseSeconds * 1000);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while waiting for the database", interrupted);
+                }
+                pauseSeconds = Math.min(pauseSeconds * 2, Math.max(1, configuration.getConnectRetriesInterval()));
+            }
+        }
     }
 
     /** Whether a migration's script config says it runs outside a transaction (classpath locations). */

@@ -355,6 +355,15 @@ class ManifestConsistencyTest {
         assertThat((double) flyway.getLockRetryCount()).as("spring.flyway.lock-retry-count (s)")
                 .isGreaterThanOrEqualTo(waits)
                 .isLessThanOrEqualTo(budget - 90 - com.hospital.surveyinbox.config.JobRegistrationLock.TIMEOUT_MILLIS / 1000.0);
+        // a database that cannot be reached at start is waited for (doubling pauses up to the interval), within the
+        // same budget: not given up at the first try (a crash loop), not past the probe (a kill without the message)
+        double reachWait = 0;
+        for (int i = 0, wait = 1; i < flyway.getConnectRetries(); i++, wait = Math.min(wait * 2, (int) flyway.getConnectRetriesInterval().toSeconds())) {
+            reachWait += wait;
+        }
+        assertThat(reachWait).as("spring.flyway.connect-retries' pauses (s)")
+                .isGreaterThanOrEqualTo(300)
+                .isLessThanOrEqualTo(budget - 90 - com.hospital.surveyinbox.config.JobRegistrationLock.TIMEOUT_MILLIS / 1000.0);
 
         assertThat((Object) at(container(), "lifecycle", "preStop", "sleep")).isNotNull();
         // the blind-monitoring alert names the namespace prod deploys to: renamed in one place only, it would fire forever

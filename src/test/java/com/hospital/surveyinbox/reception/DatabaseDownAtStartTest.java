@@ -1,0 +1,57 @@
+package com.hospital.surveyinbox.reception;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.hospital.surveyinbox.support.FreezableTcpProxy;
+import com.hospital.surveyinbox.support.IntegrationTest;
+import com.hospital.surveyinbox.support.ServiceClient;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.TestPropertySource;
+
+/**
+ * A pod started while PostgreSQL is down (restarting, failing over; a pod evicted or restarted during the outage)
+ * waits for it and starts, inside the startup probe's window. Flyway, the first to connect, tried once: the JVM
+ * exited and the pod crash-looped, kubelet's back-off keeping it out for minutes after the database was back.
+ * Played by a proxy that closes every connection for the context's first seconds.
+ */
+@TestPropertySource(properties = {
+        "adapter.kafka.topic=db-down-at-start-tests",
+        "adapter.kafka.group-id=db-down-at-start-tests",
+        "spring.quartz.scheduler-name=db-down-at-start-tests"})
+@DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
+class DatabaseDownAtStartTest extends IntegrationTest {
+
+    /** Between this class's context and PostgreSQL: refusing until some seconds after the context began. */
+    static final FreezableTcpProxy PROXY = FreezableTcpProxy.inFrontOfPostgresForTheNextContext();
+    static final long DOWN_SINCE = System.nanoTime();
+
+    static {
+        PROXY.cutOff();
+        Thread back = new Thread(() -> {
+            try {
+                Thread.sleep(5_000); // the outage's length, not a wait for a condition
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            PROXY.restore();
+        }, "database-back");
+        back.setDaemon(true);
+        back.start();
+    }
+
+    @AfterAll
+    static void removeProxy() {
+        PROXY.removeFromContexts();
+    }
+
+    @Test
+    void aPodStartedWhileTheDatabaseIsDownStartsOnceItIsBack() {
+        // the context is up: it started through the outage (else this class failed to load)
+        assertThat(System.nanoTime() - DOWN_SINCE).as("the context waited for the database")
+                .isGreaterThan(java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
+        ServiceClient.Reply reply = client.receive(ServiceClient.message(uniqueSubject("DBDOWNSTART"), ""));
+        assertThat(reply.status()).as(reply.body()).isEqualTo(200);
+    }
+}
