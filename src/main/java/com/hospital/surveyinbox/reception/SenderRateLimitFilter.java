@@ -15,8 +15,10 @@ import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
  * A token bucket per authenticated sender on the reception endpoint (OWASP API4, unrestricted resource
- * consumption): {@code per-second} sustained, {@code burst} at once; beyond that 429 with Retry-After and
- * nothing stored. Per instance; the legacy system's normal bulk bursts stay far below the default.
+ * consumption): {@code per-second} sustained, {@code burst} at once; beyond that 503 with Retry-After and
+ * nothing stored: the contract's "please retry" (its only status the sender retries; a 429 it was never told of
+ * could end a message's delivery on its side). Per instance; the legacy system's normal bulk bursts stay far
+ * below the default.
  */
 public class SenderRateLimitFilter extends OncePerRequestFilter {
 
@@ -44,7 +46,7 @@ public class SenderRateLimitFilter extends OncePerRequestFilter {
         if (!bucket.tryTake()) {
             meters.counter("adapter.reception.rate-limited").increment();
             response.setHeader("Retry-After", "1");
-            writer.write(response, 429, "too many requests from this sender; retry shortly");
+            writer.write(response, 503, "too many requests from this sender; nothing stored, please retry");
             return;
         }
         chain.doFilter(request, response);

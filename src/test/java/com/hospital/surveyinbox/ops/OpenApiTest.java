@@ -31,8 +31,8 @@ class OpenApiTest extends IntegrationTest {
 
     /** Statuses described but not provoked here, and the test that provokes each. */
     static final Map<String, String> ELSEWHERE = Map.ofEntries(
-            Map.entry("POST /legacy/survey-send-info 503", "InboxUnavailableTest, SlowDatabaseReceptionTest"),
-            Map.entry("POST /legacy/survey-send-info 429", "RateLimitTest"),
+            Map.entry("POST /legacy/survey-send-info 503", "InboxUnavailableTest, SlowDatabaseReceptionTest, RateLimitTest"),
+            Map.entry("POST /legacy/survey-send-info 429", "AuthFailureLimitTest"),
             Map.entry("POST /legacy/survey-send-info 500", "InboxUnavailableTest.publishesNoEventWhenTheInsertIsRolledBackAtCommit"),
             Map.entry("GET /ops/inbox 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers"),
             Map.entry("GET /ops/inbox/{inboxId} 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers"),

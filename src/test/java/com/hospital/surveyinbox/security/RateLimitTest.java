@@ -20,7 +20,7 @@ import org.springframework.test.context.TestPropertySource;
 class RateLimitTest extends IntegrationTest {
 
     @Test
-    void answers429BeyondTheSendersBurstAndStoresNothingForIt() {
+    void answers503PleaseRetryBeyondTheSendersBurstAndStoresNothingForIt() {
         String prefix = uniqueSubject("RL");
         int accepted = 0;
         int limited = 0;
@@ -29,8 +29,10 @@ class RateLimitTest extends IntegrationTest {
             if (reply.status() == 200) {
                 accepted++;
             } else {
-                assertThat(reply.status()).isEqualTo(429);
+                // the contract's "nothing stored, retry": the one status the legacy sender retries
+                assertThat(reply.status()).isEqualTo(503);
                 assertThat(reply.header("X-Result-Code")).isEqualTo("N");
+                assertThat(reply.json().get("resultMessage").asText()).contains("please retry");
                 assertThat(reply.header("Retry-After")).isEqualTo("1");
                 limited++;
             }
