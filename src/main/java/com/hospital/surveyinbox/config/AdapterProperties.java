@@ -448,20 +448,28 @@ public class AdapterProperties {
          * SQL, Quartz and the operator reads can never take the connection a reception needs to commit.
          */
         @Min(1) private final int poolSize;
+        /**
+         * Receptions (count) a pod handles at once, below {@code server.tomcat.threads.max}; one more is answered 503
+         * "please retry" at once ({@link com.hospital.surveyinbox.reception.ReceptionAdmissionFilter}).
+         */
+        @Min(1) private final int maxInFlight;
 
         public Reception(@DefaultValue("65536") int maxBodyBytes,
                 @DefaultValue("PT5S") @DurationUnit(ChronoUnit.SECONDS) Duration storeTimeout,
                 @DefaultValue RateLimit rateLimit,
                 @DefaultValue GroupInsert groupInsert,
-                @DefaultValue("4") int poolSize) {
+                @DefaultValue("4") int poolSize,
+                @DefaultValue("150") int maxInFlight) {
             this.maxBodyBytes = maxBodyBytes;
             this.storeTimeout = storeTimeout;
             this.rateLimit = rateLimit;
             this.groupInsert = groupInsert;
             this.poolSize = poolSize;
+            this.maxInFlight = maxInFlight;
         }
 
         public int getPoolSize() { return poolSize; }
+        public int getMaxInFlight() { return maxInFlight; }
 
         public int getMaxBodyBytes() { return maxBodyBytes; }
         public Duration getStoreTimeout() { return storeTimeout; }
@@ -526,7 +534,7 @@ public class AdapterProperties {
         public int getMaxRows() { return maxRows; }
     }
 
-    /** Per-sender token bucket on the reception endpoint (429 beyond it). */
+    /** Per-sender token bucket on the reception endpoint (503 "please retry" beyond it). */
     public static class RateLimit {
         /** false accepts any rate. */
         private final boolean enabled;

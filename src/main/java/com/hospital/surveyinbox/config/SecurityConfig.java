@@ -329,6 +329,19 @@ public class SecurityConfig {
     }
 
     @Bean
+    FilterRegistrationBean<com.hospital.surveyinbox.reception.ReceptionAdmissionFilter> receptionAdmission(
+            AdapterProperties properties, ReceptionReplyWriter writer, com.hospital.surveyinbox.reception.ReceptionReplies replies,
+            io.micrometer.core.instrument.MeterRegistry meters, org.springframework.core.env.Environment environment) {
+        FilterRegistrationBean<com.hospital.surveyinbox.reception.ReceptionAdmissionFilter> registration =
+                new FilterRegistrationBean<>(new com.hospital.surveyinbox.reception.ReceptionAdmissionFilter(
+                        properties.getReception().getMaxInFlight(),
+                        environment.getProperty("server.tomcat.threads.max", Integer.class, 200), writer, replies, meters));
+        registration.addUrlPatterns("/legacy/*");
+        registration.setOrder(-5); // after the sender's rate limit, before the body is read
+        return registration;
+    }
+
+    @Bean
     FilterRegistrationBean<ForwardedProtoFilter> forwardedProto(ClientAddress clientAddress) {
         FilterRegistrationBean<ForwardedProtoFilter> registration = new FilterRegistrationBean<>(new ForwardedProtoFilter(clientAddress));
         registration.addUrlPatterns("/*");

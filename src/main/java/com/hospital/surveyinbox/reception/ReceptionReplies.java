@@ -42,6 +42,11 @@ public class ReceptionReplies {
                 .serviceLevelObjectives(LatencyBuckets.RECEPTION).register(meters));
     }
 
+    /** Times an answer written outside the route (a filter's), as the route's answers are timed. */
+    public void timed(int status, String resultCode, long elapsedNanos) {
+        timer(status, resultCode).record(elapsedNanos, TimeUnit.NANOSECONDS);
+    }
+
     /**
      * The answer: sets the status and headers on {@code headers} (the message's, {@code ${headers}}) and
      * returns the JSON body.

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.TestPropertySource;
 
-/** The per-sender token bucket: 429 beyond it, and nothing stored for a refused request. */
+/** The per-sender token bucket: 503 "please retry" beyond it, and nothing stored for a refused request. */
 @TestPropertySource(properties = {
         "adapter.reception.rate-limit.per-second=1",
         "adapter.reception.rate-limit.burst=5",
