@@ -105,23 +105,39 @@ public class ProcessingRecord {
     }
 
     /**
+     * Named parameters of {@code sql/find-event-row.sql}: the event's id, subject and type (null when the event
+     * carries none: checked by its id alone).
+     */
+    public Map<String, Object> eventKey(long inboxId, String event) {
+        com.fasterxml.jackson.databind.JsonNode fields = fieldsOf(event);
+        Map<String, Object> key = new HashMap<>();
+        key.put("id", inboxId);
+        key.put("srvyDrawupNo", fields.path("srvyDrawupNo").isTextual() ? fields.path("srvyDrawupNo").asText() : null);
+        key.put("msgType", fields.path("msgType").isTextual() ? fields.path("msgType").asText() : null);
+        return key;
+    }
+
+    private com.fasterxml.jackson.databind.JsonNode fieldsOf(String event) {
+        try {
+            return event == null ? com.fasterxml.jackson.databind.node.MissingNode.getInstance() : objectMapper.readTree(event);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            return com.fasterxml.jackson.databind.node.MissingNode.getInstance();
+        }
+    }
+
+    /**
      * The claim was refused and the row the event names does not exist: an acknowledged message the database lost
      * ({@code sql/find-event-row.sql}). Named with the event's subject and type, the one record of it left (the
      * sender will not send it again); counted for the alert SurveyInboxAcknowledgedRowsLost.
      */
     public void eventWithoutRow(long inboxId, String event) {
         meters.counter(CLAIMS, "result", "row-missing").increment();
-        com.fasterxml.jackson.databind.JsonNode fields;
-        try {
-            fields = objectMapper.readTree(event);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            fields = com.fasterxml.jackson.databind.node.MissingNode.getInstance();
-        }
+        com.fasterxml.jackson.databind.JsonNode fields = fieldsOf(event);
         // the one record of the message left: never dropped as a repeat (RepeatedLogLines), however many there are
         log.warn(org.slf4j.MarkerFactory.getMarker(com.hospital.surveyinbox.config.RepeatedLogLines.ALWAYS),
-                "Inbox {} ({} {}) named by an event has no row: acknowledged, then lost by the database (restored to an "
-                        + "earlier point, or a failover to a replica that was behind), unless retention deleted it long ago; "
-                        + "ask the legacy system to send it again", inboxId,
+                "Inbox {} ({} {}) named by an event has no row (none by that id, or one holding another message): "
+                        + "acknowledged, then lost by the database (restored to an earlier point, or a failover to a replica "
+                        + "that was behind), unless retention deleted it long ago; ask the legacy system to send it again", inboxId,
                 printable(fields.path("msgType").asText("?")), printable(fields.path("srvyDrawupNo").asText("?")));
     }
 

@@ -35,9 +35,9 @@ class InboxProcessRouteTest extends RouteKit {
     }
 
     /**
-     * An event whose row is not there names a message the database lost after acknowledging it (a restore, a
-     * failover to a replica behind): counted as row-missing for its alert, never as the duplicate it was taken for
-     * (which a finished row's late event still is).
+     * An event whose row is not there (or whose id now holds another message) names a message the database lost
+     * after acknowledging it (a restore, a failover to a replica behind): counted as row-missing for its alert,
+     * never as the duplicate it was taken for (which a finished row's late event still is).
      */
     @Test
     @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
@@ -61,10 +61,17 @@ class InboxProcessRouteTest extends RouteKit {
         }
         await().atMost(java.time.Duration.ofSeconds(10))
                 .until(() -> meters.counter(claims, "result", "row-missing").count() == missing + 21);
+        // the finished row's id named by another subject's event: the id went back with a restored database and
+        // now holds a new message; the event's own message is lost all the same
+        String other = uniqueSubject("LOST-REUSED");
+        template.sendBody("direct:process-alone", event(finished, other));
+        await().atMost(java.time.Duration.ofSeconds(10))
+                .until(() -> meters.counter(claims, "result", "row-missing").count() == missing + 22);
 
         await().atMost(java.time.Duration.ofSeconds(10)).until(() -> camel.getInflightRepository().size("inbox-process-row") == 0);
         assertThat(meters.counter(claims, "result", "not-claimable").count()).isEqualTo(duplicate + 1);
-        assertThat(meters.counter(claims, "result", "row-missing").count()).isEqualTo(missing + 21);
+        assertThat(meters.counter(claims, "result", "row-missing").count()).isEqualTo(missing + 22);
+        assertThat(output.getOut()).contains("Inbox " + finished + " (SEND " + other + ") named by an event has no row");
         assertThat(output.getOut().lines().filter(line -> line.contains("(SEND " + subject + ") named by an event has no row")))
                 .hasSize(21);
     }
