@@ -85,32 +85,37 @@ public class FlywayConnection {
     }
 
     /**
-     * Waits for a database that cannot be reached yet (SQLState class 08, or 57P03 "starting up"), as Flyway's own
-     * connection does ({@code spring.flyway.connect-retries}, doubling pauses up to {@code connect-retries-interval}
-     * seconds): a pod started during a database outage (evicted, restarted, a failover) waits inside its startup
-     * probe's window. The first connection here (the records read before validating) gave up at once: the JVM
-     * exited and the pod crash-looped, out for minutes of kubelet's back-off after the database was back. Any other
-     * failure (a wrong password, a missing database) ends the start at once, as before.
+     * Waits for a database that cannot be reached yet (SQLState class 08, 57P03 "starting up", 53300 "too many
+     * connections": everything reconnecting after an outage), trying with doubling pauses up to
+     * {@code spring.flyway.connect-retries-interval} seconds for at most {@link #databaseWaitSeconds} (counted in
+     * time, not tries: a try against an address that drops packets takes its connect timeout): a pod started during a
+     * database outage (evicted, restarted, a failover) waits inside its startup probe's window. The first connection
+     * here (the records read before validating) gave up at once: the JVM exited and the pod crash-looped, out for
+     * minutes of kubelet's back-off after the database was back. Any other failure (a wrong password, a missing
+     * database) ends the start at once, as before.
      */
     static void awaitDatabase(org.flywaydb.core.api.configuration.Configuration configuration) {
-        int retries = Math.max(0, configuration.getConnectRetries());
+        long waitSeconds = databaseWaitSeconds(configuration.getConnectRetries(), configuration.getConnectRetriesInterval());
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(waitSeconds);
         long pauseSeconds = 1;
-        for (int tried = 0; ; tried++) {
+        for (int tried = 1; ; tried++) {
             try (java.sql.Connection connection = configuration.getDataSource().getConnection()) {
-                if (tried > 0) {
-                    org.slf4j.LoggerFactory.getLogger(FlywayConnection.class).info("The database answers (after {} tries)", tried + 1);
+                if (tried > 1) {
+                    org.slf4j.LoggerFactory.getLogger(FlywayConnection.class).info("The database answers (after {} tries)", tried);
                 }
                 return;
             } catch (java.sql.SQLException e) {
                 String state = e.getSQLState() == null ? "" : e.getSQLState();
-                if (tried >= retries || !(state.startsWith("08") || "57P03".equals(state))) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0 || !(state.startsWith("08") || "57P03".equals(state) || "53300".equals(state))) {
                     return; // the first statement below reports it as before
                 }
+                long pause = Math.min(pauseSeconds, java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(left) + 1);
                 org.slf4j.LoggerFactory.getLogger(FlywayConnection.class).warn(
-                        "The database cannot be reached to migrate ({}): try {} of {} in {} s (spring.flyway.connect-retries)",
-                        LoggedFailure.describe(e), tried + 2, retries + 1, pauseSeconds);
+                        "The database cannot be reached to migrate ({}): try {} in {} s, {} s left of {} (spring.flyway.connect-retries)",
+                        LoggedFailure.describe(e), tried + 1, pause, java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(left), waitSeconds);
                 try {
-                    Thread.sleep(pauseSeconds * 1000);
+                    Thread.sleep(pause * 1000);
                 } catch (InterruptedException interrupted) {
                     Thread.currentThread().interrupt();
                     throw new IllegalStateException("interrupted while waiting for the database", interrupted);
@@ -118,6 +123,18 @@ public class FlywayConnection {
                 pauseSeconds = Math.min(pauseSeconds * 2, Math.max(1, configuration.getConnectRetriesInterval()));
             }
         }
+    }
+
+    /**
+     * Seconds a start waits for an unreachable database: Flyway's pauses for {@code retries} tries, doubling from 1 s
+     * up to {@code intervalSeconds} (ManifestConsistencyTest keeps it inside the startup probe's budget).
+     */
+    public static long databaseWaitSeconds(int retries, int intervalSeconds) {
+        long total = 0;
+        for (long i = 0, pause = 1; i < retries; i++, pause = Math.min(pause * 2, Math.max(1, intervalSeconds))) {
+            total += pause;
+        }
+        return total;
     }
 
     /** Whether a migration's script config says it runs outside a transaction (classpath locations). */
@@ -179,6 +196,10 @@ public class FlywayConnection {
         SimpleDriverDataSource flyway = new ClientCheckingDataSource(new org.postgresql.Driver(),
                 MainPoolStatementBound.liftFromUrl(url, properties), username, password);
         properties.setProperty("socketTimeout", "0");
+        // a login is bounded although statements are not (pgjdbc's loginTimeout defaults to none): a server that takes
+        // the connection and never answers fails the try, and the start tries again (awaitDatabase)
+        properties.putIfAbsent("connectTimeout", "5");
+        properties.putIfAbsent("loginTimeout", "10");
         properties.setProperty("tcpKeepAlive", "true");
         properties.setProperty("logServerErrorDetail", "false");
         properties.setProperty("ApplicationName", "survey-inbox-adapter migration");

@@ -357,10 +357,8 @@ class ManifestConsistencyTest {
                 .isLessThanOrEqualTo(budget - 90 - com.hospital.surveyinbox.config.JobRegistrationLock.TIMEOUT_MILLIS / 1000.0);
         // a database that cannot be reached at start is waited for (doubling pauses up to the interval), within the
         // same budget: not given up at the first try (a crash loop), not past the probe (a kill without the message)
-        double reachWait = 0;
-        for (int i = 0, wait = 1; i < flyway.getConnectRetries(); i++, wait = Math.min(wait * 2, (int) flyway.getConnectRetriesInterval().toSeconds())) {
-            reachWait += wait;
-        }
+        double reachWait = com.hospital.surveyinbox.config.FlywayConnection.databaseWaitSeconds(flyway.getConnectRetries(),
+                (int) flyway.getConnectRetriesInterval().toSeconds());
         assertThat(reachWait).as("spring.flyway.connect-retries' pauses (s)")
                 .isGreaterThanOrEqualTo(300)
                 .isLessThanOrEqualTo(budget - 90 - com.hospital.surveyinbox.config.JobRegistrationLock.TIMEOUT_MILLIS / 1000.0);
