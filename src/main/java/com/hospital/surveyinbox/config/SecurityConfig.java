@@ -320,9 +320,10 @@ public class SecurityConfig {
 
     @Bean
     FilterRegistrationBean<com.hospital.surveyinbox.reception.SenderRateLimitFilter> senderRateLimit(
-            AdapterProperties properties, ReceptionReplyWriter writer, io.micrometer.core.instrument.MeterRegistry meters) {
+            AdapterProperties properties, ReceptionReplyWriter writer, com.hospital.surveyinbox.reception.ReceptionReplies replies,
+            io.micrometer.core.instrument.MeterRegistry meters) {
         FilterRegistrationBean<com.hospital.surveyinbox.reception.SenderRateLimitFilter> registration =
-                new FilterRegistrationBean<>(new com.hospital.surveyinbox.reception.SenderRateLimitFilter(properties, writer, meters));
+                new FilterRegistrationBean<>(new com.hospital.surveyinbox.reception.SenderRateLimitFilter(properties, writer, replies, meters));
         registration.addUrlPatterns("/legacy/*");
         registration.setOrder(-10); // after authentication (who is sending), before the body is read
         return registration;

@@ -31,8 +31,9 @@ import org.springframework.web.servlet.ModelAndView;
  * For a reception whose work is a commit of about a millisecond, the hand-off and the second dispatch
  * cost more CPU than the work (measured with async-profiler on the accept path: the second dispatch
  * alone was 13 % of the service's CPU). Here the engine runs the route in the calling thread, so the
- * future is already complete when it returns. Tomcat's pool ({@code server.tomcat.threads.max}) bounds
- * concurrent receptions, including the slow synchronous path of the rollback toggle.
+ * future is already complete when it returns. {@code adapter.reception.max-in-flight} (below Tomcat's
+ * {@code server.tomcat.threads.max}) bounds concurrent receptions, including the slow synchronous path of the
+ * rollback toggle ({@link ReceptionAdmissionFilter}).
  *
  * <p>{@link #platformHttpHandlerAdapter} calls the platform-http consumer's handler method directly. Spring
  * MVC's {@code RequestMappingHandlerAdapter} would build an invocable handler method, resolve the

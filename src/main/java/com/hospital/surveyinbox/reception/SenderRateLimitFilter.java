@@ -24,13 +24,18 @@ public class SenderRateLimitFilter extends OncePerRequestFilter {
 
     private final AdapterProperties properties;
     private final ReceptionReplyWriter writer;
-    private final MeterRegistry meters;
+    private final ReceptionReplies replies;
+    private final io.micrometer.core.instrument.Counter limited;
     private final ConcurrentHashMap<String, TokenBucket> buckets = new ConcurrentHashMap<>();
 
-    public SenderRateLimitFilter(AdapterProperties properties, ReceptionReplyWriter writer, MeterRegistry meters) {
+    public SenderRateLimitFilter(AdapterProperties properties, ReceptionReplyWriter writer, ReceptionReplies replies,
+                                 MeterRegistry meters) {
         this.properties = properties;
         this.writer = writer;
-        this.meters = meters;
+        this.replies = replies;
+        // at zero from the start, and each 503 timed among the reception's 503s: the unavailable alert and the SLO
+        // see a sender retrying against its limit
+        this.limited = meters.counter("adapter.reception.rate-limited");
     }
 
     @Override
@@ -44,9 +49,11 @@ public class SenderRateLimitFilter extends OncePerRequestFilter {
         }
         TokenBucket bucket = buckets.computeIfAbsent(auth.getName(), k -> new TokenBucket(limit.getBurst(), limit.getPerSecond()));
         if (!bucket.tryTake()) {
-            meters.counter("adapter.reception.rate-limited").increment();
+            long started = System.nanoTime();
+            limited.increment();
             response.setHeader("Retry-After", "1");
             writer.write(response, 503, "too many requests from this sender; nothing stored, please retry");
+            replies.timed(503, "N", System.nanoTime() - started);
             return;
         }
         chain.doFilter(request, response);

@@ -19,9 +19,14 @@ import org.springframework.test.context.TestPropertySource;
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
 class RateLimitTest extends IntegrationTest {
 
+    @org.springframework.beans.factory.annotation.Autowired
+    io.micrometer.core.instrument.MeterRegistry meters;
+
     @Test
     void answers503PleaseRetryBeyondTheSendersBurstAndStoresNothingForIt() {
         String prefix = uniqueSubject("RL");
+        // the reception's 503s, which the unavailable alert and the SLO read
+        double timed503 = meters.get("adapter.reception.accept").tag("status", "503").timer().count();
         int accepted = 0;
         int limited = 0;
         for (int i = 0; i < 20; i++) {
@@ -39,6 +44,8 @@ class RateLimitTest extends IntegrationTest {
         }
         assertThat(accepted).isBetween(5, 8);
         assertThat(limited).isEqualTo(20 - accepted);
+        assertThat((double) meters.get("adapter.reception.accept").tag("status", "503").timer().count()).isEqualTo(timed503 + limited);
+        assertThat(meters.get("adapter.reception.rate-limited").counter().count()).isEqualTo(limited);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ?", Long.class, prefix + "-%"))
                 .isEqualTo(accepted);
         // another sender has its own bucket: the operator API is not limited by the legacy sender's use
