@@ -50,11 +50,8 @@ public class ReceptionAdmissionFilter extends OncePerRequestFilter {
             return;
         }
         if (!permits.tryAcquire()) {
-            long started = System.nanoTime();
             overloaded.increment();
-            response.setHeader("Retry-After", "1");
-            writer.write(response, 503, "too many receptions under way; nothing stored, please retry");
-            replies.timed(503, "N", System.nanoTime() - started);
+            writer.pleaseRetry(response, "too many receptions under way; nothing stored, please retry", replies);
             return;
         }
         try {

@@ -34,4 +34,16 @@ public class ReceptionReplyWriter {
         response.getOutputStream().write(bytes);
         response.flushBuffer();
     }
+
+    /**
+     * The contract's "nothing stored, please retry" from a filter (the sender's rate limit, too many receptions under
+     * way): 503 with Retry-After, timed among the reception's 503s as the route's answers are (the unavailable alert
+     * and the SLO read them).
+     */
+    public void pleaseRetry(HttpServletResponse response, String message, ReceptionReplies replies) throws IOException {
+        long started = System.nanoTime();
+        response.setHeader("Retry-After", "1");
+        write(response, 503, message);
+        replies.timed(503, "N", System.nanoTime() - started);
+    }
 }

@@ -49,11 +49,8 @@ public class SenderRateLimitFilter extends OncePerRequestFilter {
         }
         TokenBucket bucket = buckets.computeIfAbsent(auth.getName(), k -> new TokenBucket(limit.getBurst(), limit.getPerSecond()));
         if (!bucket.tryTake()) {
-            long started = System.nanoTime();
             limited.increment();
-            response.setHeader("Retry-After", "1");
-            writer.write(response, 503, "too many requests from this sender; nothing stored, please retry");
-            replies.timed(503, "N", System.nanoTime() - started);
+            writer.pleaseRetry(response, "too many requests from this sender; nothing stored, please retry", replies);
             return;
         }
         chain.doFilter(request, response);
