@@ -49,6 +49,9 @@ final class GroupInsert implements AutoCloseable {
     /** A group's statements never get less than this (ms), however close its earliest deadline. */
     private static final long SHORTEST_GROUP_BUDGET_MS = 200;
 
+    /** A member stays in its group with at least this many times the recent write time left ({@link #withoutTheLate}). */
+    static final double TIME_LEFT_PER_RECENT_WRITE = 1.5;
+
     /**
      * A lane: its queue and who writes it. A srvyDrawupNo always goes to the same lane, and a lane has one
      * writer at a time, so rows of one subject are written one after the other in arrival order and take
@@ -66,6 +69,8 @@ final class GroupInsert implements AutoCloseable {
     private final DistributionSummary groupRows;
     private final java.time.Duration storeTimeout;
     private volatile boolean closed;
+    /** Moving average (nanos) of the writes that went through lately, a group or a row; 0 until the first. */
+    private volatile double recentWriteNanos;
 
     GroupInsert(int lanes, int maxRows, java.util.function.BiFunction<List<ReceivedMessage>, java.time.Duration, List<Acceptance>> insertAll,
                 Function<ReceivedMessage, Acceptance> insertOne, MeterRegistry meters) {
@@ -154,7 +159,7 @@ final class GroupInsert implements AutoCloseable {
         List<Pending> drained = new ArrayList<>(Math.min(maxRows, lane.queue.size() + 1));
         lane.queue.drainTo(drained, maxRows);
         long now = System.nanoTime();
-        List<Pending> group = new ArrayList<>(drained.size());
+        List<Pending> alive = new ArrayList<>(drained.size());
         for (Pending p : drained) {
             if (p.deadline() - now <= 0) {
                 p.result().completeExceptionally(storeTimedOut()); // its reception gives up; never written
@@ -162,14 +167,21 @@ final class GroupInsert implements AutoCloseable {
                     LockSupport.unpark(p.waiter());
                 }
             } else {
-                group.add(p);
+                alive.add(p);
             }
         }
+        List<Pending> group = withoutTheLate(alive);
         if (group.isEmpty()) {
             return;
         }
         try {
+            long started = System.nanoTime();
             RuntimeException down = write(group);
+            if (down == null && group.stream().allMatch(p -> p.result().isDone() && !p.result().isCompletedExceptionally())) {
+                double took = System.nanoTime() - started;
+                double recent = recentWriteNanos;
+                recentWriteNanos = recent == 0 ? took : 0.7 * recent + 0.3 * took; // a racy update across lanes: an estimate
+            }
             if (down != null && DatabaseFailures.unreachable(down)) {
                 // the database cannot be reached: the rows queued behind this group would each be written in turn,
                 // one socket timeout after another, their senders answered long past store-timeout; never written,
@@ -192,6 +204,43 @@ final class GroupInsert implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * The group less its members too late for it, each answered 503 now (never written): a group's statements are
+     * bounded by its earliest member's time left, so on a slow database (a write taking most of store-timeout) the
+     * member that waited through the previous write made the whole group time out, and the next group, whose first
+     * member had waited through that failure, too: every other group failed. A member whose time left is shorter
+     * than {@link #TIME_LEFT_PER_RECENT_WRITE} times what writes took lately is answered at once if another member
+     * has that time; the rest are written within the later deadline. A lone member, or a group where none has that
+     * time, is tried as it is (its best chance).
+     */
+    private List<Pending> withoutTheLate(List<Pending> group) {
+        long needed = (long) (TIME_LEFT_PER_RECENT_WRITE * recentWriteNanos);
+        if (group.size() < 2 || needed <= 0) {
+            return group;
+        }
+        long now = System.nanoTime();
+        List<Pending> inTime = new ArrayList<>(group.size());
+        for (Pending p : group) {
+            if (p.deadline() - now >= needed) {
+                inTime.add(p);
+            }
+        }
+        if (inTime.isEmpty() || inTime.size() == group.size()) {
+            return group;
+        }
+        for (Pending p : group) {
+            if (!inTime.contains(p)) {
+                p.result().completeExceptionally(storeTimedOut());
+                if (p.waiter() != Thread.currentThread()) {
+                    LockSupport.unpark(p.waiter());
+                }
+            }
+        }
+        log.debug("{} of a group of {} inbox rows answered 503 unwritten: less time left than the recent writes took",
+                group.size() - inTime.size(), group.size());
+        return inTime;
     }
 
     /**

@@ -363,6 +363,50 @@ class GroupInsertTest extends IntegrationTest {
         assertThat(rowCountLike(run)).isEqualTo(2);
     }
 
+    /**
+     * A slow database (a write takes most of store-timeout): a group's statements are bounded by its earliest
+     * member's time left, and the member that waited through the previous write made the whole group time out, then
+     * the next group too: every other group failed. A member with less time left than 1.5 times the recent writes
+     * took is answered 503 unwritten at once, and the rest of its group is written within their later deadline.
+     * Here (store-timeout 4 s): the lane's previous write (the gate's row) takes 2 s, through which the early
+     * reception waits (2 s left, less than 3); the group's write takes 2.2 s, within the two later ones' time.
+     */
+    @Test
+    void aMemberTooLateForItsGroupIsAnswered503SoTheRestOfTheGroupIsStored() throws Exception {
+        String run = uniqueSubject("GRPSLOW");
+        jdbc.execute("CREATE OR REPLACE FUNCTION slow_group_insert() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                + " IF NEW.srvy_drawup_no = '" + run + "-slow' THEN PERFORM pg_sleep(2.2); END IF; RETURN NEW; END $$");
+        jdbc.execute("CREATE TRIGGER slow_group_insert BEFORE INSERT ON inbox_message FOR EACH ROW EXECUTE FUNCTION slow_group_insert()");
+        CountDownLatch gate = new CountDownLatch(1);
+        Function<ReceivedMessage, Acceptance> one = m -> {
+            heldAtGate(m, gate);
+            return store.acceptOne(m);
+        };
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try (GroupInsert group = new GroupInsert(1, 64, store::acceptGroup, one, new SimpleMeterRegistry(), Duration.ofSeconds(4))) {
+            Future<Acceptance> gated = pool.submit(() -> group.accept(message(run + "-gate", null)));
+            await().until(() -> group.queued() == 0);
+            Future<Acceptance> early = pool.submit(() -> group.accept(message(run + "-early", null)));
+            await().until(() -> group.queued() == 1);
+            Thread.sleep(2_000); // the gate's write lasts, the early reception ages: the scenario, not a wait for a condition
+            Future<Acceptance> slow = pool.submit(() -> group.accept(message(run + "-slow", null)));
+            Future<Acceptance> fresh = pool.submit(() -> group.accept(message(run + "-fresh", null)));
+            await().until(() -> group.queued() == 3);
+            gate.countDown(); // the gate's row is written: a 2 s write; then the group of three forms
+
+            assertThat(gated.get(30, TimeUnit.SECONDS).fresh()).isTrue();
+            assertThatThrownBy(() -> early.get(30, TimeUnit.SECONDS)).hasMessageContaining("never written");
+            assertThat(slow.get(30, TimeUnit.SECONDS).fresh()).as("stored with its group").isTrue();
+            assertThat(fresh.get(30, TimeUnit.SECONDS).fresh()).as("stored with its group").isTrue();
+        } finally {
+            pool.shutdown();
+            jdbc.execute("DROP TRIGGER IF EXISTS slow_group_insert ON inbox_message");
+        }
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, run + "-early"))
+                .as("the row answered 503").isZero();
+        assertThat(rowCountLike(run)).isEqualTo(3);
+    }
+
     /** A reception whose subject ends in "-gate" holds the only lane until {@code gate} opens (the next ones queue behind it). */
     private static void heldAtGate(ReceivedMessage message, java.util.concurrent.CountDownLatch gate) {
         if (message.srvyDrawupNo().endsWith("-gate")) {
