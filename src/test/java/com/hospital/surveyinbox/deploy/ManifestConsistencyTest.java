@@ -30,7 +30,8 @@ import org.yaml.snakeyaml.Yaml;
 class ManifestConsistencyTest {
 
     static final Path ROOT = Path.of(".");
-    static final Set<String> JVM_ENV = Set.of("JAVA_TOOL_OPTIONS", "JAVA_OPTS");
+    /** Read by the JVM or the C library under it, not by Spring. */
+    static final Set<String> JVM_ENV = Set.of("JAVA_TOOL_OPTIONS", "JAVA_OPTS", "MALLOC_ARENA_MAX");
     /** Read by Boot's config-data bootstrap before binding, so absent from the metadata files. */
     static final Set<String> BOOT_BOOTSTRAP_ENV = Set.of("SPRING_CONFIG_ADDITIONAL_LOCATION", "SPRING_CONFIG_LOCATION",
             "SPRING_CONFIG_IMPORT", "SPRING_PROFILES_ACTIVE");
@@ -428,6 +429,10 @@ class ManifestConsistencyTest {
         assertThat(com.hospital.surveyinbox.bench.InboxBenchmark.APART_JVM.stream().filter(o -> !o.startsWith("-XX:MaxRAM=")))
                 .as("measured under").isNotEmpty().allSatisfy(o -> assertThat(given).contains(o));
         assertThat(given).anySatisfy(o -> assertThat(o).startsWith("-XX:ActiveProcessorCount="));
+        // and glibc's arenas, which follow the node's cores whatever the JVM is told
+        assertThat(((List<Map<String, Object>>) at(container(), "env")).stream()
+                .filter(e -> "MALLOC_ARENA_MAX".equals(e.get("name"))).map(e -> String.valueOf(e.get("value"))).toList())
+                .containsExactly("2");
     }
 
     /**
@@ -453,8 +458,10 @@ class ManifestConsistencyTest {
             }
             long request = mebibytes(at(resources, "requests", "memory"));
             long limit = mebibytes(at(resources, "limits", "memory"));
-            assertThat((double) request).as(overlay + ": memory request (MiB) >= heap cap + 300 MiB, limit " + limit)
-                    .isGreaterThanOrEqualTo(share * limit + 300);
+            // 345 MiB outside the heap measured at 64 connections (bench/results/APART.md), and the stacks of the
+            // request threads beyond those (200 at the pod's peak: up to 136 MiB more)
+            assertThat((double) request).as(overlay + ": memory request (MiB) >= heap cap + 345 + 136 MiB, limit " + limit)
+                    .isGreaterThanOrEqualTo(share * limit + 345 + 136);
             assertThat(request).as(overlay).isLessThanOrEqualTo(limit);
         }
     }
