@@ -4,10 +4,8 @@ import com.hospital.surveyinbox.config.LoggedFailure;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -49,8 +47,11 @@ final class GroupInsert implements AutoCloseable {
     /** A group's statements never get less than this (ms), however close its earliest deadline. */
     private static final long SHORTEST_GROUP_BUDGET_MS = 200;
 
-    /** A member stays in its group with at least this many times the recent write time left ({@link #withoutTheLate}). */
-    static final double TIME_LEFT_PER_RECENT_WRITE = 1.5;
+    /**
+     * A member stays in its group with at least this many times its lane's recent write time left
+     * ({@link #withoutTheLate}): a little over 1, since a member with more time than a write takes would be stored.
+     */
+    static final double TIME_LEFT_PER_RECENT_WRITE = 1.1;
 
     /**
      * A lane: its queue and who writes it. A srvyDrawupNo always goes to the same lane, and a lane has one
@@ -58,8 +59,18 @@ final class GroupInsert implements AutoCloseable {
      * their ids in that order (the ordering guard relies on ids). Lanes write in parallel.
      */
     private static final class Lane {
-        final BlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
+        final java.util.concurrent.BlockingDeque<Pending> queue = new java.util.concurrent.LinkedBlockingDeque<>();
         final ReentrantLock writing = new ReentrantLock();
+        /**
+         * Moving average (nanos) of this lane's writes that went through as written (a group in one statement, or
+         * one row); 0 until the first. Written by the lane's writer only (it holds {@link #writing}).
+         */
+        volatile double recentWriteNanos;
+
+        void wrote(long nanos) {
+            double recent = recentWriteNanos;
+            recentWriteNanos = recent == 0 ? nanos : 0.7 * recent + 0.3 * nanos;
+        }
     }
 
     private final List<Lane> lanes = new ArrayList<>();
@@ -69,8 +80,6 @@ final class GroupInsert implements AutoCloseable {
     private final DistributionSummary groupRows;
     private final java.time.Duration storeTimeout;
     private volatile boolean closed;
-    /** Moving average (nanos) of the writes that went through lately, a group or a row; 0 until the first. */
-    private volatile double recentWriteNanos;
 
     GroupInsert(int lanes, int maxRows, java.util.function.BiFunction<List<ReceivedMessage>, java.time.Duration, List<Acceptance>> insertAll,
                 Function<ReceivedMessage, Acceptance> insertOne, MeterRegistry meters) {
@@ -170,18 +179,21 @@ final class GroupInsert implements AutoCloseable {
                 alive.add(p);
             }
         }
-        List<Pending> group = withoutTheLate(alive);
+        List<Pending> group = withoutTheLate(lane, alive);
         if (group.isEmpty()) {
             return;
         }
-        try {
-            long started = System.nanoTime();
-            RuntimeException down = write(group);
-            if (down == null && group.stream().allMatch(p -> p.result().isDone() && !p.result().isCompletedExceptionally())) {
-                double took = System.nanoTime() - started;
-                double recent = recentWriteNanos;
-                recentWriteNanos = recent == 0 ? took : 0.7 * recent + 0.3 * took; // a racy update across lanes: an estimate
+        if (group.size() < alive.size() && alive.stream().anyMatch(p -> p.waiter() == Thread.currentThread() && !group.contains(p))) {
+            // this writer's own reception was too late for the group: it answers its 503 now rather than after
+            // writing the others; they go back to the head of the lane in their order, and the first of them writes
+            for (int i = group.size() - 1; i >= 0; i--) {
+                lane.queue.offerFirst(group.get(i));
             }
+            LockSupport.unpark(group.get(0).waiter());
+            return;
+        }
+        try {
+            RuntimeException down = write(lane, group);
             if (down != null && DatabaseFailures.unreachable(down)) {
                 // the database cannot be reached: the rows queued behind this group would each be written in turn,
                 // one socket timeout after another, their senders answered long past store-timeout; never written,
@@ -211,12 +223,12 @@ final class GroupInsert implements AutoCloseable {
      * bounded by its earliest member's time left, so on a slow database (a write taking most of store-timeout) the
      * member that waited through the previous write made the whole group time out, and the next group, whose first
      * member had waited through that failure, too: every other group failed. A member whose time left is shorter
-     * than {@link #TIME_LEFT_PER_RECENT_WRITE} times what writes took lately is answered at once if another member
-     * has that time; the rest are written within the later deadline. A lone member, or a group where none has that
-     * time, is tried as it is (its best chance).
+     * than {@link #TIME_LEFT_PER_RECENT_WRITE} times what its lane's writes took lately is answered at once if
+     * another member has that time; the rest are written within the later deadline. A lone member, or a group where
+     * none has that time, is tried as it is (its best chance).
      */
-    private List<Pending> withoutTheLate(List<Pending> group) {
-        long needed = (long) (TIME_LEFT_PER_RECENT_WRITE * recentWriteNanos);
+    private List<Pending> withoutTheLate(Lane lane, List<Pending> group) {
+        long needed = (long) (TIME_LEFT_PER_RECENT_WRITE * lane.recentWriteNanos);
         if (group.size() < 2 || needed <= 0) {
             return group;
         }
@@ -248,10 +260,15 @@ final class GroupInsert implements AutoCloseable {
      * row (a group the database refused), the first such failure fails the rows after it: they would only wait for
      * the same database in turn.
      */
-    private RuntimeException write(List<Pending> group) {
+    private RuntimeException write(Lane lane, List<Pending> group) {
         groupRows.record(group.size());
+        long started = System.nanoTime();
         if (group.size() == 1) {
-            return writeOne(group.get(0));
+            RuntimeException down = writeOne(group.get(0));
+            if (!group.get(0).result().isCompletedExceptionally()) {
+                lane.wrote(System.nanoTime() - started);
+            }
+            return down;
         }
         List<Acceptance> results;
         // the group's statements end before its earliest reception's deadline (or are cancelled: nothing stored)
@@ -260,6 +277,7 @@ final class GroupInsert implements AutoCloseable {
                 TimeUnit.NANOSECONDS.toMillis(earliest - System.nanoTime())));
         try {
             results = insertAll.apply(group.stream().map(Pending::message).toList(), budget);
+            lane.wrote(System.nanoTime() - started); // the row-by-row fallback below is not a write time of the lane
         } catch (RuntimeException e) {
             // unreachable or too slow: row by row would only wait longer. Not a deadlock: two groups reusing each
             // other's Idempotency-Keys cross-wise wait on each other's rows, and the one PostgreSQL ends failed its

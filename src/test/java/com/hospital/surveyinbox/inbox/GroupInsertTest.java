@@ -366,10 +366,11 @@ class GroupInsertTest extends IntegrationTest {
     /**
      * A slow database (a write takes most of store-timeout): a group's statements are bounded by its earliest
      * member's time left, and the member that waited through the previous write made the whole group time out, then
-     * the next group too: every other group failed. A member with less time left than 1.5 times the recent writes
-     * took is answered 503 unwritten at once, and the rest of its group is written within their later deadline.
-     * Here (store-timeout 4 s): the lane's previous write (the gate's row) takes 2 s, through which the early
-     * reception waits (2 s left, less than 3); the group's write takes 2.2 s, within the two later ones' time.
+     * the next group too: every other group failed. A member with less time left than 1.1 times its lane's recent
+     * writes took is answered 503 unwritten at once, and the rest of its group is written within their later
+     * deadline. Here (store-timeout 4 s): the lane's previous write (the gate's row) takes 2 s, through which the
+     * early reception waits (under 2 s left, less than 2.2); the group's write takes 2.2 s, within the two later
+     * ones' time. The early reception is the one that would write the group: it answers without writing it.
      */
     @Test
     void aMemberTooLateForItsGroupIsAnswered503SoTheRestOfTheGroupIsStored() throws Exception {
@@ -386,10 +387,24 @@ class GroupInsertTest extends IntegrationTest {
         try (GroupInsert group = new GroupInsert(1, 64, store::acceptGroup, one, new SimpleMeterRegistry(), Duration.ofSeconds(4))) {
             Future<Acceptance> gated = pool.submit(() -> group.accept(message(run + "-gate", null)));
             await().until(() -> group.queued() == 0);
-            Future<Acceptance> early = pool.submit(() -> group.accept(message(run + "-early", null)));
+            java.util.concurrent.atomic.AtomicLong earlyAnswered = new java.util.concurrent.atomic.AtomicLong();
+            java.util.concurrent.atomic.AtomicLong slowAnswered = new java.util.concurrent.atomic.AtomicLong();
+            Future<Acceptance> early = pool.submit(() -> {
+                try {
+                    return group.accept(message(run + "-early", null));
+                } finally {
+                    earlyAnswered.set(System.nanoTime());
+                }
+            });
             await().until(() -> group.queued() == 1);
             Thread.sleep(2_000); // the gate's write lasts, the early reception ages: the scenario, not a wait for a condition
-            Future<Acceptance> slow = pool.submit(() -> group.accept(message(run + "-slow", null)));
+            Future<Acceptance> slow = pool.submit(() -> {
+                try {
+                    return group.accept(message(run + "-slow", null));
+                } finally {
+                    slowAnswered.set(System.nanoTime());
+                }
+            });
             Future<Acceptance> fresh = pool.submit(() -> group.accept(message(run + "-fresh", null)));
             await().until(() -> group.queued() == 3);
             gate.countDown(); // the gate's row is written: a 2 s write; then the group of three forms
@@ -398,6 +413,9 @@ class GroupInsertTest extends IntegrationTest {
             assertThatThrownBy(() -> early.get(30, TimeUnit.SECONDS)).hasMessageContaining("never written");
             assertThat(slow.get(30, TimeUnit.SECONDS).fresh()).as("stored with its group").isTrue();
             assertThat(fresh.get(30, TimeUnit.SECONDS).fresh()).as("stored with its group").isTrue();
+            // answered before the group's 2.2 s write, not after it (it would have written the group, being first)
+            assertThat(slowAnswered.get() - earlyAnswered.get()).as("ns the early 503 came before the group's answer")
+                    .isGreaterThan(TimeUnit.SECONDS.toNanos(1));
         } finally {
             pool.shutdown();
             jdbc.execute("DROP TRIGGER IF EXISTS slow_group_insert ON inbox_message");
