@@ -122,12 +122,20 @@ public class AdapterProperties {
          * waiting for its lock would queue every insert of the table behind it.
          */
         @NotNull @DurationMin(millis = 100) @DurationMax(minutes = 1) private final Duration lockTimeout;
+        /**
+         * How long a start waits for a database it cannot reach (down, starting up, no connection left) before it
+         * fails; within the startup probe's budget (ManifestConsistencyTest).
+         */
+        @NotNull @DurationMin(seconds = 0) @DurationMax(minutes = 15) private final Duration databaseWait;
 
-        public Migration(@DefaultValue("PT5S") @DurationUnit(ChronoUnit.SECONDS) Duration lockTimeout) {
+        public Migration(@DefaultValue("PT5S") @DurationUnit(ChronoUnit.SECONDS) Duration lockTimeout,
+                         @DefaultValue("PT10M") @DurationUnit(ChronoUnit.SECONDS) Duration databaseWait) {
             this.lockTimeout = lockTimeout;
+            this.databaseWait = databaseWait;
         }
 
         public Duration getLockTimeout() { return lockTimeout; }
+        public Duration getDatabaseWait() { return databaseWait; }
     }
 
     public static class Inbox {

@@ -47,8 +47,8 @@ public class FlywayConnection {
 
     /** Boot's migration at start: {@link #migrate} (earlier released texts accepted first: {@link EarlierReleasedTexts}). */
     @Bean
-    org.springframework.boot.autoconfigure.flyway.FlywayMigrationStrategy flywayRerunsFailedBuilds() {
-        return FlywayConnection::migrate;
+    org.springframework.boot.autoconfigure.flyway.FlywayMigrationStrategy flywayRerunsFailedBuilds(AdapterProperties properties) {
+        return flyway -> migrate(flyway, properties.getMigration().getDatabaseWait());
     }
 
     /**
@@ -64,8 +64,30 @@ public class FlywayConnection {
      */
     public static void migrate(org.flywaydb.core.Flyway flyway) {
         org.flywaydb.core.api.configuration.Configuration configuration = flyway.getConfiguration();
-        awaitDatabase(configuration);
-        EarlierReleasedTexts.acceptRecords(configuration, historyTable(configuration));
+        migrate(flyway, java.time.Duration.ofSeconds(databaseWaitSeconds(configuration.getConnectRetries(),
+                configuration.getConnectRetriesInterval())));
+    }
+
+    /**
+     * {@link #migrate(org.flywaydb.core.Flyway)}, waiting up to {@code databaseWait} for a database that cannot be
+     * reached at first ({@code adapter.migration.database-wait}; Flyway's own connect-retries then cover a flap only).
+     */
+    public static void migrate(org.flywaydb.core.Flyway flyway, java.time.Duration databaseWait) {
+        org.flywaydb.core.api.configuration.Configuration configuration = flyway.getConfiguration();
+        long deadline = System.nanoTime() + databaseWait.toNanos();
+        while (true) {
+            awaitDatabase(configuration, deadline);
+            try {
+                EarlierReleasedTexts.acceptRecords(configuration, historyTable(configuration));
+                break;
+            } catch (IllegalStateException e) {
+                // answered, then gone again (a failover in progress): the same wait, not a failed start
+                if (!(e.getCause() instanceof java.sql.SQLException sql) || !waitable(sql) || deadline - System.nanoTime() <= 0) {
+                    throw e;
+                }
+                pause(1);
+            }
+        }
         if (java.util.Arrays.stream(configuration.getCallbacks()).noneMatch(DropInvalidIndexes.class::isInstance)) {
             flyway.migrate();
             return;
@@ -87,16 +109,15 @@ public class FlywayConnection {
     /**
      * Waits for a database that cannot be reached yet (SQLState class 08, 57P03 "starting up", 53300 "too many
      * connections": everything reconnecting after an outage), trying with doubling pauses up to
-     * {@code spring.flyway.connect-retries-interval} seconds for at most {@link #databaseWaitSeconds} (counted in
-     * time, not tries: a try against an address that drops packets takes its connect timeout): a pod started during a
+     * {@code spring.flyway.connect-retries-interval} seconds until {@code deadline} ({@code adapter.migration.database-wait}
+     * from the start; counted in time, not tries: a try against an address that drops packets takes its connect
+     * timeout): a pod started during a
      * database outage (evicted, restarted, a failover) waits inside its startup probe's window. The first connection
      * here (the records read before validating) gave up at once: the JVM exited and the pod crash-looped, out for
      * minutes of kubelet's back-off after the database was back. Any other failure (a wrong password, a missing
      * database) ends the start at once, as before.
      */
-    static void awaitDatabase(org.flywaydb.core.api.configuration.Configuration configuration) {
-        long waitSeconds = databaseWaitSeconds(configuration.getConnectRetries(), configuration.getConnectRetriesInterval());
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(waitSeconds);
+    static void awaitDatabase(org.flywaydb.core.api.configuration.Configuration configuration, long deadline) {
         long pauseSeconds = 1;
         for (int tried = 1; ; tried++) {
             try (java.sql.Connection connection = configuration.getDataSource().getConnection()) {
@@ -105,29 +126,39 @@ public class FlywayConnection {
                 }
                 return;
             } catch (java.sql.SQLException e) {
-                String state = e.getSQLState() == null ? "" : e.getSQLState();
                 long left = deadline - System.nanoTime();
-                if (left <= 0 || !(state.startsWith("08") || "57P03".equals(state) || "53300".equals(state))) {
+                if (left <= 0 || !waitable(e)) {
                     return; // the first statement below reports it as before
                 }
                 long pause = Math.min(pauseSeconds, java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(left) + 1);
                 org.slf4j.LoggerFactory.getLogger(FlywayConnection.class).warn(
-                        "The database cannot be reached to migrate ({}): try {} in {} s, {} s left of {} (spring.flyway.connect-retries)",
-                        LoggedFailure.describe(e), tried + 1, pause, java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(left), waitSeconds);
-                try {
-                    Thread.sleep(pause * 1000);
-                } catch (InterruptedException interrupted) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException("interrupted while waiting for the database", interrupted);
-                }
+                        "The database cannot be reached to migrate ({}): try {} in {} s, {} s left (adapter.migration.database-wait)",
+                        LoggedFailure.describe(e), tried + 1, pause, java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(left));
+                pause(pause);
                 pauseSeconds = Math.min(pauseSeconds * 2, Math.max(1, configuration.getConnectRetriesInterval()));
             }
         }
     }
 
+    /** A database that cannot be reached now (class 08), is starting up (57P03) or has no connection left (53300). */
+    static boolean waitable(java.sql.SQLException e) {
+        String state = e.getSQLState() == null ? "" : e.getSQLState();
+        return state.startsWith("08") || "57P03".equals(state) || "53300".equals(state);
+    }
+
+    private static void pause(long seconds) {
+        try {
+            Thread.sleep(seconds * 1000);
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for the database", interrupted);
+        }
+    }
+
     /**
-     * Seconds a start waits for an unreachable database: Flyway's pauses for {@code retries} tries, doubling from 1 s
-     * up to {@code intervalSeconds} (ManifestConsistencyTest keeps it inside the startup probe's budget).
+     * Seconds of Flyway's own pauses for {@code retries} tries, doubling from 1 s up to {@code intervalSeconds}: what its
+     * connection adds to the start's database wait (ManifestConsistencyTest), and the wait of a migration run outside
+     * the service ({@link #migrate(org.flywaydb.core.Flyway)}).
      */
     public static long databaseWaitSeconds(int retries, int intervalSeconds) {
         long total = 0;
