@@ -69,6 +69,12 @@ public class ProductionSafetyCheck implements InitializingBean {
         if (!properties.getCrypto().isEnabled()) {
             problems.add("adapter.crypto.enabled must be true: the payload holds patient data");
         }
+        int requestThreads = environment.getProperty("server.tomcat.threads.max", Integer.class, 200);
+        if (properties.getReception().getMaxInFlight() >= requestThreads) {
+            problems.add("adapter.reception.max-in-flight (" + properties.getReception().getMaxInFlight() + ") must be below "
+                    + "server.tomcat.threads.max (" + requestThreads + "): the threads left over serve the operators' API "
+                    + "while receptions wait on a slow database");
+        }
         forwardedHeaders(problems);
         shutdownCoversARow(problems);
         webShutdownCoversASynchronousRegistration(problems);

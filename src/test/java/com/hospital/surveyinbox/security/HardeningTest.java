@@ -55,6 +55,8 @@ class HardeningTest extends IntegrationTest {
                 // above twice the shutdown timeout (300 s), below it plus the outcome record's and read-back's minutes
                 "--adapter.inbox.stuck-processing-after=PT6M",
                 "--adapter.inbox.redeliver-cron=0 */15 * * * ?",
+                // every request thread a reception's: none left for the operators' API while a slow database holds them
+                "--adapter.reception.max-in-flight=200",
                 // a slow legacy system "fixed" by one environment variable: 9 x (2 + 2 + 30) + 2 x 30 + 6 x (2 + 0) + 20 = 398 s
                 "--adapter.http.response-timeout=PT30S",
                 // and no socket timeout: a statement to a database that stopped answering would wait forever
@@ -74,7 +76,8 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageContaining("camel.main.shutdown-timeout (150 s) must cover a row whose every wait runs out (398 s")
                 .hasMessageContaining("spring.lifecycle.timeout-per-shutdown-phase (120 s) must cover a synchronous registration whose every wait runs out")
                 .hasMessageContaining("the PostgreSQL driver's socketTimeout must be set")
-                .hasMessageContaining("adapter.inbox.redeliver-cron (0 */15 * * * ?) must fire at least every 5 minutes");
+                .hasMessageContaining("adapter.inbox.redeliver-cron (0 */15 * * * ?) must fire at least every 5 minutes")
+                .hasMessageContaining("adapter.reception.max-in-flight (200) must be below server.tomcat.threads.max (200)");
     }
 
     @Test
