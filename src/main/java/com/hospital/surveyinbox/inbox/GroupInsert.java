@@ -129,7 +129,8 @@ final class GroupInsert implements AutoCloseable {
                 if (lane.queue.remove(pending)) {
                     throw storeTimedOut(); // never written: nothing can commit it any more
                 }
-                // its row is in a group being written: that group's outcome is this reception's answer. Answering
+                // its row is in a group being written (or out of the lane for a moment, handed back to its head by a
+                // writer whose own time ran out): that group's outcome is this reception's answer. Answering
                 // 503 now would let the sender retry a row that may still commit (a second SEND = a resend request).
                 // The wait is bounded: the group's statements time out by its earliest deadline, its commit by the
                 // socket timeout.
@@ -183,9 +184,10 @@ final class GroupInsert implements AutoCloseable {
         if (group.isEmpty()) {
             return;
         }
-        if (group.size() < alive.size() && alive.stream().anyMatch(p -> p.waiter() == Thread.currentThread() && !group.contains(p))) {
-            // this writer's own reception was too late for the group: it answers its 503 now rather than after
-            // writing the others; they go back to the head of the lane in their order, and the first of them writes
+        if (drained.stream().anyMatch(p -> p.waiter() == Thread.currentThread() && p.result().isDone())) {
+            // this writer's own reception ended before the write (its time ran out, or too late for the group): it
+            // answers its 503 now rather than after writing the others; they go back to the head of the lane in
+            // their order, and the first of them writes
             for (int i = group.size() - 1; i >= 0; i--) {
                 lane.queue.offerFirst(group.get(i));
             }
