@@ -124,9 +124,10 @@ public class AdapterProperties {
         @NotNull @DurationMin(millis = 100) @DurationMax(minutes = 1) private final Duration lockTimeout;
         /**
          * How long a start waits for a database it cannot reach (down, starting up, no connection left) before it
-         * fails; within the startup probe's budget (ManifestConsistencyTest).
+         * fails; within the startup probe's budget (ManifestConsistencyTest), 11 minutes at most (the probe's 840 s
+         * less a start's own time).
          */
-        @NotNull @DurationMin(seconds = 0) @DurationMax(minutes = 15) private final Duration databaseWait;
+        @NotNull @DurationMin(seconds = 0) @DurationMax(minutes = 11) private final Duration databaseWait;
 
         public Migration(@DefaultValue("PT5S") @DurationUnit(ChronoUnit.SECONDS) Duration lockTimeout,
                          @DefaultValue("PT10M") @DurationUnit(ChronoUnit.SECONDS) Duration databaseWait) {

@@ -107,8 +107,8 @@ public class FlywayConnection {
     }
 
     /**
-     * Waits for a database that cannot be reached yet (SQLState class 08, 57P03 "starting up", 53300 "too many
-     * connections": everything reconnecting after an outage), trying with doubling pauses up to
+     * Waits for a database that cannot be reached yet ({@link #waitable}: class 08, 57P01-57P03, 53300 "too many
+     * connections", everything reconnecting after an outage), trying with doubling pauses up to
      * {@code spring.flyway.connect-retries-interval} seconds until {@code deadline} ({@code adapter.migration.database-wait}
      * from the start; counted in time, not tries: a try against an address that drops packets takes its connect
      * timeout): a pod started during a
@@ -140,10 +140,13 @@ public class FlywayConnection {
         }
     }
 
-    /** A database that cannot be reached now (class 08), is starting up (57P03) or has no connection left (53300). */
+    /**
+     * A database that cannot be reached now (class 08), is shutting down, restarting or starting up (57P01-57P03: a
+     * connection cut by a switchover or a crash), or has no connection left (53300).
+     */
     static boolean waitable(java.sql.SQLException e) {
         String state = e.getSQLState() == null ? "" : e.getSQLState();
-        return state.startsWith("08") || "57P03".equals(state) || "53300".equals(state);
+        return state.startsWith("08") || state.startsWith("57P") || "53300".equals(state);
     }
 
     private static void pause(long seconds) {
