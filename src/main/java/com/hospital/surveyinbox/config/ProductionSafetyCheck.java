@@ -11,7 +11,8 @@ import org.springframework.stereotype.Component;
  * {@code Prod} would otherwise skip the check) the service refuses to start with credentials anyone could
  * know (empty, short, equal to the user name, one of the repository's dev/test values, or the legacy
  * sender's password equal to the operators'), with the payload stored in clear, believing X-Forwarded-For
- * from everywhere, or presuming a row abandoned sooner than a live worker may take on it. Fails the boot, so a
+ * from everywhere, presuming a row abandoned sooner than a live worker may take on it, or letting receptions hold
+ * every request thread ({@code adapter.reception.max-in-flight}). Fails the boot, so a
  * misconfigured pod never becomes ready.
  */
 @Component
