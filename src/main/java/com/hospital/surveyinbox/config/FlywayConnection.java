@@ -64,7 +64,7 @@ public class FlywayConnection {
      */
     public static void migrate(org.flywaydb.core.Flyway flyway) {
         org.flywaydb.core.api.configuration.Configuration configuration = flyway.getConfiguration();
-        migrate(flyway, java.time.Duration.ofSeconds(databaseWaitSeconds(configuration.getConnectRetries(),
+        migrate(flyway, java.time.Duration.ofSeconds(flywayPauseSeconds(configuration.getConnectRetries(),
                 configuration.getConnectRetriesInterval())));
     }
 
@@ -111,11 +111,10 @@ public class FlywayConnection {
      * connections", everything reconnecting after an outage), trying with doubling pauses up to
      * {@code spring.flyway.connect-retries-interval} seconds until {@code deadline} ({@code adapter.migration.database-wait}
      * from the start; counted in time, not tries: a try against an address that drops packets takes its connect
-     * timeout): a pod started during a
-     * database outage (evicted, restarted, a failover) waits inside its startup probe's window. The first connection
-     * here (the records read before validating) gave up at once: the JVM exited and the pod crash-looped, out for
-     * minutes of kubelet's back-off after the database was back. Any other failure (a wrong password, a missing
-     * database) ends the start at once, as before.
+     * timeout): a pod started during a database outage (evicted, restarted, a failover) waits inside its startup
+     * probe's window. The first connection here (the records read before validating) gave up at once: the JVM exited
+     * and the pod crash-looped, out for minutes of kubelet's back-off after the database was back. Any other failure
+     * (a wrong password, a missing database) ends the start at once, as before.
      */
     static void awaitDatabase(org.flywaydb.core.api.configuration.Configuration configuration, long deadline) {
         long pauseSeconds = 1;
@@ -163,7 +162,7 @@ public class FlywayConnection {
      * connection adds to the start's database wait (ManifestConsistencyTest), and the wait of a migration run outside
      * the service ({@link #migrate(org.flywaydb.core.Flyway)}).
      */
-    public static long databaseWaitSeconds(int retries, int intervalSeconds) {
+    public static long flywayPauseSeconds(int retries, int intervalSeconds) {
         long total = 0;
         for (long i = 0, pause = 1; i < retries; i++, pause = Math.min(pause * 2, Math.max(1, intervalSeconds))) {
             total += pause;

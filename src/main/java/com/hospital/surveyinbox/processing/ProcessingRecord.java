@@ -126,8 +126,8 @@ public class ProcessingRecord {
     }
 
     /**
-     * The claim was refused and the row the event names does not exist: an acknowledged message the database lost
-     * ({@code sql/find-event-row.sql}). Named with the event's subject and type, the one record of it left (the
+     * The claim was refused and the row the event names is not there, or its id holds another message: an
+     * acknowledged message the database lost ({@code sql/find-event-row.sql}). Named with the event's subject and type, the one record of it left (the
      * sender will not send it again); counted for the alert SurveyInboxAcknowledgedRowsLost.
      */
     public void eventWithoutRow(long inboxId, String event) {

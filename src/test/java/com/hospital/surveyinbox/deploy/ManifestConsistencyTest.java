@@ -361,7 +361,7 @@ class ManifestConsistencyTest {
         // the message). Flyway's retries come on top of the wait, so they are counted with it
         java.time.Duration databaseWait = bound("adapter.migration", com.hospital.surveyinbox.config.AdapterProperties.Migration.class)
                 .getDatabaseWait();
-        double reachWait = databaseWait.toSeconds() + com.hospital.surveyinbox.config.FlywayConnection.databaseWaitSeconds(
+        double reachWait = databaseWait.toSeconds() + com.hospital.surveyinbox.config.FlywayConnection.flywayPauseSeconds(
                 flyway.getConnectRetries(), (int) flyway.getConnectRetriesInterval().toSeconds());
         assertThat(reachWait).as("adapter.migration.database-wait and spring.flyway.connect-retries' pauses (s)")
                 .isGreaterThanOrEqualTo(300)
