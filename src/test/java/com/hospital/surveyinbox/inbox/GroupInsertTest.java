@@ -397,7 +397,10 @@ class GroupInsertTest extends IntegrationTest {
                 }
             });
             await().until(() -> group.queued() == 1);
-            Thread.sleep(2_000); // the gate's write lasts, the early reception ages: the scenario, not a wait for a condition
+            long earlyQueued = System.nanoTime();
+            // the gate's write lasts and the early reception ages, until it has waited 2 s
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> System.nanoTime() - earlyQueued >= TimeUnit.SECONDS.toNanos(2));
             Future<Acceptance> slow = pool.submit(() -> {
                 try {
                     return group.accept(message(run + "-slow", null));

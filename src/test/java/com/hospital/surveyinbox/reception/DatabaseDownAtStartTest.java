@@ -30,13 +30,13 @@ class DatabaseDownAtStartTest extends IntegrationTest {
 
     static {
         PROXY.cutOff();
+        // the database comes back once the start has tried it twice and been refused
         Thread back = new Thread(() -> {
             try {
-                Thread.sleep(5_000); // the outage's length, not a wait for a condition
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+                org.awaitility.Awaitility.await().atMost(java.time.Duration.ofMinutes(2)).until(() -> PROXY.refused() >= 2);
+            } finally {
+                PROXY.restore();
             }
-            PROXY.restore();
         }, "database-back");
         back.setDaemon(true);
         back.start();

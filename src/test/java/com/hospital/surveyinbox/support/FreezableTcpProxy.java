@@ -25,6 +25,8 @@ public final class FreezableTcpProxy implements AutoCloseable {
     private final java.util.Set<Socket> blackholed = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
     private volatile boolean refusing;
+    /** Connections closed at once while {@link #cutOff()} held (what a client saw as "cannot connect"). */
+    private final java.util.concurrent.atomic.AtomicInteger refused = new java.util.concurrent.atomic.AtomicInteger();
     /** Delay (ms) added to every chunk sent towards the server, drawn in [slowMin, slowMax]; 0 = none. */
     private volatile int slowMin;
     private volatile int slowMax;
@@ -61,6 +63,11 @@ public final class FreezableTcpProxy implements AutoCloseable {
         System.clearProperty(EmbeddedServicesInitializer.REDIS_PORT_OVERRIDE);
         restore();
         thaw();
+    }
+
+    /** Connections closed at once so far while cut off. */
+    public int refused() {
+        return refused.get();
     }
 
     /** Connections accepted so far. */
@@ -142,6 +149,7 @@ public final class FreezableTcpProxy implements AutoCloseable {
             try {
                 Socket client = server.accept();
                 if (refusing) {
+                    refused.incrementAndGet();
                     closeQuietly(client);
                     continue;
                 }
