@@ -74,20 +74,7 @@ public class FlywayConnection {
      */
     public static void migrate(org.flywaydb.core.Flyway flyway, java.time.Duration databaseWait) {
         org.flywaydb.core.api.configuration.Configuration configuration = flyway.getConfiguration();
-        long deadline = System.nanoTime() + databaseWait.toNanos();
-        while (true) {
-            awaitDatabase(configuration, deadline);
-            try {
-                EarlierReleasedTexts.acceptRecords(configuration, historyTable(configuration));
-                break;
-            } catch (IllegalStateException e) {
-                // answered, then gone again (a failover in progress): the same wait, not a failed start
-                if (!(e.getCause() instanceof java.sql.SQLException sql) || !waitable(sql) || deadline - System.nanoTime() <= 0) {
-                    throw e;
-                }
-                pause(1);
-            }
-        }
+        awaitRecordsRead(configuration, System.nanoTime() + databaseWait.toNanos());
         if (java.util.Arrays.stream(configuration.getCallbacks()).noneMatch(DropInvalidIndexes.class::isInstance)) {
             flyway.migrate();
             return;
@@ -107,32 +94,34 @@ public class FlywayConnection {
     }
 
     /**
-     * Waits for a database that cannot be reached yet ({@link #waitable}: class 08, 57P01-57P03, 53300 "too many
-     * connections", everything reconnecting after an outage), trying with doubling pauses up to
+     * The migration records read before validating ({@link EarlierReleasedTexts#acceptRecords}), the start's first
+     * connection, tried again while the database cannot be reached ({@link #waitable}: class 08, 57P01-57P03, 53300
+     * "too many connections", everything reconnecting after an outage), with doubling pauses up to
      * {@code spring.flyway.connect-retries-interval} seconds until {@code deadline} ({@code adapter.migration.database-wait}
      * from the start; counted in time, not tries: a try against an address that drops packets takes its connect
      * timeout): a pod started during a database outage (evicted, restarted, a failover) waits inside its startup
-     * probe's window. The first connection here (the records read before validating) gave up at once: the JVM exited
-     * and the pod crash-looped, out for minutes of kubelet's back-off after the database was back. Any other failure
-     * (a wrong password, a missing database) ends the start at once, as before.
+     * probe's window. A single try made the JVM exit and the pod crash-loop, out for minutes of kubelet's back-off
+     * after the database was back. Any other failure (a wrong password, a missing database), or the deadline, ends
+     * the start as before.
      */
-    static void awaitDatabase(org.flywaydb.core.api.configuration.Configuration configuration, long deadline) {
+    static void awaitRecordsRead(org.flywaydb.core.api.configuration.Configuration configuration, long deadline) {
         long pauseSeconds = 1;
         for (int tried = 1; ; tried++) {
-            try (java.sql.Connection connection = configuration.getDataSource().getConnection()) {
+            try {
+                EarlierReleasedTexts.acceptRecords(configuration, historyTable(configuration));
                 if (tried > 1) {
                     org.slf4j.LoggerFactory.getLogger(FlywayConnection.class).info("The database answers (after {} tries)", tried);
                 }
                 return;
-            } catch (java.sql.SQLException e) {
+            } catch (IllegalStateException e) {
                 long left = deadline - System.nanoTime();
-                if (left <= 0 || !waitable(e)) {
-                    return; // the first statement below reports it as before
+                if (!(e.getCause() instanceof java.sql.SQLException sql) || !waitable(sql) || left <= 0) {
+                    throw e;
                 }
                 long pause = Math.min(pauseSeconds, java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(left) + 1);
                 org.slf4j.LoggerFactory.getLogger(FlywayConnection.class).warn(
                         "The database cannot be reached to migrate ({}): try {} in {} s, {} s left (adapter.migration.database-wait)",
-                        LoggedFailure.describe(e), tried + 1, pause, java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(left));
+                        LoggedFailure.describe(sql), tried + 1, pause, java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(left));
                 pause(pause);
                 pauseSeconds = Math.min(pauseSeconds * 2, Math.max(1, configuration.getConnectRetriesInterval()));
             }
@@ -230,7 +219,7 @@ public class FlywayConnection {
                 MainPoolStatementBound.liftFromUrl(url, properties), username, password);
         properties.setProperty("socketTimeout", "0");
         // a login is bounded although statements are not (pgjdbc's loginTimeout defaults to none): a server that takes
-        // the connection and never answers fails the try, and the start tries again (awaitDatabase)
+        // the connection and never answers fails the try, and the start tries again (awaitRecordsRead)
         properties.putIfAbsent("connectTimeout", "5");
         properties.putIfAbsent("loginTimeout", "10");
         properties.setProperty("tcpKeepAlive", "true");

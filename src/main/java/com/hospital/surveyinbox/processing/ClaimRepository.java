@@ -114,7 +114,7 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
         }
         ClaimedRow claimed = row.get();
         MDC.put("srvyDrawupNo", claimed.srvyDrawupNo());
-        meters.counter("adapter.inbox.claims", "result", "claimed").increment();
+        meters.counter(ProcessingRecord.CLAIMS, "result", "claimed").increment();
         log.info("Inbox {} claimed, attempt {}", claimed.inboxId(), claimed.attempt());
         exchange.setProperty(ROW, claimed);
         return true;

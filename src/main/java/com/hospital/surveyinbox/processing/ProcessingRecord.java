@@ -127,22 +127,23 @@ public class ProcessingRecord {
 
     /**
      * The claim was refused and the row the event names is not there, or its id holds another message: an
-     * acknowledged message the database lost ({@code sql/find-event-row.sql}). Named with the event's subject and type, the one record of it left (the
-     * sender will not send it again); counted for the alert SurveyInboxAcknowledgedRowsLost.
+     * acknowledged message the database lost ({@code sql/find-event-row.sql}). Named with the event's id, subject and
+     * type ({@link #eventKey}, already read from the event), the one record of it left (the sender will not send it
+     * again); counted for the alert SurveyInboxAcknowledgedRowsLost.
      */
-    public void eventWithoutRow(long inboxId, String event) {
+    public void eventWithoutRow(Map<String, Object> eventKey) {
         meters.counter(CLAIMS, "result", "row-missing").increment();
-        com.fasterxml.jackson.databind.JsonNode fields = fieldsOf(event);
         // the one record of the message left: never dropped as a repeat (RepeatedLogLines), however many there are
         log.warn(org.slf4j.MarkerFactory.getMarker(com.hospital.surveyinbox.config.RepeatedLogLines.ALWAYS),
                 "Inbox {} ({} {}) named by an event has no row (none by that id, or one holding another message): "
                         + "acknowledged, then lost by the database (restored to an earlier point, or a failover to a replica "
-                        + "that was behind), unless retention deleted it long ago; ask the legacy system to send it again", inboxId,
-                printable(fields.path("msgType").asText("?")), printable(fields.path("srvyDrawupNo").asText("?")));
+                        + "that was behind), unless retention deleted it long ago; ask the legacy system to send it again",
+                eventKey.get("id"), printable(eventKey.get("msgType")), printable(eventKey.get("srvyDrawupNo")));
     }
 
     /** A field of an event as a log line may carry it: 64 characters at most, control characters as {@code ?}. */
-    private static String printable(String field) {
+    private static String printable(Object value) {
+        String field = value == null ? "?" : value.toString();
         String cut = field.length() > 64 ? field.substring(0, 64) + "..." : field;
         return cut.codePoints().map(c -> Character.isISOControl(c) ? '?' : c)
                 .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append).toString();

@@ -43,13 +43,15 @@ public class ReceptionAdmissionFilter extends OncePerRequestFilter {
                 .description("receptions under way now (at most adapter.reception.max-in-flight)").register(meters);
     }
 
+    /** Only receptions (POSTs) take a permit. */
+    @Override
+    protected boolean shouldNotFilter(HttpServletRequest request) {
+        return !"POST".equals(request.getMethod());
+    }
+
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
-        if (!"POST".equals(request.getMethod())) {
-            chain.doFilter(request, response);
-            return;
-        }
         if (!permits.tryAcquire()) {
             overloaded.increment();
             writer.pleaseRetry(response, "too many receptions under way; nothing stored, please retry", replies);

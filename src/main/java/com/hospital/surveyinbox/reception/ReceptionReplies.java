@@ -42,9 +42,9 @@ public class ReceptionReplies {
                 .serviceLevelObjectives(LatencyBuckets.RECEPTION).register(meters));
     }
 
-    /** Times an answer written outside the route (a filter's), as the route's answers are timed. */
-    public void timed(int status, String resultCode, long elapsedNanos) {
-        timer(status, resultCode).record(elapsedNanos, TimeUnit.NANOSECONDS);
+    /** Counts an answer a filter gives at once, before the route (timed as answered at once), as the route's are. */
+    public void answeredAtOnce(int status, String resultCode) {
+        timer(status, resultCode).record(0, TimeUnit.NANOSECONDS);
     }
 
     /**

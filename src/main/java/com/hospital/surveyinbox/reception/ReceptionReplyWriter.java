@@ -43,7 +43,7 @@ public class ReceptionReplyWriter {
     public void pleaseRetry(HttpServletResponse response, String message, ReceptionReplies replies) throws IOException {
         // timed before the answer leaves, as the route's answers are: a sender (or a test) that reads the metrics at
         // once after its 503 finds it counted
-        replies.timed(503, "N", 0);
+        replies.answeredAtOnce(503, "N");
         response.setHeader("Retry-After", "1");
         write(response, 503, message);
     }
