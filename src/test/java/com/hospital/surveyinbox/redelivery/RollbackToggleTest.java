@@ -21,7 +21,9 @@ import org.springframework.test.context.TestPropertySource;
         "adapter.inbox.enabled=false",
         "adapter.kafka.topic=toggle-tests",
         "adapter.kafka.group-id=toggle-tests",
-        "spring.quartz.scheduler-name=toggle-tests"})
+        "spring.quartz.scheduler-name=toggle-tests",
+        // room for the 2.5 s patient lookups below (the tests' default is 1 s)
+        "adapter.http.response-timeout=PT4S"})
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
 @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
 class RollbackToggleTest extends IntegrationTest {
@@ -239,7 +241,9 @@ class RollbackToggleTest extends IntegrationTest {
     void aRetryWhileTheFirstIsRegisteringIsAnswered503AndItsNextRetryIsAReplay() throws Exception {
         String subject = uniqueSubject("SYNCRACE");
         java.util.Map<String, String> key = java.util.Map.of("Idempotency-Key", "race-" + subject);
-        simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 600, 700, 0, 2)); // the patient lookup: slow
+        // the patient lookup slow enough (under this class's 4 s response timeout) that the next request, sent once the lookup
+        // is seen, meets the registration still under way on a loaded machine (at 600 ms it once came too late)
+        simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 2500, 2600, 0, 2));
         java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(1);
         try {
             java.util.concurrent.Future<Reply> first = senders.submit(() -> client.receive(send(subject, ""), key));
@@ -352,7 +356,9 @@ class RollbackToggleTest extends IntegrationTest {
     @Test
     void aMessageOfASubjectBeingRegisteredIsAnswered503AndRegisteredOnItsRetry() throws Exception {
         String subject = uniqueSubject("SYNCLEASE");
-        simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 600, 700, 0, 2)); // the patient lookup: slow
+        // the patient lookup slow enough (under this class's 4 s response timeout) that the next request, sent once the lookup
+        // is seen, meets the registration still under way on a loaded machine (at 600 ms it once came too late)
+        simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 2500, 2600, 0, 2));
         java.util.concurrent.CompletableFuture<Reply> first;
         try {
             first = java.util.concurrent.CompletableFuture.supplyAsync(() -> client.receive(send(subject, "")));
