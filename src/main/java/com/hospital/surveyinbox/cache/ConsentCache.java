@@ -349,6 +349,16 @@ public class ConsentCache {
     }
 
     /**
+     * Whether a failure is Redis's (the route's inbox-consents-redis-failed policy): Spring's or Lettuce's exception
+     * anywhere in its causes. Asked by the policy rather than matched by class: Camel matches the innermost cause
+     * first, and a connection refused at opening is the socket's ConnectException inside Lettuce's and Spring's.
+     */
+    public boolean isRedisFailure(Exception failure) {
+        return causedBy(failure, org.springframework.dao.DataAccessException.class)
+                || causedBy(failure, io.lettuce.core.RedisException.class);
+    }
+
+    /**
      * A Redis failure: a warning and a miss, never a processing failure; Redis is left out for a pause
      * ({@link #usable}) — except a command Redis refuses while it answers (OOM, MISCONF, NOPERM, WRONGTYPE:
      * {@link #commandRefusal}): Redis stays in use. Commands that time out in a row ({@link #SILENT_TIMEOUTS}, e.g. the one that paused the

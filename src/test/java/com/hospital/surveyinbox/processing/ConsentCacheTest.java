@@ -283,6 +283,29 @@ class ConsentCacheTest extends IntegrationTest {
         assertThat(simulator().consentLookups(srvyNo)).isOne();
     }
 
+    /**
+     * Redis down when the shared connection is first opened (a pod started while Redis is away, or its connection
+     * given up): Spring's RedisConnectionFailureException around Lettuce's RedisConnectionException around the
+     * socket's ConnectException, a chain the other Redis-down tests never make (their connection was open: commands
+     * are rejected while it reconnects). A miss on the first attempt, never a charged failure.
+     */
+    @Test
+    void aRedisThatCannotBeConnectedToIsAMissOnTheFirstAttempt() {
+        String srvyNo = uniqueSubject("NOCONNECT");
+        services().stopRedis();
+        try {
+            redisConnections.resetConnection(); // the next command opens a new connection: refused
+            Rows rows = new Rows(jdbc);
+            String id = client.accept(send(uniqueSubject("NC"), srvyNo));
+            rows.awaitStatus(id, "COMPLETED", Duration.ofSeconds(60));
+            assertThat(rows.attempts(id)).as("registered on its first attempt, Redis a miss").isOne();
+            assertThat(simulator().consentLookups(srvyNo)).isOne();
+        } finally {
+            services().startRedis();
+        }
+        awaitCacheBack();
+    }
+
     @Test
     void rowsStillCompleteWhileRedisIsDown() {
         String srvyNo = uniqueSubject("NOREDIS");

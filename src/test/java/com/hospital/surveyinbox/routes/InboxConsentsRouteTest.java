@@ -38,4 +38,39 @@ class InboxConsentsRouteTest extends RouteKit {
         JsonNode bundle = mapper.readTree(mock("mock:bundle").getReceivedExchanges().get(0).getMessage().getBody(String.class));
         assertThat(bundle.get("consents")).hasSize(1);
     }
+
+    /**
+     * A Redis failure whose innermost cause is a plain JDK exception: Spring's RedisSystemException around Lettuce's
+     * RedisCommandInterruptedException around the InterruptedException (a worker interrupted in a Redis command, as
+     * Spring Data Redis translates it). Camel matches by the closest class level and, on a tie, the innermost cause:
+     * InterruptedException is one level from the lookup's java.lang.Exception policy, as Lettuce's exception is from
+     * RedisException, so the registration failed as a system error (charged, towards DEAD) instead of going on as a
+     * miss (CONTRACT §4: a Redis failure falls back to the call).
+     */
+    @Test
+    void aRedisFailureAroundAPlainJdkExceptionIsStillAMiss() throws Exception {
+        String srvyNo = "CONSENT-" + uniqueSubject("JDKCAUSE");
+        org.apache.camel.builder.AdviceWith.adviceWith(camel, "inbox-consents", a -> a.weaveById("to-redis-consents-get").before()
+                .process(e -> {
+                    if (String.valueOf(e.getMessage().getHeader("CamelRedis.Key")).endsWith(srvyNo)) {
+                        throw new org.springframework.data.redis.RedisSystemException("Redis command interrupted",
+                                new io.lettuce.core.RedisCommandInterruptedException(new InterruptedException()));
+                    }
+                }));
+        double errors = meters.counter("adapter.consent.cache", "result", "error").count();
+        String subject = uniqueSubject("ALONE-JDK");
+
+        Outcome outcome = register(subject, ServiceClient.message(subject, "P-" + subject, "\"srvyNo\":\"" + srvyNo + "\""), Map.of());
+
+        assertThat(outcome.success()).as(String.valueOf(outcome)).isTrue();
+        assertThat(meters.counter("adapter.consent.cache", "result", "error").count()).isEqualTo(errors + 1);
+
+        // Redis is left out for its pause after a failure: the other test here expects it in use again
+        String back = "CONSENT-" + uniqueSubject("BACK");
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).pollInterval(java.time.Duration.ofMillis(500)).until(() -> {
+            String next = uniqueSubject("ALONE-BACK");
+            register(next, ServiceClient.message(next, "P-" + next, "\"srvyNo\":\"" + back + "\""), Map.of());
+            return redis.hasKey("survey-inbox-adapter:consents:" + back);
+        });
+    }
 }
