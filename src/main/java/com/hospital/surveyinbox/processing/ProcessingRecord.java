@@ -39,6 +39,7 @@ public class ProcessingRecord {
         this.objectMapper = objectMapper;
         // at zero from the start, as the outcomes below: the first lost row is an increase the alert sees
         meters.counter(CLAIMS, "result", "row-missing");
+        meters.counter(CLAIMS, "result", "row-past-retention");
         // at zero from the start: a pod's first row going DEAD (or stale outcome) is an increase the alert sees (a
         // series that first appears at 1 shows none; stale outcomes are rare one-offs, so that was nearly all of them)
         meters.counter(OUTCOMES, "outcome", "dead");
@@ -137,8 +138,34 @@ public class ProcessingRecord {
         log.warn(org.slf4j.MarkerFactory.getMarker(com.hospital.surveyinbox.config.RepeatedLogLines.ALWAYS),
                 "Inbox {} ({} {}) named by an event has no row (none by that id, or one holding another message): "
                         + "acknowledged, then lost by the database (restored to an earlier point, or a failover to a replica "
-                        + "that was behind), unless retention deleted it long ago; ask the legacy system to send it again",
+                        + "that was behind; published within adapter.retention.keep-finished, so not by retention); ask the legacy "
+                        + "system to send it again",
                 eventKey.get("id"), printable(eventKey.get("msgType")), printable(eventKey.get("srvyDrawupNo")));
+    }
+
+    /**
+     * Whether the event was published longer ago than {@code adapter.retention.keep-finished} (its Kafka timestamp,
+     * on the producing pod's clock: days against seconds of skew): retention may then have deleted its row, which
+     * leaves only finished that long ago, and every event of a row is published before it finishes. Such events come
+     * back when the topic is kept longer than that, or the group replays it from the start (offsets reset or expired).
+     * An event without a timestamp is taken as recent.
+     */
+    public boolean publishedBeforeRetention(@org.apache.camel.Header(org.apache.camel.component.kafka.KafkaConstants.TIMESTAMP)
+                                            Long publishedAt) {
+        return publishedAt != null && publishedAt > 0
+                && publishedAt < System.currentTimeMillis() - properties.getRetention().getKeepFinished().toMillis();
+    }
+
+    /**
+     * An event without its row, published before retention's keep-finished ({@link #publishedBeforeRetention}):
+     * its row was most likely deleted by retention; counted apart from the lost rows (no alert), logged at DEBUG
+     * (a replay of an old topic brings one per finished row).
+     */
+    public void eventPastRetention(Map<String, Object> eventKey) {
+        meters.counter(CLAIMS, "result", "row-past-retention").increment();
+        log.debug("Inbox {} ({} {}) named by an event has no row; the event is older than adapter.retention.keep-finished "
+                + "(its row deleted by retention)", eventKey.get("id"), printable(eventKey.get("msgType")),
+                printable(eventKey.get("srvyDrawupNo")));
     }
 
     /** A field of an event as a log line may carry it: 64 characters at most, control characters as {@code ?}. */

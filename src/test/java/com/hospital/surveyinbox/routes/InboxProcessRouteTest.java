@@ -14,6 +14,9 @@ import org.junit.jupiter.api.Test;
 @org.springframework.test.context.TestPropertySource(properties = "adapter.logging.repeat-limit=20")
 class InboxProcessRouteTest extends RouteKit {
 
+    @org.springframework.beans.factory.annotation.Autowired
+    com.hospital.surveyinbox.config.AdapterProperties properties;
+
     @Test
     void processClaimsOnceAndRecordsWhatTheRegistrationCameTo() throws Exception {
         String subject = uniqueSubject("ALONE-PROC");
@@ -74,6 +77,35 @@ class InboxProcessRouteTest extends RouteKit {
         assertThat(output.getOut()).contains("Inbox " + finished + " (SEND " + other + ") named by an event has no row");
         assertThat(output.getOut().lines().filter(line -> line.contains("(SEND " + subject + ") named by an event has no row")))
                 .hasSize(21);
+    }
+
+    /**
+     * An event published longer ago than retention's keep-finished (a topic kept that long, or a group replaying it
+     * from the start) whose row is gone names a row retention deleted: counted apart, never as a lost row (its
+     * alert is critical and its runbook scales the service to 0). One published within keep-finished still is.
+     */
+    @Test
+    void anEventOlderThanRetentionWhoseRowIsGoneIsNotALostRow() throws Exception {
+        String subject = uniqueSubject("PAST-RETENTION");
+        long gone = jdbc.queryForObject("SELECT max(id) FROM inbox_message", Long.class) + 2_000_000;
+        String claims = com.hospital.surveyinbox.processing.ProcessingRecord.CLAIMS;
+        double missing = meters.counter(claims, "result", "row-missing").count();
+        double past = meters.counter(claims, "result", "row-past-retention").count();
+        long keepFinished = properties.getRetention().getKeepFinished().toMillis();
+        long now = System.currentTimeMillis();
+
+        template.sendBodyAndHeader("direct:process-alone", event(gone, subject), "kafka.TIMESTAMP",
+                now - keepFinished - java.time.Duration.ofDays(1).toMillis());
+        await().atMost(java.time.Duration.ofSeconds(10))
+                .until(() -> meters.counter(claims, "result", "row-past-retention").count() == past + 1);
+        template.sendBodyAndHeader("direct:process-alone", event(gone + 1, subject), "kafka.TIMESTAMP",
+                now - keepFinished + java.time.Duration.ofHours(1).toMillis());
+        await().atMost(java.time.Duration.ofSeconds(10))
+                .until(() -> meters.counter(claims, "result", "row-missing").count() == missing + 1);
+
+        await().atMost(java.time.Duration.ofSeconds(10)).until(() -> camel.getInflightRepository().size("inbox-process-row") == 0);
+        assertThat(meters.counter(claims, "result", "row-past-retention").count()).isEqualTo(past + 1);
+        assertThat(meters.counter(claims, "result", "row-missing").count()).isEqualTo(missing + 1);
     }
 
     /** The restore runbook's first step, as docs/operations.md gives it: new rows get ids past every one handed out. */
