@@ -56,13 +56,16 @@ public class CronTriggerZones {
         return notifier;
     }
 
-    /** Reschedules the endpoint's stored cron trigger into the endpoint's zone and misfire rule; true when it had to. */
+    /**
+     * Reschedules the endpoint's stored cron trigger into the endpoint's zone and misfire rule, and from now when its
+     * next fire lies past its schedule's ({@link #skipsAFire}); true when it had to.
+     */
     static boolean align(QuartzEndpoint endpoint) throws SchedulerException {
         java.util.Map<String, Object> parameters = endpoint.getTriggerParameters() == null ? java.util.Map.of() : endpoint.getTriggerParameters();
         Object zone = parameters.get("timeZone");
         Object misfire = parameters.get("misfireInstruction");
         Scheduler scheduler = endpoint.getComponent().getScheduler();
-        if (endpoint.getCron() == null || (zone == null && misfire == null) || scheduler == null) {
+        if (endpoint.getCron() == null || scheduler == null) {
             return false;
         }
         Trigger stored = scheduler.getTrigger(endpoint.getTriggerKey());
@@ -72,7 +75,8 @@ public class CronTriggerZones {
         TimeZone wanted = zone == null ? cron.getTimeZone() : TimeZone.getTimeZone(zone.toString());
         Integer wantedMisfire = misfire == null ? null : Integer.valueOf(misfire.toString().strip());
         boolean misfireRight = wantedMisfire == null || cron.getMisfireInstruction() == wantedMisfire;
-        if (cron.getTimeZone().getID().equals(wanted.getID()) && misfireRight) {
+        boolean late = skipsAFire(cron);
+        if (cron.getTimeZone().getID().equals(wanted.getID()) && misfireRight && !late) {
             return false;
         }
         // camel-quartz's trigger: the stored cron, the zone and misfire rule the route says; starting now, not at the
@@ -92,9 +96,32 @@ public class CronTriggerZones {
         if (paused) {
             scheduler.pauseTrigger(cron.getKey());
         }
-        LOG.warn("Quartz trigger {} (cron {}) was stored in zone {} with misfire rule {}: rescheduled in {} with {}", cron.getKey(),
-                cron.getCronExpression(), cron.getTimeZone().getID(), cron.getMisfireInstruction(), wanted.getID(),
+        LOG.warn("Quartz trigger {} (cron {}) was stored in zone {} with misfire rule {}{}: rescheduled in {} with {}", cron.getKey(),
+                cron.getCronExpression(), cron.getTimeZone().getID(), cron.getMisfireInstruction(),
+                late ? ", next fire at " + cron.getNextFireTime().toInstant() + " past its schedule's next" : "", wanted.getID(),
                 wantedMisfire == null ? cron.getMisfireInstruction() : wantedMisfire);
         return true;
+    }
+
+    /**
+     * Whether the stored trigger's next fire time lies past the one its schedule gives from now by more than a
+     * minute: a pod whose clock ran ahead (started before NTP synced, a VM resumed) fired it, or took it as a misfire,
+     * and stored its next fire from that clock; every other pod then waits for it (an hour ahead: no redelivery for an
+     * hour, the silent-job alert firing, the trigger WAITING as if healthy). Rescheduled from now when a route starts.
+     */
+    static boolean skipsAFire(CronTrigger cron) {
+        java.util.Date next = cron.getNextFireTime();
+        if (next == null) {
+            return false;
+        }
+        try {
+            // the schedule alone: the trigger's own fire-time-after starts from its start time, which may lie ahead too
+            org.quartz.CronExpression schedule = new org.quartz.CronExpression(cron.getCronExpression());
+            schedule.setTimeZone(cron.getTimeZone());
+            java.util.Date due = schedule.getNextValidTimeAfter(new java.util.Date());
+            return due != null && next.getTime() - due.getTime() > 60_000;
+        } catch (java.text.ParseException e) {
+            return false; // a stored expression Quartz itself parsed
+        }
     }
 }

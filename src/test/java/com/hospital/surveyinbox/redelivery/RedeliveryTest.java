@@ -175,6 +175,41 @@ class RedeliveryTest extends IntegrationTest {
         }
     }
 
+    /**
+     * A pod whose clock ran an hour ahead fired the redelivery trigger (or took it as a misfire) and stored its next
+     * fire from that clock: every other pod waited an hour for it, and restarting pods did not help (camel-quartz keeps
+     * a stored trigger whose cron is unchanged). A route starting with such a trigger reschedules it from now.
+     */
+    @Test
+    void aRedeliveryTriggerStoredAnHourPastItsScheduleIsRescheduledWhenTheRouteStarts() throws Exception {
+        org.apache.camel.component.quartz.QuartzEndpoint redeliver = (org.apache.camel.component.quartz.QuartzEndpoint)
+                camel.getRoute("inbox-redeliver").getEndpoint();
+        org.quartz.Scheduler scheduler = redeliver.getComponent().getScheduler();
+        org.quartz.CronTrigger stored = (org.quartz.CronTrigger) scheduler.getTrigger(redeliver.getTriggerKey());
+        java.time.Instant anHourAhead = java.time.Instant.now().plus(java.time.Duration.ofHours(1));
+        scheduler.rescheduleJob(stored.getKey(), stored.getTriggerBuilder().startAt(java.util.Date.from(anHourAhead))
+                .withSchedule((org.quartz.CronScheduleBuilder) stored.getScheduleBuilder()).build());
+        try {
+            assertThat(scheduler.getTrigger(redeliver.getTriggerKey()).getNextFireTime())
+                    .isAfter(java.util.Date.from(anHourAhead.minus(java.time.Duration.ofSeconds(1))));
+
+            camel.getRouteController().stopRoute("inbox-redeliver");
+            camel.getRouteController().startRoute("inbox-redeliver");
+
+            org.quartz.Trigger aligned = scheduler.getTrigger(redeliver.getTriggerKey());
+            assertThat(aligned.getNextFireTime()).isBefore(java.util.Date.from(java.time.Instant.now().plus(java.time.Duration.ofMinutes(1))));
+            java.sql.Timestamp restarted = jdbc.queryForObject("SELECT now()", java.sql.Timestamp.class);
+            await().atMost(Duration.ofSeconds(20)).until(() -> jdbc.queryForObject(
+                    "SELECT count(*) FROM redelivery_run WHERE fired_at > ?", Long.class, restarted) > 0);
+        } finally {
+            // the other tests of this class need the ticks, whatever happened above
+            org.quartz.Trigger now = scheduler.getTrigger(redeliver.getTriggerKey());
+            if (now.getNextFireTime().after(java.util.Date.from(java.time.Instant.now().plus(java.time.Duration.ofMinutes(1))))) {
+                scheduler.rescheduleJob(now.getKey(), now.getTriggerBuilder().startNow().build());
+            }
+        }
+    }
+
     private static String storedZone(org.quartz.Scheduler scheduler, org.quartz.TriggerKey key) throws Exception {
         return ((org.quartz.CronTrigger) scheduler.getTrigger(key)).getTimeZone().getID();
     }
