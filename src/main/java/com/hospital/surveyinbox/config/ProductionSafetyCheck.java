@@ -70,6 +70,7 @@ public class ProductionSafetyCheck implements InitializingBean {
         if (!properties.getCrypto().isEnabled()) {
             problems.add("adapter.crypto.enabled must be true: the payload holds patient data");
         }
+        redisAuthenticated(problems);
         int requestThreads = environment.getProperty("server.tomcat.threads.max", Integer.class, 200);
         if (properties.getReception().getMaxInFlight() >= requestThreads) {
             problems.add("adapter.reception.max-in-flight (" + properties.getReception().getMaxInFlight() + ") must be below "
@@ -86,6 +87,22 @@ public class ProductionSafetyCheck implements InitializingBean {
         }
         if (!problems.isEmpty()) {
             throw new IllegalStateException("Refusing to start in prod: " + String.join("; ", problems));
+        }
+    }
+
+    /**
+     * A Redis without a password: a cached consent list is taken as the legacy system's answer (a bundle goes out with
+     * it) and a hit is never looked up again, so whatever can reach Redis (another workload on a shared instance, a
+     * mistyped redis-cli) could decide which consent forms patients get, for as long as the key lives. The Secret
+     * carries SPRING_DATA_REDIS_PASSWORD (docs/deploying.md); a URL with credentials counts.
+     */
+    private void redisAuthenticated(List<String> problems) {
+        String password = environment.getProperty("spring.data.redis.password");
+        String url = environment.getProperty("spring.data.redis.url");
+        boolean urlCredentials = url != null && url.contains("@") && url.indexOf(':', url.indexOf("//") + 2) < url.indexOf('@');
+        if ((password == null || password.isBlank()) && !urlCredentials) {
+            problems.add("spring.data.redis.password is empty (SPRING_DATA_REDIS_PASSWORD): cached consent lists decide "
+                    + "what a bundle holds, and an unauthenticated Redis lets anyone who reaches it write them");
         }
     }
 
