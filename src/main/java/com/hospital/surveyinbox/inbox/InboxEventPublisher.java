@@ -13,10 +13,24 @@ import org.springframework.stereotype.Component;
 @Component("inboxEventPublisher")
 public class InboxEventPublisher {
 
-    private final ObjectMapper objectMapper;
+    /** Counter of events not published (Kafka away or refusing): alert SurveyInboxEventsNotPublished. */
+    public static final String PUBLISH_FAILURES = "adapter.inbox.publish.failures";
 
-    public InboxEventPublisher(ObjectMapper objectMapper) {
+    private final ObjectMapper objectMapper;
+    private final io.micrometer.core.instrument.Counter publishFailures;
+
+    public InboxEventPublisher(ObjectMapper objectMapper, io.micrometer.core.instrument.MeterRegistry meters) {
         this.objectMapper = objectMapper;
+        // at zero from the start: the first failure is an increase the alert sees
+        this.publishFailures = meters.counter(PUBLISH_FAILURES);
+    }
+
+    /**
+     * An event not published (step inbox-publish-not-published): its row stays as it is and the redelivery job
+     * republishes it; counted, as a broker away leaves receptions answering while nothing is processed.
+     */
+    public void notPublished() {
+        publishFailures.increment();
     }
 
     /**

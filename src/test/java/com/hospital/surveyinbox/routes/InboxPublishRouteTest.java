@@ -31,13 +31,15 @@ class InboxPublishRouteTest extends RouteKit {
         assertThat(done.getProperty("inboxPublished", Boolean.class)).isTrue();
     }
 
-    /** The failure's line names the row and its trace (on the reception's wireTap thread no trace is current). */
+    /** The failure's line names the row and its trace (on the reception's wireTap thread no trace is current); it is counted. */
     @Test
     void aFailedPublishAnswersFalseAndNeverFailsTheCaller(org.springframework.boot.test.system.CapturedOutput output) {
         mock("mock:kafka").whenAnyExchangeReceived(e -> {
             throw new IllegalStateException("broker gone");
         });
         String traceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        String failures = com.hospital.surveyinbox.inbox.InboxEventPublisher.PUBLISH_FAILURES;
+        double before = meters.counter(failures).count();
 
         Exchange done = template.request("direct:inbox-publish", e -> e.getMessage().setBody(Map.of("inboxId", 43L,
                 "srvyDrawupNo", uniqueSubject("ALONE-PUB"), "msgType", "SEND", "traceParent", traceParent)));
@@ -46,5 +48,7 @@ class InboxPublishRouteTest extends RouteKit {
         assertThat(done.getProperty("inboxPublished", Boolean.class)).isFalse();
         assertThat(output.getAll().lines().filter(l -> l.contains("Event of inbox 43 not published")))
                 .singleElement().asString().contains("trace " + traceParent);
+        // counted for SurveyInboxEventsNotPublished: receptions answer while Kafka is away, nothing else says so
+        assertThat(meters.counter(failures).count()).isEqualTo(before + 1);
     }
 }
