@@ -36,6 +36,40 @@ class ProcessingTest extends IntegrationTest {
         assertThat(com.hospital.surveyinbox.support.EventPublisher.publish(producer, new InboxEvent(inboxId, subject, msgType))).isTrue();
     }
 
+    @Autowired
+    org.springframework.core.env.Environment environment;
+
+    @Autowired
+    io.micrometer.core.instrument.MeterRegistry meters;
+
+    /**
+     * Records on the topic that are no event (text, no value, an id that is no number, bytes that are no UTF-8) are
+     * skipped and committed: the consumer neither stops nor retries them, and the subject's next event on the same
+     * partition (the same key) is processed.
+     */
+    @Test
+    void recordsThatAreNoEventAreSkippedAndTheNextEventOnTheirPartitionIsProcessed() throws Exception {
+        String subject = uniqueSubject("POISON");
+        String topic = environment.getRequiredProperty("adapter.kafka.topic");
+        String unreadable = ProcessingRecord.CLAIMS;
+        double before = meters.counter(unreadable, "result", "unreadable-event").count();
+        java.util.Map<String, Object> config = java.util.Map.of(
+                "bootstrap.servers", environment.getRequiredProperty("spring.kafka.bootstrap-servers"),
+                "key.serializer", org.apache.kafka.common.serialization.StringSerializer.class.getName(),
+                "value.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class.getName());
+        try (org.apache.kafka.clients.producer.KafkaProducer<String, byte[]> poison = new org.apache.kafka.clients.producer.KafkaProducer<>(config)) {
+            for (byte[] value : java.util.Arrays.asList("not an event".getBytes(java.nio.charset.StandardCharsets.UTF_8), null,
+                    "{\"inboxId\":\"x\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8), new byte[] {(byte) 0xff, 0, (byte) 0xfe})) {
+                poison.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic, subject, value)).get(10, java.util.concurrent.TimeUnit.SECONDS);
+            }
+        }
+
+        String id = client.accept(send(subject, "P-" + subject, ""));
+
+        new Rows(jdbc).awaitStatus(id, "COMPLETED");
+        assertThat(meters.counter(unreadable, "result", "unreadable-event").count()).isEqualTo(before + 4);
+    }
+
     /**
      * The patient number goes where CONTRACT §3 puts it and nowhere else: the patient lookup's path and the
      * guest find's query — not the guest create, not the bundle (a header a step sets must not ride along to
