@@ -8,7 +8,8 @@ import org.springframework.core.env.Environment;
  * The security settings the routes' Kafka component is given ({@code camel.component.kafka.*}: TLS, SASL), as Kafka
  * client settings for the service's own admin clients (the topic check, the {@code kafka} health). Without them those
  * two spoke plain text to a broker the routes reach over TLS or SASL: the health stayed DOWN and the topic was never
- * checked, while events flowed.
+ * checked, while events flowed. Security settings given through {@code camel.component.kafka.additional-properties}
+ * are taken too.
  */
 public final class KafkaClientSecurity {
 
@@ -59,6 +60,18 @@ public final class KafkaClientSecurity {
                 settings.put(kafka, value);
             }
         });
+        // what Camel's named options cannot say (an OAUTHBEARER or IAM login: sasl.login.callback.handler.class,
+        // sasl.client.callback.handler.class, ...) is given through additional-properties, which Camel hands to its
+        // clients as they are; without them here the health stayed DOWN and the topic unchecked. Client security
+        // settings only: a consumer's or producer's own (max.poll.records, linger.ms) are no admin client's
+        org.springframework.boot.context.properties.bind.Binder.get(environment)
+                .bind("camel.component.kafka.additional-properties",
+                        org.springframework.boot.context.properties.bind.Bindable.mapOf(String.class, String.class))
+                .ifBound(additional -> additional.forEach((key, value) -> {
+                    if (key.startsWith("sasl.") || key.startsWith("ssl.") || key.equals("security.protocol")) {
+                        settings.put(key, value);
+                    }
+                }));
         return settings;
     }
 }

@@ -109,6 +109,16 @@ class KafkaTopicProvisionerTest extends IntegrationTest {
                 .withProperty("camel.component.kafka.ssl-endpoint-algorithm", "none")
                 .withProperty("camel.component.kafka.ssl-truststore-type", "pem")))
                 .containsEntry("ssl.endpoint.identification.algorithm", "").containsEntry("ssl.truststore.type", "PEM");
+        // a login only additional-properties can name (OAUTHBEARER, a cloud's IAM): the admin clients log in the same way
+        assertThat(KafkaClientSecurity.of(new org.springframework.mock.env.MockEnvironment()
+                .withProperty("camel.component.kafka.sasl-mechanism", "OAUTHBEARER")
+                .withProperty("camel.component.kafka.additional-properties[sasl.login.callback.handler.class]", "com.example.Login")
+                .withProperty("camel.component.kafka.additional-properties[sasl.oauthbearer.token.endpoint.url]", "https://idp/token")
+                .withProperty("camel.component.kafka.additional-properties[max.poll.records]", "5")))
+                .containsEntry("sasl.mechanism", "OAUTHBEARER")
+                .containsEntry("sasl.login.callback.handler.class", "com.example.Login")
+                .containsEntry("sasl.oauthbearer.token.endpoint.url", "https://idp/token")
+                .doesNotContainKey("max.poll.records");
         String topic = "provisioner-tls-" + System.nanoTime();
         KafkaTopicProvisioner overTls = new KafkaTopicProvisioner(com.hospital.surveyinbox.support.TestProperties.bind(Map.of(
                 "adapter.kafka.topic", topic)), brokers, java.time.Duration.ofSeconds(1), KafkaClientSecurity.of(tls));
