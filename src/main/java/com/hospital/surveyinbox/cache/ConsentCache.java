@@ -350,12 +350,16 @@ public class ConsentCache {
 
     /**
      * Whether a failure is Redis's (the route's inbox-consents-redis-failed policy): Spring's or Lettuce's exception
-     * anywhere in its causes. Asked by the policy rather than matched by class: Camel matches the innermost cause
-     * first, and a connection refused at opening is the socket's ConnectException inside Lettuce's and Spring's.
+     * anywhere in its causes. Asked by the policy rather than matched by class: Camel takes the policy closest by
+     * class level, on a tie the innermost cause's, and Spring wraps what Lettuce does not know (a connection reset
+     * under a command: RedisSystemException around the IOException, three levels against one). Not a thread
+     * interrupted in a command (shutdown): Lettuce sets the flag again, the next wait would fail anyway, and taking it
+     * for Redis down would leave Redis out for every worker of the pod.
      */
     public boolean isRedisFailure(Exception failure) {
-        return causedBy(failure, org.springframework.dao.DataAccessException.class)
-                || causedBy(failure, io.lettuce.core.RedisException.class);
+        return !causedBy(failure, InterruptedException.class)
+                && (causedBy(failure, org.springframework.dao.DataAccessException.class)
+                        || causedBy(failure, io.lettuce.core.RedisException.class));
     }
 
     /**
