@@ -94,17 +94,40 @@ public class ProductionSafetyCheck implements InitializingBean {
      * A Redis without a password: a cached consent list is taken as the legacy system's answer (a bundle goes out with
      * it) and a hit is never looked up again, so whatever can reach Redis (another workload on a shared instance, a
      * mistyped redis-cli) could decide which consent forms patients get, for as long as the key lives. The Secret
-     * carries SPRING_DATA_REDIS_PASSWORD (docs/deploying.md); a URL with credentials counts.
+     * carries SPRING_DATA_REDIS_PASSWORD (docs/deploying.md). With spring.data.redis.url set, Boot reads the
+     * credentials from the URL alone (the password property is ignored), so the URL's are judged. A client
+     * certificate (spring.data.redis.ssl.bundle) authenticates too.
      */
     private void redisAuthenticated(List<String> problems) {
-        String password = environment.getProperty("spring.data.redis.password");
-        String url = environment.getProperty("spring.data.redis.url");
-        boolean urlCredentials = url != null && url.contains("@") && url.indexOf(':', url.indexOf("//") + 2) < url.indexOf('@');
-        if ((password == null || password.isBlank()) && !urlCredentials) {
-            problems.add("spring.data.redis.password is empty (SPRING_DATA_REDIS_PASSWORD): cached consent lists decide "
-                    + "what a bundle holds, and an unauthenticated Redis lets anyone who reaches it write them");
+        if (redisAuthenticated(environment)) {
+            return;
         }
+        problems.add("spring.data.redis.password is empty (SPRING_DATA_REDIS_PASSWORD; with spring.data.redis.url, the "
+                + "URL's password): cached consent lists decide what a bundle holds, and an unauthenticated Redis lets "
+                + "anyone who reaches it write them");
     }
+
+    public static boolean redisAuthenticated(org.springframework.core.env.Environment environment) {
+        String bundle = environment.getProperty("spring.data.redis.ssl.bundle");
+        if (bundle != null && !bundle.isBlank()) {
+            return true;
+        }
+        String url = environment.getProperty("spring.data.redis.url");
+        if (url != null && !url.isBlank()) {
+            try {
+                String userInfo = java.net.URI.create(url.strip()).getUserInfo();
+                int colon = userInfo == null ? -1 : userInfo.indexOf(':');
+                // redis://:password@host and redis://user:password@host; redis://password@host is Boot's password too
+                String password = userInfo == null ? null : colon < 0 ? userInfo : userInfo.substring(colon + 1);
+                return password != null && !password.isBlank();
+            } catch (IllegalArgumentException e) {
+                return false;
+            }
+        }
+        String password = environment.getProperty("spring.data.redis.password");
+        return password != null && !password.isBlank();
+    }
+
 
     /**
      * The client address decides the failed-authentication limit: X-Forwarded-For must be believed only from

@@ -81,6 +81,30 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageContaining("adapter.reception.max-in-flight (200) must be below server.tomcat.threads.max (200)");
     }
 
+    /**
+     * The prod check's Redis login as Boot reads it: with spring.data.redis.url set, the URL's credentials alone (the
+     * password property is ignored), so a URL without a password is refused whatever the property says.
+     */
+    @Test
+    void theProdRedisCheckJudgesTheCredentialsBootUses() {
+        java.util.function.Function<String[], Boolean> judged = pairs -> {
+            org.springframework.mock.env.MockEnvironment environment = new org.springframework.mock.env.MockEnvironment();
+            for (int i = 0; i < pairs.length; i += 2) {
+                environment.setProperty(pairs[i], pairs[i + 1]);
+            }
+            return com.hospital.surveyinbox.config.ProductionSafetyCheck.redisAuthenticated(environment);
+        };
+        assertThat(judged.apply(new String[] {})).isFalse();
+        assertThat(judged.apply(new String[] {"spring.data.redis.password", "  "})).isFalse();
+        assertThat(judged.apply(new String[] {"spring.data.redis.password", "a-redis-secret"})).isTrue();
+        assertThat(judged.apply(new String[] {"spring.data.redis.url", "redis://redis:6379",
+                "spring.data.redis.password", "a-redis-secret"})).as("Boot ignores the property beside a URL").isFalse();
+        assertThat(judged.apply(new String[] {"spring.data.redis.url", "redis://:@redis:6379"})).isFalse();
+        assertThat(judged.apply(new String[] {"spring.data.redis.url", "rediss://adapter:a-redis-secret@redis:6380"})).isTrue();
+        assertThat(judged.apply(new String[] {"spring.data.redis.url", "redis://:a-redis-secret@redis:6379"})).isTrue();
+        assertThat(judged.apply(new String[] {"spring.data.redis.ssl.bundle", "redis-client"})).as("a client certificate").isTrue();
+    }
+
     @Test
     void theProdCheckRunsInAnyLetterCaseAndRefusesOneSharedPassword() {
         String shared = "a-long-shared-secret-0123456789";
