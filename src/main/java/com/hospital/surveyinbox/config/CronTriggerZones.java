@@ -75,7 +75,10 @@ public class CronTriggerZones {
         TimeZone wanted = zone == null ? cron.getTimeZone() : TimeZone.getTimeZone(zone.toString());
         Integer wantedMisfire = misfire == null ? null : Integer.valueOf(misfire.toString().strip());
         boolean misfireRight = wantedMisfire == null || cron.getMisfireInstruction() == wantedMisfire;
-        boolean late = skipsAFire(cron);
+        // not a "do nothing" trigger (retention): a pod ahead only moves its next run to the next day's, never further,
+        // and one behind would move a healthy daily run to its own 03:30, peak hours in real time
+        int misfireRule = wantedMisfire == null ? cron.getMisfireInstruction() : wantedMisfire;
+        boolean late = misfireRule != CronTrigger.MISFIRE_INSTRUCTION_DO_NOTHING && skipsAFire(cron, databaseNow(endpoint));
         if (cron.getTimeZone().getID().equals(wanted.getID()) && misfireRight && !late) {
             return false;
         }
@@ -104,12 +107,33 @@ public class CronTriggerZones {
     }
 
     /**
+     * The database's clock, which every pod shares (a pod whose own clock is behind would take a healthy trigger for a
+     * late one); this JVM's when the database does not answer.
+     */
+    private static java.util.Date databaseNow(QuartzEndpoint endpoint) {
+        javax.sql.DataSource dataSource = endpoint.getCamelContext().getRegistry().findSingleByType(javax.sql.DataSource.class);
+        if (dataSource != null) {
+            try (java.sql.Connection connection = dataSource.getConnection();
+                 java.sql.Statement statement = connection.createStatement();
+                 java.sql.ResultSet now = statement.executeQuery("SELECT now()")) {
+                if (now.next()) {
+                    return new java.util.Date(now.getTimestamp(1).getTime());
+                }
+            } catch (java.sql.SQLException e) {
+                LOG.debug("The database's clock could not be read; this JVM's is used", e);
+            }
+        }
+        return new java.util.Date();
+    }
+
+    /**
      * Whether the stored trigger's next fire time lies past the one its schedule gives from now by more than a
      * minute: a pod whose clock ran ahead (started before NTP synced, a VM resumed) fired it, or took it as a misfire,
      * and stored its next fire from that clock; every other pod then waits for it (an hour ahead: no redelivery for an
-     * hour, the silent-job alert firing, the trigger WAITING as if healthy). Rescheduled from now when a route starts.
+     * hour, the silent-job alert firing, the trigger WAITING as if healthy). Rescheduled from now when a route starts;
+     * {@code now} is the database's.
      */
-    static boolean skipsAFire(CronTrigger cron) {
+    static boolean skipsAFire(CronTrigger cron, java.util.Date now) {
         java.util.Date next = cron.getNextFireTime();
         if (next == null) {
             return false;
@@ -118,7 +142,7 @@ public class CronTriggerZones {
             // the schedule alone: the trigger's own fire-time-after starts from its start time, which may lie ahead too
             org.quartz.CronExpression schedule = new org.quartz.CronExpression(cron.getCronExpression());
             schedule.setTimeZone(cron.getTimeZone());
-            java.util.Date due = schedule.getNextValidTimeAfter(new java.util.Date());
+            java.util.Date due = schedule.getNextValidTimeAfter(now);
             return due != null && next.getTime() - due.getTime() > 60_000;
         } catch (java.text.ParseException e) {
             return false; // a stored expression Quartz itself parsed

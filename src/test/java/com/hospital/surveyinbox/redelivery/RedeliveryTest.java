@@ -210,6 +210,34 @@ class RedeliveryTest extends IntegrationTest {
         }
     }
 
+    /**
+     * A "do nothing" trigger (retention, daily) is not realigned for lying ahead: a pod whose clock ran ahead moves its
+     * run to the next day's at most, and a pod whose clock is behind would take a healthy one for late and move the run
+     * to its own 03:30 (peak hours in real time).
+     */
+    @Test
+    void aDoNothingTriggerAheadOfItsScheduleIsLeftAsStored() throws Exception {
+        org.apache.camel.component.quartz.QuartzEndpoint retention = (org.apache.camel.component.quartz.QuartzEndpoint)
+                camel.getRoute("inbox-retention").getEndpoint();
+        org.quartz.Scheduler scheduler = retention.getComponent().getScheduler();
+        try {
+            camel.getRouteController().startRoute("inbox-retention");
+            org.quartz.CronTrigger stored = (org.quartz.CronTrigger) scheduler.getTrigger(retention.getTriggerKey());
+            assertThat(stored.getMisfireInstruction()).isEqualTo(org.quartz.CronTrigger.MISFIRE_INSTRUCTION_DO_NOTHING);
+            scheduler.rescheduleJob(stored.getKey(), stored.getTriggerBuilder()
+                    .startAt(java.util.Date.from(java.time.Instant.now().plus(java.time.Duration.ofDays(2))))
+                    .withSchedule((org.quartz.CronScheduleBuilder) stored.getScheduleBuilder()).build());
+            java.util.Date ahead = scheduler.getTrigger(retention.getTriggerKey()).getNextFireTime();
+
+            camel.getRouteController().stopRoute("inbox-retention");
+            camel.getRouteController().startRoute("inbox-retention");
+
+            assertThat(scheduler.getTrigger(retention.getTriggerKey()).getNextFireTime()).isEqualTo(ahead);
+        } finally {
+            camel.getRouteController().stopRoute("inbox-retention");
+        }
+    }
+
     private static String storedZone(org.quartz.Scheduler scheduler, org.quartz.TriggerKey key) throws Exception {
         return ((org.quartz.CronTrigger) scheduler.getTrigger(key)).getTimeZone().getID();
     }
