@@ -107,6 +107,7 @@ public class ProductionSafetyCheck implements InitializingBean {
                 + "anyone who reaches it write them");
     }
 
+    /** Whether Redis is logged into with the credentials Boot uses: a client certificate, the URL's password, or the password. */
     public static boolean redisAuthenticated(org.springframework.core.env.Environment environment) {
         String bundle = environment.getProperty("spring.data.redis.ssl.bundle");
         if (bundle != null && !bundle.isBlank()) {
@@ -127,7 +128,6 @@ public class ProductionSafetyCheck implements InitializingBean {
         String password = environment.getProperty("spring.data.redis.password");
         return password != null && !password.isBlank();
     }
-
 
     /**
      * The client address decides the failed-authentication limit: X-Forwarded-For must be believed only from
