@@ -120,7 +120,8 @@ public class CronTriggerZones {
                     return new java.util.Date(now.getTimestamp(1).getTime());
                 }
             } catch (java.sql.SQLException e) {
-                LOG.debug("The database's clock could not be read; this JVM's is used", e);
+                LOG.warn("Quartz trigger check: the database's clock could not be read ({}); this JVM's is used",
+                        e.getClass().getSimpleName());
             }
         }
         return new java.util.Date();

@@ -95,8 +95,8 @@ public class ProductionSafetyCheck implements InitializingBean {
      * it) and a hit is never looked up again, so whatever can reach Redis (another workload on a shared instance, a
      * mistyped redis-cli) could decide which consent forms patients get, for as long as the key lives. The Secret
      * carries SPRING_DATA_REDIS_PASSWORD (docs/deploying.md). With spring.data.redis.url set, Boot reads the
-     * credentials from the URL alone (the password property is ignored), so the URL's are judged. A client
-     * certificate (spring.data.redis.ssl.bundle) authenticates too.
+     * credentials from the URL alone (the password property is ignored), so the URL's are judged. An SSL bundle is no
+     * login (a truststore alone is the usual one, and a client certificate still logs in as Redis's default user).
      */
     private void redisAuthenticated(List<String> problems) {
         if (redisAuthenticated(environment)) {
@@ -107,12 +107,8 @@ public class ProductionSafetyCheck implements InitializingBean {
                 + "anyone who reaches it write them");
     }
 
-    /** Whether Redis is logged into with the credentials Boot uses: a client certificate, the URL's password, or the password. */
+    /** Whether Redis is logged into with the password Boot uses: the URL's when a URL is set, else the property. */
     public static boolean redisAuthenticated(org.springframework.core.env.Environment environment) {
-        String bundle = environment.getProperty("spring.data.redis.ssl.bundle");
-        if (bundle != null && !bundle.isBlank()) {
-            return true;
-        }
         String url = environment.getProperty("spring.data.redis.url");
         if (url != null && !url.isBlank()) {
             try {

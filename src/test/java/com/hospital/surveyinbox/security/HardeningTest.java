@@ -102,7 +102,7 @@ class HardeningTest extends IntegrationTest {
         assertThat(judged.apply(new String[] {"spring.data.redis.url", "redis://:@redis:6379"})).isFalse();
         assertThat(judged.apply(new String[] {"spring.data.redis.url", "rediss://adapter:a-redis-secret@redis:6380"})).isTrue();
         assertThat(judged.apply(new String[] {"spring.data.redis.url", "redis://:a-redis-secret@redis:6379"})).isTrue();
-        assertThat(judged.apply(new String[] {"spring.data.redis.ssl.bundle", "redis-client"})).as("a client certificate").isTrue();
+        assertThat(judged.apply(new String[] {"spring.data.redis.ssl.bundle", "redis-ca"})).as("a truststore is no login").isFalse();
     }
 
     @Test
