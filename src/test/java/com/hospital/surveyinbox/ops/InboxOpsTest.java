@@ -27,8 +27,13 @@ class InboxOpsTest extends IntegrationTest {
         assertThat(row.has("attempts")).isTrue();
         assertThat(row.has("lastError")).isTrue();
         assertThat(row.has("replyStatus")).isTrue();
-        assertThat(row.get("receivedAt").asText()).isNotBlank();
-        assertThat(row.get("updatedAt").asText()).isNotBlank();
+        // instants with their offset (RFC 3339), the moments the database holds: a reader in another zone, or a
+        // serializer change that dropped the offset, would otherwise read them hours off
+        java.time.OffsetDateTime received = java.time.OffsetDateTime.parse(row.get("receivedAt").asText());
+        java.time.OffsetDateTime updated = java.time.OffsetDateTime.parse(row.get("updatedAt").asText());
+        assertThat(received.toInstant()).isEqualTo(jdbc.queryForObject("SELECT created_at FROM inbox_message WHERE id = ?",
+                java.time.OffsetDateTime.class, Long.parseLong(inboxId)).toInstant());
+        assertThat(updated.toInstant()).isAfterOrEqualTo(received.toInstant());
         assertThat(reply.body()).doesNotContain("SECRET-NAME", "010-9999-1234", "payload", "patno", "P" + Math.abs(subject.hashCode()));
     }
 
