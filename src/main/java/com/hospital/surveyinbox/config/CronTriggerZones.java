@@ -102,7 +102,7 @@ public class CronTriggerZones {
         LOG.warn("Quartz trigger {} (cron {}) was stored in zone {} with misfire rule {}{}: rescheduled in {} with {}", cron.getKey(),
                 cron.getCronExpression(), cron.getTimeZone().getID(), cron.getMisfireInstruction(),
                 late ? ", next fire at " + cron.getNextFireTime().toInstant() + " past its schedule's next" : "", wanted.getID(),
-                wantedMisfire == null ? cron.getMisfireInstruction() : wantedMisfire);
+                misfireRule);
         return true;
     }
 
