@@ -3,7 +3,8 @@
 -- another chance), also one being sent right now: that sender can no longer record its result
 -- (mark-reply-*.sql are fenced by reply_attempts), so a reply timing out after the requeue cannot come back
 -- as owed and be sent for a row that meanwhile completed; a delivered one stays delivered. published_at is now: the event is published next, and
--- the redelivery job republishes it if that publish is lost.
+-- the redelivery job republishes it if that publish is lost. A DEAD row owes work again from now (pending_since: the
+-- backlog's age counts from the requeue, not from its arrival a month ago); a FAILED row has owed it all along.
 -- Run by: routes/inbox-requeue.camel.yaml, steps inbox-requeue-row and inbox-requeue-many-row (camel-sql).
 -- Why this shape: the row is locked first (FOR UPDATE), so the status answered, the status the UPDATE checks
 -- and the status audited are the same one; a worker or another operator that changed the row meanwhile is
@@ -26,6 +27,7 @@ WITH locked AS (
            claim_token = NULL,
            updated_at = now(),
            published_at = now(),
+           pending_since = CASE WHEN locked.status = 'DEAD' THEN now() ELSE m.pending_since END,
            reply_status = CASE WHEN m.reply_status IN ('PENDING', 'SENDING', 'FAILED') AND m.reply_reason_code = 'DEAD'
                                THEN 'NONE' ELSE m.reply_status END
       FROM locked

@@ -21,20 +21,24 @@ public interface InboxRowRepository extends JpaRepository<InboxRowEntity, Long> 
      * status so that no plan walks the history: {@code min(created_at) WHERE
      * status IN (unfinished)} was planned as a walk of the full created_at index from its oldest entry (the unfinished
      * rows are the newest: the whole history read first, on every pod every 5 s; InboxReadsAtScaleTest). RECEIVED
-     * rows through their created_at index (its first entry); PROCESSING and FAILED rows (a few, or an outage's
-     * backlog) each read as a set through its own partial index (OFFSET 0 keeps the planner from turning their min
-     * into that walk).
+     * rows through their created_at index (its first entry; requeued ones, skipped there, through V24's index by
+     * the time they were requeued); PROCESSING and FAILED rows (a few, or an outage's backlog) each read as a set
+     * through its own partial index (OFFSET 0 keeps the planner from turning their min into that walk). A row requeued
+     * from DEAD owes work since its requeue ({@code pending_since}, V23), not since its arrival.
      */
     @Query(value = """
             -- GREATEST ignores NULL: no unfinished row reads 0
             SELECT GREATEST(0, EXTRACT(EPOCH FROM now() - LEAST(
                        (SELECT min(created_at)
                           FROM inbox_message
-                         WHERE status = 'RECEIVED'),
-                       (SELECT min(created_at)
-                          FROM (SELECT created_at FROM inbox_message WHERE status = 'PROCESSING' OFFSET 0) processing),
-                       (SELECT min(created_at)
-                          FROM (SELECT created_at FROM inbox_message WHERE status = 'FAILED' OFFSET 0) failed))))""",
+                         WHERE status = 'RECEIVED' AND pending_since IS NULL),
+                       (SELECT min(pending_since)
+                          FROM inbox_message
+                         WHERE status = 'RECEIVED' AND pending_since IS NOT NULL),
+                       (SELECT min(COALESCE(pending_since, created_at))
+                          FROM (SELECT pending_since, created_at FROM inbox_message WHERE status = 'PROCESSING' OFFSET 0) processing),
+                       (SELECT min(COALESCE(pending_since, created_at))
+                          FROM (SELECT pending_since, created_at FROM inbox_message WHERE status = 'FAILED' OFFSET 0) failed))))""",
             nativeQuery = true)
     double oldestPendingAgeSeconds();
 

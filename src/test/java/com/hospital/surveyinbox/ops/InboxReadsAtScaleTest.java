@@ -457,6 +457,70 @@ class InboxReadsAtScaleTest {
         }
     }
 
+    /**
+     * A row requeued from DEAD owes work from its requeue: a month-old DEAD row requeued after a fix (one by one or in
+     * bulk) read a month old on the backlog gauge and in {@code GET /ops/inbox/stats}, and paged as a backlog not
+     * draining (critical, after 10 minutes) while it went through its retries again, FAILED between them. A requeued
+     * FAILED row has owed its work since it arrived: its age is kept. Through {@code sql/requeue-row.sql} as the
+     * operator's call runs it.
+     */
+    @Test
+    @Order(9)
+    void aRowRequeuedFromDeadIsAsOldAsItsRequeue() throws Exception {
+        String gauge = com.hospital.surveyinbox.ops.InboxRowRepository.class.getMethod("oldestPendingAgeSeconds")
+                .getAnnotation(org.springframework.data.jpa.repository.Query.class).value();
+        run("TRUNCATE inbox_message CASCADE",
+                "INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, attempts, created_at, updated_at)"
+                        + " SELECT 'DONE-' || g, 'SEND', 'COMPLETED', 1, now() - INTERVAL '40 days', now() - INTERVAL '40 days'"
+                        + " FROM generate_series(1, 50000) g",
+                "INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, attempts, created_at, updated_at)"
+                        + " SELECT 'MONTH-' || g, 'SEND', 'DEAD', 5, now() - INTERVAL '30 days', now() - INTERVAL '29 days'"
+                        + " FROM generate_series(1, 50) g",
+                "INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, attempts, created_at)"
+                        + " VALUES ('HOURS-1', 'SEND', 'FAILED', 2, now() - INTERVAL '2 hours')",
+                "INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, created_at)"
+                        + " VALUES ('FRESH-1', 'SEND', 'RECEIVED', now() - INTERVAL '10 minutes')",
+                "ANALYZE inbox_message");
+        try (Connection c = connect(); Statement s = c.createStatement()) {
+            var requeue = new org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate(
+                    new org.springframework.jdbc.datasource.SingleConnectionDataSource(c, true));
+            String sql = com.hospital.surveyinbox.inbox.SqlFiles.read("requeue-row").replace(":#", ":");
+            List<Long> dead = new ArrayList<>();
+            try (ResultSet rs = s.executeQuery("SELECT id FROM inbox_message WHERE status = 'DEAD' ORDER BY id")) {
+                while (rs.next()) {
+                    dead.add(rs.getLong(1));
+                }
+            }
+            for (long id : dead) {
+                var params = new java.util.HashMap<String, Object>();
+                params.put("id", id);
+                params.put("expectedStatus", "DEAD");
+                params.put("actor", "ops");
+                assertThat(requeue.queryForMap(sql, params)).containsEntry("requeued", true);
+            }
+            // the oldest owed work is the FAILED row's two hours, not the requeued rows' month
+            long age = read(s, "SELECT 'age', (" + gauge + ")::bigint").get("age");
+            assertThat(age).isBetween(7_200L - 5, 7_200L + 60);
+            // requeued rows that failed again (a fix that did not fix it): still as old as their requeue
+            s.execute("UPDATE inbox_message SET status = 'FAILED', attempts = 1 WHERE srvy_drawup_no LIKE 'MONTH-%'");
+            assertThat(read(s, "SELECT 'age', (" + gauge + ")::bigint").get("age")).isBetween(7_200L - 5, 7_200L + 60);
+            // the FAILED row requeued keeps the age it had: its work has been owed since it arrived
+            s.execute("UPDATE inbox_message SET status = 'RECEIVED' WHERE srvy_drawup_no LIKE 'MONTH-%'");
+            long failed = read(s, "SELECT 'id', id FROM inbox_message WHERE srvy_drawup_no = 'HOURS-1'").get("id");
+            var params = new java.util.HashMap<String, Object>();
+            params.put("id", failed);
+            params.put("expectedStatus", null);
+            params.put("actor", "ops");
+            assertThat(requeue.queryForMap(sql, params)).containsEntry("requeued", true).containsEntry("fromStatus", "FAILED");
+            s.execute("VACUUM ANALYZE inbox_message");
+            long before = rowsRead(s);
+            assertThat(read(s, "SELECT 'age', (" + gauge + ")::bigint").get("age")).isBetween(7_200L - 5, 7_200L + 60);
+            // never the 50,000 finished rows: the arrivals' walk skips the 50 requeued rows (their arrival is older) to
+            // the fresh one; the oldest requeued row is the first entry of its own index (V24), not a second walk
+            assertThat(rowsRead(s) - before).as("rows read by the gauge").isLessThanOrEqualTo(51 + 10);
+        }
+    }
+
     @Test
     @Order(6)
     void aTruncatedTableCountsZero() throws SQLException {
