@@ -106,6 +106,34 @@ class InboxOpsRouteTest extends RouteKit {
         assertThat(sent.json().get("error").asText()).startsWith("replyStatus must be one of");
     }
 
+    /**
+     * A read carries no body, and one sent anyway is bounded as a write's: platform-http read any body into memory
+     * whole before the route ran, so a GET with a body of gigabytes (an operator's credential, a port-forward) filled
+     * the heap of a pod that exits on OutOfMemoryError. One byte over the cap, declared or streamed, on GET or HEAD:
+     * 413 before the route; a read without a body is served as usual.
+     */
+    @Test
+    void aReadWithABodyOverTheCapIsRefusedUnread() {
+        long id = stored(uniqueSubject("OPS-BODY"));
+        int cap = com.hospital.surveyinbox.config.OpsBodyLimitFilter.MAX_BODY_BYTES;
+        byte[] over = new byte[cap + 1];
+        java.util.Arrays.fill(over, (byte) 'x');
+        for (String path : List.of("/ops/inbox/" + id, "/ops/inbox?limit=1")) {
+            for (String method : List.of("GET", "HEAD")) {
+                Reply declared = client.send(HttpRequest.newBuilder(client.uri(path)).header("Authorization", ServiceClient.OPS_AUTH)
+                        .method(method, HttpRequest.BodyPublishers.ofByteArray(over)).build());
+                Reply streamed = client.send(HttpRequest.newBuilder(client.uri(path)).header("Authorization", ServiceClient.OPS_AUTH)
+                        .method(method, HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(over))).build());
+                assertThat(List.of(declared, streamed)).as(method + " " + path).allSatisfy(reply ->
+                        assertThat(reply.status()).as(reply.body()).isEqualTo(413));
+                if (method.equals("GET")) {
+                    assertThat(declared.json().get("error").asText()).isEqualTo("body larger than " + cap + " bytes");
+                }
+            }
+        }
+        assertThat(client.ops("/ops/inbox/" + id).json().get("inboxId").asText()).isEqualTo(Long.toString(id));
+    }
+
     private static String encoded(String text) {
         return URLEncoder.encode(text, StandardCharsets.UTF_8);
     }
