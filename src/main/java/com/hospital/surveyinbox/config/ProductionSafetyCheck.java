@@ -40,11 +40,20 @@ public class ProductionSafetyCheck implements InitializingBean {
      */
     private static final java.util.regex.Pattern PROD_LOOKALIKE = java.util.regex.Pattern.compile("(?i)(prod|prd|production|live)([-_.].*)?");
 
+    /**
+     * The profiles in effect: the active ones, else the default ones (SPRING_PROFILES_DEFAULT=prod loads
+     * application-prod.yaml as an active prod would, and skipped every check here).
+     */
+    private String[] profiles() {
+        String[] active = environment.getActiveProfiles();
+        return active.length > 0 ? active : environment.getDefaultProfiles();
+    }
+
     @Override
     public void afterPropertiesSet() {
-        if (java.util.Arrays.stream(environment.getActiveProfiles()).noneMatch("prod"::equalsIgnoreCase)) {
+        if (java.util.Arrays.stream(profiles()).noneMatch("prod"::equalsIgnoreCase)) {
             // SPRING_PROFILES_ACTIVE=production (or prd, prod-kr) started like dev: the payload in clear, any password
-            List<String> lookalikes = java.util.Arrays.stream(environment.getActiveProfiles())
+            List<String> lookalikes = java.util.Arrays.stream(profiles())
                     .filter(profile -> PROD_LOOKALIKE.matcher(profile).matches()).toList();
             if (!lookalikes.isEmpty()) {
                 throw new IllegalStateException("Refusing to start: the active profile " + String.join(", ", lookalikes)
@@ -78,6 +87,7 @@ public class ProductionSafetyCheck implements InitializingBean {
                     + "while receptions wait on a slow database");
         }
         forwardedHeaders(problems);
+        logsCarryNoPatientData(problems);
         shutdownCoversARow(problems);
         webShutdownCoversASynchronousRegistration(problems);
         stuckRows(problems);
@@ -123,6 +133,54 @@ public class ProductionSafetyCheck implements InitializingBean {
         }
         String password = environment.getProperty("spring.data.redis.password");
         return password != null && !password.isBlank();
+    }
+
+    /**
+     * Loggers that write what the service sends and receives when set below INFO: request URLs (a patient number is a
+     * path segment of the patient lookup and a query parameter of the guest search), headers and bodies (names,
+     * mobile numbers), bound SQL values. {@code web} and {@code sql} are Boot's logger groups. Every name above one
+     * of them (root, {@code org}, {@code org.apache}) sets it too.
+     */
+    static final List<String> DATA_LOGGERS = List.of("org.apache.camel", "org.apache.hc", "org.springframework.jdbc",
+            "org.hibernate", "org.springframework.web", "org.springframework.http", "org.springframework.data.redis",
+            "io.lettuce", "org.apache.tomcat", "org.apache.coyote", "org.apache.catalina", "web", "sql");
+
+    /**
+     * Turning up logging to look into an incident (LOGGING_LEVEL_ROOT=DEBUG, LOGGING_LEVEL_ORG_APACHE_CAMEL=TRACE) or
+     * Camel's tracer on wrote patient numbers, names and mobile numbers into the logs, kept outside the payload's
+     * encryption and retention (CONTRACT 6). The service's own loggers (com.hospital.surveyinbox) never log patient
+     * data and may go to DEBUG.
+     */
+    private void logsCarryNoPatientData(List<String> problems) {
+        java.util.Map<String, org.springframework.boot.logging.LogLevel> levels;
+        try {
+            levels = org.springframework.boot.context.properties.bind.Binder.get(environment)
+                    .bind("logging.level", org.springframework.boot.context.properties.bind.Bindable.mapOf(String.class,
+                            org.springframework.boot.logging.LogLevel.class))
+                    .orElse(java.util.Map.of());
+        } catch (RuntimeException e) {
+            problems.add("logging.level.* must be levels (TRACE..OFF): " + e.getMessage());
+            return;
+        }
+        new java.util.TreeMap<>(levels).forEach((name, level) -> {
+            if (level != null && level.ordinal() < org.springframework.boot.logging.LogLevel.INFO.ordinal()
+                    && writesPatientData(name)) {
+                problems.add("logging.level." + name + " (" + level + ") must be INFO or above: below it " + name
+                        + " logs request URLs, headers, bodies or bound SQL values, which carry patient numbers and names; "
+                        + "look into an incident in dev, or with com.hospital.surveyinbox at DEBUG");
+            }
+        });
+        for (String tracing : List.of("camel.main.tracing", "camel.trace.enabled", "camel.main.log-exhausted-message-body")) {
+            if (Boolean.TRUE.equals(environment.getProperty(tracing, Boolean.class))) {
+                problems.add(tracing + " must be false: it logs message bodies, which carry patient data");
+            }
+        }
+    }
+
+    static boolean writesPatientData(String logger) {
+        String name = logger.strip().toLowerCase(java.util.Locale.ROOT);
+        return name.equals("root") || DATA_LOGGERS.stream().anyMatch(data -> data.equals(name)
+                || data.startsWith(name + ".") || name.startsWith(data + "."));
     }
 
     /**

@@ -127,6 +127,41 @@ class HardeningTest extends IntegrationTest {
     }
 
     /**
+     * Logging turned up for an incident (LOGGING_LEVEL_ROOT=DEBUG, Camel's or the HTTP client's loggers, Boot's web
+     * group, a parent such as org) or Camel's tracer wrote patient numbers, names and mobile numbers into the logs:
+     * prod refuses them, and the service's own loggers stay free to go to DEBUG. Also when prod is the default profile
+     * (SPRING_PROFILES_DEFAULT=prod loads application-prod.yaml, and skipped every prod check).
+     */
+    @Test
+    void theProdCheckRefusesLoggingThatWritesPatientDataAndRunsAsTheDefaultProfile() {
+        org.springframework.mock.env.MockEnvironment environment = new org.springframework.mock.env.MockEnvironment();
+        environment.setDefaultProfiles("prod");
+        environment.getPropertySources().addLast(new org.springframework.core.env.SystemEnvironmentPropertySource("systemEnvironment",
+                Map.of("LOGGING_LEVEL_ROOT", "DEBUG", "LOGGING_LEVEL_ORG_APACHE_HC_CLIENT5_HTTP_WIRE", "DEBUG")));
+        environment.setProperty("logging.level.org", "trace");
+        environment.setProperty("logging.level.web", "DEBUG");
+        environment.setProperty("logging.level.org.apache.camel.component.http", "DEBUG");
+        environment.setProperty("logging.level.com.hospital.surveyinbox", "DEBUG");
+        environment.setProperty("logging.level.org.quartz", "DEBUG");
+        environment.setProperty("logging.level.org.springframework.jdbc.core.StatementCreatorUtils", "INFO");
+        environment.setProperty("camel.main.tracing", "true");
+        var check = new com.hospital.surveyinbox.config.ProductionSafetyCheck(com.hospital.surveyinbox.support.TestProperties.bind(Map.of()),
+                environment, new org.springframework.beans.factory.support.StaticListableBeanFactory().getBeanProvider(javax.sql.DataSource.class));
+
+        assertThatThrownBy(check::afterPropertiesSet)
+                .hasMessageContaining("Refusing to start in prod")
+                .hasMessageContaining("logging.level.root (DEBUG) must be INFO or above")
+                .hasMessageContaining("logging.level.org.apache.hc.client5.http.wire (DEBUG) must be INFO or above")
+                .hasMessageContaining("logging.level.org (TRACE) must be INFO or above")
+                .hasMessageContaining("logging.level.web (DEBUG) must be INFO or above")
+                .hasMessageContaining("logging.level.org.apache.camel.component.http (DEBUG) must be INFO or above")
+                .hasMessageContaining("camel.main.tracing must be false")
+                .hasMessageNotContaining("logging.level.com.hospital.surveyinbox")
+                .hasMessageNotContaining("logging.level.org.quartz")
+                .hasMessageNotContaining("StatementCreatorUtils");
+    }
+
+    /**
      * A production profile spelt another way (production, prd, a site's prod-kr alone) started like dev: the payload
      * stored in clear, "password" an operator password, none of the prod checks run. It stops the boot, naming it.
      */
