@@ -61,6 +61,17 @@ class StatementBoundTest extends IntegrationTest {
         }
     }
 
+    /** The receptions' bound is under the socket timeout for every timeout a pod may be given (0: none, 3 s). */
+    @Test
+    void theReceptionsBoundIsUnderEverySocketTimeout() {
+        for (int socketSeconds = 1; socketSeconds <= 120; socketSeconds++) {
+            assertThat(ReceptionConnections.boundMillis(socketSeconds)).as("socketTimeout=%d", socketSeconds)
+                    .isPositive().isLessThan(socketSeconds * 1000L);
+        }
+        assertThat(ReceptionConnections.boundMillis(4)).isEqualTo(3000L);
+        assertThat(ReceptionConnections.boundMillis(0)).isEqualTo(3000L);
+    }
+
     /**
      * A pod whose node dies (or is cut off) between its group's subject locks and its COMMIT sends nothing more and
      * closes nothing: the server ends that transaction after 10 s with nothing sent, and the subjects' next reception
