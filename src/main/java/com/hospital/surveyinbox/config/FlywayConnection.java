@@ -275,8 +275,13 @@ public class FlywayConnection {
 
     /**
      * A {@code CREATE INDEX CONCURRENTLY} cut short (the pod stopped mid-build) leaves an INVALID index that
-     * {@code IF NOT EXISTS} would then skip for ever: such indexes are dropped (concurrently) before migrating —
-     * except one still being built (another pod's migration, which holds Flyway's lock).
+     * {@code IF NOT EXISTS} would then skip for ever: such indexes are dropped (concurrently) right before each
+     * migration, under Flyway's lock, except one still being built (a DBA's own build). Dropped once before migrating
+     * (outside the lock, with Flyway's 5 s lock_timeout), it failed every start, the serving release's restarts
+     * included, while a long transaction (a pg_dump) held the table; and a pod that passed that step while another
+     * pod's build was still running recorded the migration as done over the invalid index the killed build left
+     * (FailedIndexBuildTest). The drop waits for older transactions as the build after it would (no lock_timeout). After
+     * migrating, an invalid index nothing here rebuilds is named at WARN.
      */
     static final class DropInvalidIndexes implements org.flywaydb.core.api.callback.Callback {
 
@@ -287,12 +292,14 @@ public class FlywayConnection {
                   JOIN pg_namespace n ON n.oid = c.relnamespace
                  WHERE NOT i.indisvalid
                    AND n.nspname = current_schema()
-                   AND i.indexrelid NOT IN (SELECT index_relid FROM pg_stat_progress_create_index)
+                   -- NOT IN would match nothing while another role's build runs (its index_relid reads NULL)
+                   AND NOT EXISTS (SELECT 1 FROM pg_stat_progress_create_index p WHERE p.index_relid = i.indexrelid)
                 """;
 
         @Override
         public boolean supports(org.flywaydb.core.api.callback.Event event, org.flywaydb.core.api.callback.Context context) {
-            return event == org.flywaydb.core.api.callback.Event.BEFORE_MIGRATE;
+            return event == org.flywaydb.core.api.callback.Event.BEFORE_EACH_MIGRATE
+                    || event == org.flywaydb.core.api.callback.Event.AFTER_MIGRATE;
         }
 
         @Override
@@ -303,6 +310,7 @@ public class FlywayConnection {
 
         @Override
         public void handle(org.flywaydb.core.api.callback.Event event, org.flywaydb.core.api.callback.Context context) {
+            org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(FlywayConnection.class);
             try (java.sql.Connection connection = context.getConfiguration().getDataSource().getConnection();
                  java.sql.Statement statement = connection.createStatement()) {
                 connection.setAutoCommit(true);
@@ -312,11 +320,26 @@ public class FlywayConnection {
                         invalid.add(rs.getString(1));
                     }
                 }
+                if (event == org.flywaydb.core.api.callback.Event.AFTER_MIGRATE) {
+                    for (String index : invalid) {
+                        log.warn("Invalid index {} (a build cut short) and no migration left to build it: drop it (DROP INDEX "
+                                + "CONCURRENTLY) and build it again with the statement of the migration that names it", index);
+                    }
+                    return;
+                }
+                if (!invalid.isEmpty()) {
+                    statement.execute("SET lock_timeout = 0");
+                }
                 for (String index : invalid) {
-                    org.slf4j.LoggerFactory.getLogger(FlywayConnection.class).warn("Dropping invalid index {} (a build cut short)", index);
+                    log.warn("Dropping invalid index {} (a build cut short) before migration {}", index,
+                            context.getMigrationInfo() == null ? "?" : context.getMigrationInfo().getScript());
                     statement.execute("DROP INDEX CONCURRENTLY IF EXISTS " + index);
                 }
             } catch (java.sql.SQLException e) {
+                if (event == org.flywaydb.core.api.callback.Event.AFTER_MIGRATE) {
+                    log.warn("Invalid indexes not looked for after migrating: {}", LoggedFailure.describe(e));
+                    return;
+                }
                 throw new IllegalStateException("could not drop invalid indexes before migrating: " + LoggedFailure.describe(e), e);
             }
         }

@@ -142,4 +142,65 @@ class FailedIndexBuildTest {
         assertThat(flyway(url).load().info().pending()).isEmpty();
         assertThat(count("SELECT count(*) FROM pg_index WHERE NOT indisvalid")).isZero();
     }
+    /**
+     * The invalid index a cancelled build left, while the transaction that held the build up is still open (a
+     * pg_dump): a start with nothing to build (the serving release restarting, evicted, OOM-killed) starts. It
+     * dropped the index first, outside Flyway's lock, with Flyway's 5 s lock_timeout: the drop waited for that
+     * transaction, timed out, and failed every start until the transaction ended.
+     */
+    @Test
+    void aStartWithNothingToBuildIsNotHeldByTheInvalidIndexALongTransactionLeft() throws Exception {
+        FlywayConnection.migrate(flyway(url).target("9").load());
+        try (Connection holder = olderTransaction()) {
+            CompletableFuture<Void> first = CompletableFuture.runAsync(() -> FlywayConnection.migrate(flyway(url).target("10").load()));
+            long build = waitingBuild();
+            try (Connection c = connect(); Statement s = c.createStatement()) {
+                s.execute("SELECT pg_cancel_backend(" + build + ")");
+            }
+            assertThatThrownBy(first::join).isInstanceOf(CompletionException.class);
+            assertThat(count("SELECT count(*) FROM pg_index WHERE NOT indisvalid")).isOne();
+
+            // the serving release restarts while the transaction is still open
+            FlywayConnection.migrate(flyway(url).target("9").load());
+
+            assertThat(count("SELECT count(*) FROM pg_index WHERE NOT indisvalid")).as("left for the build").isOne();
+            holder.rollback();
+        }
+        FlywayConnection.migrate(flyway(url).target("10").load());
+        assertThat(count("SELECT count(*) FROM pg_index WHERE NOT indisvalid")).isZero();
+        assertThat(count("SELECT count(*) FROM pg_indexes WHERE indexname = 'inbox_message_subject_idx'")).isOne();
+    }
+
+    /**
+     * A second pod started while the first one's build ran (a surge, the autoscaler) waits for Flyway's lock; the
+     * first one vanishes mid-build, leaving its index INVALID. The second takes the lock and builds the index: it
+     * recorded the migration as done over the invalid index instead (IF NOT EXISTS skipped it), since the invalid
+     * indexes were looked for once, before the lock, while the build was still running.
+     */
+    @Test
+    void aPodThatWaitedOutAnotherPodsVanishedBuildBuildsTheIndex() throws Exception {
+        FlywayConnection.migrate(flyway(url).target("9").load());
+        CompletableFuture<Void> second;
+        try (FreezableTcpProxy proxy = new FreezableTcpProxy(services.postgresPort());
+             Connection holder = olderTransaction()) {
+            String proxied = url.replace(":" + services.postgresPort() + "/", ":" + proxy.port() + "/");
+            CompletableFuture<Void> vanishing = CompletableFuture.runAsync(() -> FlywayConnection.migrate(flyway(proxied).target("10").load()));
+            long build = waitingBuild();
+            second = CompletableFuture.runAsync(() -> FlywayConnection.migrate(flyway(url).target("10").load()));
+            // the second pod asks for Flyway's lock (past every step before it), the first one holding it
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() -> count(
+                    "SELECT count(DISTINCT pid) FROM pg_stat_activity WHERE datname = current_database()"
+                            + " AND query ILIKE '%pg_try_advisory_lock%' AND pid <> " + build) >= 1);
+
+            proxy.cutOff();
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> count("SELECT count(*) FROM pg_stat_activity WHERE pid = " + build) == 0);
+            assertThatThrownBy(vanishing::join).isInstanceOf(CompletionException.class);
+            holder.rollback();
+        }
+        second.join();
+        assertThat(count("SELECT count(*) FROM pg_index WHERE NOT indisvalid")).as("invalid indexes").isZero();
+        assertThat(count("SELECT count(*) FROM pg_indexes WHERE indexname = 'inbox_message_subject_idx'")).isOne();
+        assertThat(count("SELECT count(*) FROM flyway_schema_history WHERE version = '10' AND success")).isOne();
+    }
 }
