@@ -472,6 +472,13 @@ public class AdapterProperties {
             this.maxBodyBytes = maxBodyBytes;
             this.storeTimeout = storeTimeout;
             this.rateLimit = rateLimit;
+            // a group's writers hold a connection each while they commit; a reception alone, or the check of a commit
+            // whose answer was lost, needs one more: with fewer, that check waited behind a writer past its time and
+            // answered 503 for a row that may be stored (a retry without an Idempotency-Key stored it twice)
+            if (groupInsert != null && groupInsert.isEnabled() && poolSize < groupInsert.getWriters() + 1) {
+                throw new IllegalArgumentException("adapter.reception.pool-size (" + poolSize + ") must be at least "
+                        + "adapter.reception.group-insert.writers + 1 (" + (groupInsert.getWriters() + 1) + ")");
+            }
             this.groupInsert = groupInsert;
             this.poolSize = poolSize;
             this.maxInFlight = maxInFlight;

@@ -44,6 +44,12 @@ class SettingsFloorsTest {
         refused("adapter.circuit.open-duration=0", "circuit.openDuration");
         refused("adapter.cache.consent-ttl=0", "cache.consentTtl");
         refused("adapter.crypto.key-wait=PT5M", "crypto.keyWait");
+        // a commit's check waited behind the writers for the only connections: a 503 for a row that may be stored
+        refused("adapter.reception.pool-size=2", "adapter.reception.pool-size (2) must be at least adapter.reception.group-insert.writers + 1 (3)");
+        refusedTogether("adapter.reception.pool-size (4) must be at least", "adapter.reception.group-insert.writers=4",
+                "adapter.reception.pool-size=4");
+        runner.withPropertyValues("adapter.reception.pool-size=1", "adapter.reception.group-insert.enabled=false")
+                .run(context -> assertThat(context).hasNotFailed());
     }
 
     /**
