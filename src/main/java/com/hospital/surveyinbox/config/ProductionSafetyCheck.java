@@ -170,6 +170,17 @@ public class ProductionSafetyCheck implements InitializingBean {
                         + "look into an incident in dev, or with com.hospital.surveyinbox at DEBUG");
             }
         });
+        // a heap dump holds decrypted payloads, the payload keys and the database password; the loggers endpoint sets
+        // any level at run time (past the check above); env and configprops show settings; every endpoint on the
+        // management port answers without a login (the NetworkPolicy alone keeps callers out)
+        String exposed = environment.getProperty("management.endpoints.web.exposure.include", "");
+        List<String> beyond = java.util.Arrays.stream(exposed.split(",")).map(String::strip).filter(id -> !id.isEmpty())
+                .filter(id -> !Set.of("health", "info", "prometheus", "metrics").contains(id)).toList();
+        if (!beyond.isEmpty()) {
+            problems.add("management.endpoints.web.exposure.include must name only health, info, prometheus or metrics (not "
+                    + String.join(", ", beyond) + "): a heap dump holds decrypted payloads and keys, loggers sets DEBUG "
+                    + "at run time, and the management port answers without a login");
+        }
         for (String tracing : List.of("camel.main.tracing", "camel.trace.enabled", "camel.main.log-exhausted-message-body")) {
             if (Boolean.TRUE.equals(environment.getProperty(tracing, Boolean.class))) {
                 problems.add(tracing + " must be false: it logs message bodies, which carry patient data");

@@ -129,7 +129,9 @@ class HardeningTest extends IntegrationTest {
     /**
      * Logging turned up for an incident (LOGGING_LEVEL_ROOT=DEBUG, Camel's or the HTTP client's loggers, Boot's web
      * group, a parent such as org) or Camel's tracer wrote patient numbers, names and mobile numbers into the logs:
-     * prod refuses them, and the service's own loggers stay free to go to DEBUG. Also when prod is the default profile
+     * prod refuses them, and the service's own loggers stay free to go to DEBUG; so it refuses management endpoints
+     * beyond the probes' and metrics' (loggers sets DEBUG at run time, a heap dump holds decrypted payloads and keys,
+     * and the management port asks no login). Also when prod is the default profile
      * (SPRING_PROFILES_DEFAULT=prod loads application-prod.yaml, and skipped every prod check).
      */
     @Test
@@ -145,6 +147,7 @@ class HardeningTest extends IntegrationTest {
         environment.setProperty("logging.level.org.quartz", "DEBUG");
         environment.setProperty("logging.level.org.springframework.jdbc.core.StatementCreatorUtils", "INFO");
         environment.setProperty("camel.main.tracing", "true");
+        environment.setProperty("management.endpoints.web.exposure.include", "health, info,prometheus,loggers,heapdump");
         var check = new com.hospital.surveyinbox.config.ProductionSafetyCheck(com.hospital.surveyinbox.support.TestProperties.bind(Map.of()),
                 environment, new org.springframework.beans.factory.support.StaticListableBeanFactory().getBeanProvider(javax.sql.DataSource.class));
 
@@ -156,6 +159,8 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageContaining("logging.level.web (DEBUG) must be INFO or above")
                 .hasMessageContaining("logging.level.org.apache.camel.component.http (DEBUG) must be INFO or above")
                 .hasMessageContaining("camel.main.tracing must be false")
+                .hasMessageContaining("management.endpoints.web.exposure.include must name only health, info, prometheus or "
+                        + "metrics (not loggers, heapdump)")
                 .hasMessageNotContaining("logging.level.com.hospital.surveyinbox")
                 .hasMessageNotContaining("logging.level.org.quartz")
                 .hasMessageNotContaining("StatementCreatorUtils");
