@@ -42,6 +42,26 @@ class ReleasedMigrationsTest {
                 .containsAll(present.keySet());
     }
 
+    /**
+     * From V12 on (a table of millions of rows, every reception writing to it), a migration altering the inbox table
+     * takes its lock in bounded tries (lock_timeout 50 ms for an exclusive one, a pause, again): a plain ALTER waited
+     * up to Flyway's 5 s lock_timeout with every reception queued behind it (503s), and failed the start behind any
+     * longer transaction (V23's first text).
+     */
+    @Test
+    void aLaterMigrationAltersTheInboxTableInShortTries() throws IOException {
+        try (Stream<Path> files = Files.list(MIGRATIONS)) {
+            for (Path file : files.filter(f -> f.getFileName().toString().matches("V\\d+__.*\\.sql")).toList()) {
+                int version = Integer.parseInt(file.getFileName().toString().replaceFirst("^V(\\d+)__.*", "$1"));
+                String sql = Files.readString(file, StandardCharsets.UTF_8);
+                if (version >= 12 && sql.contains("ALTER TABLE inbox_message")) {
+                    assertThat(sql).as(file.getFileName() + ": the ALTER in short tries, as V18")
+                            .contains("FOR try IN").contains("'lock_timeout', '").contains("WHEN lock_not_available");
+                }
+            }
+        }
+    }
+
     private static Map<String, String> pinned() throws IOException {
         Map<String, String> pinned = new TreeMap<>();
         for (String line : Files.readAllLines(PINNED, StandardCharsets.UTF_8)) {
