@@ -162,26 +162,51 @@ public class ProductionSafetyCheck implements InitializingBean {
             problems.add("logging.level.* must be levels (TRACE..OFF): " + e.getMessage());
             return;
         }
+        // a group's level is its members' (Boot's web and sql groups, and any a deployer defines)
+        java.util.Map<String, List<String>> groups = new java.util.HashMap<>(java.util.Map.of("web", List.of("org.springframework.web"),
+                "sql", List.of("org.springframework.jdbc", "org.hibernate")));
+        org.springframework.boot.context.properties.bind.Binder.get(environment).bind("logging.group",
+                org.springframework.boot.context.properties.bind.Bindable.mapOf(String.class, String[].class))
+                .ifBound(defined -> defined.forEach((group, members) -> groups.put(group, List.of(members))));
         new java.util.TreeMap<>(levels).forEach((name, level) -> {
             if (level != null && level.ordinal() < org.springframework.boot.logging.LogLevel.INFO.ordinal()
-                    && writesPatientData(name)) {
+                    && (writesPatientData(name) || groups.getOrDefault(name, List.of()).stream()
+                            .anyMatch(ProductionSafetyCheck::writesPatientData))) {
                 problems.add("logging.level." + name + " (" + level + ") must be INFO or above: below it " + name
                         + " logs request URLs, headers, bodies or bound SQL values, which carry patient numbers and names; "
                         + "look into an incident in dev, or with com.hospital.surveyinbox at DEBUG");
             }
         });
+        // Boot's own switches: debug (any value but false) sets the web and sql groups to DEBUG, trace org.springframework
+        // to TRACE; a logging.config of the deployer's own sets levels this check cannot read
+        for (String bootSwitch : List.of("debug", "trace")) {
+            String value = environment.getProperty(bootSwitch);
+            if (value != null && !"false".equalsIgnoreCase(value.strip())) {
+                problems.add(bootSwitch + " (" + bootSwitch.toUpperCase(java.util.Locale.ROOT) + ") must be unset or false: it "
+                        + "sets Spring's web and SQL loggers below INFO, which log request details and bound SQL values");
+            }
+        }
+        if (environment.getProperty("logging.config") != null) {
+            problems.add("logging.config must be unset: its levels are not checked here (patient data below INFO)");
+        }
         // a heap dump holds decrypted payloads, the payload keys and the database password; the loggers endpoint sets
         // any level at run time (past the check above); env and configprops show settings; every endpoint on the
         // management port answers without a login (the NetworkPolicy alone keeps callers out)
-        String exposed = environment.getProperty("management.endpoints.web.exposure.include", "");
-        List<String> beyond = java.util.Arrays.stream(exposed.split(",")).map(String::strip).filter(id -> !id.isEmpty())
-                .filter(id -> !Set.of("health", "info", "prometheus", "metrics").contains(id)).toList();
+        // bound as Boot binds it (a comma list, a YAML list, ..._INCLUDE_0), compared as Boot compares endpoint ids
+        List<String> beyond = org.springframework.boot.context.properties.bind.Binder.get(environment)
+                .bind("management.endpoints.web.exposure.include",
+                        org.springframework.boot.context.properties.bind.Bindable.listOf(String.class))
+                .orElse(List.of()).stream().map(String::strip).filter(id -> !id.isEmpty())
+                .filter(id -> !Set.of("health", "info", "prometheus", "metrics").contains(id.toLowerCase(java.util.Locale.ROOT)))
+                .toList();
         if (!beyond.isEmpty()) {
             problems.add("management.endpoints.web.exposure.include must name only health, info, prometheus or metrics (not "
                     + String.join(", ", beyond) + "): a heap dump holds decrypted payloads and keys, loggers sets DEBUG "
                     + "at run time, and the management port answers without a login");
         }
-        for (String tracing : List.of("camel.main.tracing", "camel.trace.enabled", "camel.main.log-exhausted-message-body")) {
+        // camel-http's activity log writes headers and bodies at INFO
+        for (String tracing : List.of("camel.main.tracing", "camel.trace.enabled", "camel.main.log-exhausted-message-body",
+                "camel.component.http.log-http-activity", "camel.component.https.log-http-activity")) {
             if (Boolean.TRUE.equals(environment.getProperty(tracing, Boolean.class))) {
                 problems.add(tracing + " must be false: it logs message bodies, which carry patient data");
             }

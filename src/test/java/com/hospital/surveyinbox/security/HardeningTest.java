@@ -139,7 +139,10 @@ class HardeningTest extends IntegrationTest {
         org.springframework.mock.env.MockEnvironment environment = new org.springframework.mock.env.MockEnvironment();
         environment.setDefaultProfiles("prod");
         environment.getPropertySources().addLast(new org.springframework.core.env.SystemEnvironmentPropertySource("systemEnvironment",
-                Map.of("LOGGING_LEVEL_ROOT", "DEBUG", "LOGGING_LEVEL_ORG_APACHE_HC_CLIENT5_HTTP_WIRE", "DEBUG")));
+                Map.of("LOGGING_LEVEL_ROOT", "DEBUG", "LOGGING_LEVEL_ORG_APACHE_HC_CLIENT5_HTTP_WIRE", "DEBUG", "DEBUG", "",
+                        "LOGGING_GROUP_INCIDENT", "org.quartz,org.apache.camel", "LOGGING_LEVEL_INCIDENT", "DEBUG",
+                        "MANAGEMENT_ENDPOINTS_WEB_EXPOSURE_INCLUDE_0", "Health", "MANAGEMENT_ENDPOINTS_WEB_EXPOSURE_INCLUDE_1", "Loggers",
+                        "MANAGEMENT_ENDPOINTS_WEB_EXPOSURE_INCLUDE_2", "heapdump")));
         environment.setProperty("logging.level.org", "trace");
         environment.setProperty("logging.level.web", "DEBUG");
         environment.setProperty("logging.level.org.apache.camel.component.http", "DEBUG");
@@ -147,7 +150,9 @@ class HardeningTest extends IntegrationTest {
         environment.setProperty("logging.level.org.quartz", "DEBUG");
         environment.setProperty("logging.level.org.springframework.jdbc.core.StatementCreatorUtils", "INFO");
         environment.setProperty("camel.main.tracing", "true");
-        environment.setProperty("management.endpoints.web.exposure.include", "health, info,prometheus,loggers,heapdump");
+        environment.setProperty("camel.component.http.log-http-activity", "true");
+        environment.setProperty("logging.group.quiet", "org.quartz");
+        environment.setProperty("logging.level.quiet", "TRACE");
         var check = new com.hospital.surveyinbox.config.ProductionSafetyCheck(com.hospital.surveyinbox.support.TestProperties.bind(Map.of()),
                 environment, new org.springframework.beans.factory.support.StaticListableBeanFactory().getBeanProvider(javax.sql.DataSource.class));
 
@@ -160,7 +165,11 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageContaining("logging.level.org.apache.camel.component.http (DEBUG) must be INFO or above")
                 .hasMessageContaining("camel.main.tracing must be false")
                 .hasMessageContaining("management.endpoints.web.exposure.include must name only health, info, prometheus or "
-                        + "metrics (not loggers, heapdump)")
+                        + "metrics (not Loggers, heapdump)")
+                .hasMessageContaining("logging.level.incident (DEBUG) must be INFO or above")
+                .hasMessageContaining("debug (DEBUG) must be unset or false")
+                .hasMessageContaining("camel.component.http.log-http-activity must be false")
+                .hasMessageNotContaining("logging.level.quiet")
                 .hasMessageNotContaining("logging.level.com.hospital.surveyinbox")
                 .hasMessageNotContaining("logging.level.org.quartz")
                 .hasMessageNotContaining("StatementCreatorUtils");
