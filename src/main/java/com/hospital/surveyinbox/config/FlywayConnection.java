@@ -276,7 +276,8 @@ public class FlywayConnection {
     /**
      * A {@code CREATE INDEX CONCURRENTLY} cut short (the pod stopped mid-build) leaves an INVALID index that
      * {@code IF NOT EXISTS} would then skip for ever: such indexes are dropped (concurrently) right before each
-     * migration, under Flyway's lock, except one still being built (a DBA's own build). Dropped once before migrating
+     * migration, under Flyway's lock, except one still being built (none while another role builds an index: its
+     * progress hides which). Dropped once before migrating
      * (outside the lock, with Flyway's 5 s lock_timeout), it failed every start, the serving release's restarts
      * included, while a long transaction (a pg_dump) held the table; and a pod that passed that step while another
      * pod's build was still running recorded the migration as done over the invalid index the killed build left
@@ -328,6 +329,16 @@ public class FlywayConnection {
                     return;
                 }
                 if (!invalid.isEmpty()) {
+                    // a build by another role reads index_relid NULL: it cannot be told from an abandoned one, so none
+                    // is dropped (the migration's IF NOT EXISTS may then skip it; AFTER_MIGRATE names what is left)
+                    try (java.sql.ResultSet rs = statement.executeQuery("SELECT count(*) FROM pg_stat_progress_create_index p"
+                            + " JOIN pg_database d ON d.oid = p.datid WHERE d.datname = current_database() AND p.index_relid IS NULL")) {
+                        rs.next();
+                        if (rs.getLong(1) > 0) {
+                            log.warn("Invalid indexes {} left: another role builds an index meanwhile, which may be one of them", invalid);
+                            return;
+                        }
+                    }
                     statement.execute("SET lock_timeout = 0");
                 }
                 for (String index : invalid) {

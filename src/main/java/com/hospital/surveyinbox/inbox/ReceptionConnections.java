@@ -83,7 +83,7 @@ public class ReceptionConnections implements DisposableBean {
         return socketSeconds >= 2 ? (socketSeconds - 1) * 1000L : socketSeconds == 1 ? 500L : 3000L;
     }
 
-    /** What any one statement on these connections may take at most (socket timeout less a second). */
+    /** What any one statement on these connections may take at most ({@link #boundMillis}). */
     public java.time.Duration statementBound() {
         return statementBound;
     }
