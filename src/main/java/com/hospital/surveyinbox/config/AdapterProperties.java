@@ -714,6 +714,11 @@ public class AdapterProperties {
         @Valid private final Credentials legacy;
         /** Operators. */
         @Valid private final Credentials ops;
+        /**
+         * Operators who only look (optional; unset: none): the console and every {@code GET} of the operator API, never
+         * a requeue, a reply's retry or abandon. A viewer or a script polling the stats holds no write.
+         */
+        @Valid private final Credentials opsViewer;
         /** Limit on failed Basic authentications per client address. */
         @Valid private final AuthFailures authFailures;
         /**
@@ -725,16 +730,20 @@ public class AdapterProperties {
 
         public Security(@DefaultValue Credentials legacy,
                 @DefaultValue Credentials ops,
+                Credentials opsViewer,
                 @DefaultValue AuthFailures authFailures,
                 @DefaultValue java.util.List<String> trustedProxies) {
             this.legacy = legacy;
             this.ops = ops;
+            this.opsViewer = opsViewer;
             this.authFailures = authFailures;
             this.trustedProxies = trustedProxies == null ? java.util.List.of() : java.util.List.copyOf(trustedProxies);
         }
 
         public Credentials getLegacy() { return legacy; }
         public Credentials getOps() { return ops; }
+        /** The look-only operator credential, or null when none is configured. */
+        public Credentials getOpsViewer() { return opsViewer; }
         public AuthFailures getAuthFailures() { return authFailures; }
         public java.util.List<String> getTrustedProxies() { return trustedProxies; }
     }

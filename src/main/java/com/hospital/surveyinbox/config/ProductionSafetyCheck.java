@@ -67,11 +67,23 @@ public class ProductionSafetyCheck implements InitializingBean {
         check("ops", properties.getSecurity().getOps(), problems);
         AdapterProperties.Credentials legacy = properties.getSecurity().getLegacy();
         AdapterProperties.Credentials ops = properties.getSecurity().getOps();
+        AdapterProperties.Credentials viewer = properties.getSecurity().getOpsViewer();
+        if (viewer != null) {
+            check("ops-viewer", viewer, problems);
+        }
         // every password either credential accepts (its next one too): one shared opened the operators' API with the
-        // legacy sender's secret
-        for (String[] l : accepted("legacy", legacy)) {
-            for (String[] o : accepted("ops", ops)) {
-                if (l[1] != null && !l[1].isBlank() && l[1].equals(o[1])) {
+        // legacy sender's secret (or the operators' writes with a viewer's)
+        List<String[]> all = new ArrayList<>(accepted("legacy", legacy));
+        all.addAll(accepted("ops", ops));
+        if (viewer != null) {
+            all.addAll(accepted("ops-viewer", viewer));
+        }
+        for (int i = 0; i < all.size(); i++) {
+            for (int j = i + 1; j < all.size(); j++) {
+                String[] l = all.get(i);
+                String[] o = all.get(j);
+                boolean sameCredential = l[0].substring(0, l[0].lastIndexOf('.')).equals(o[0].substring(0, o[0].lastIndexOf('.')));
+                if (!sameCredential && l[1] != null && !l[1].isBlank() && l[1].equals(o[1])) {
                     problems.add(l[0] + " and " + o[0] + " must differ");
                 }
             }

@@ -37,6 +37,8 @@ public class SecurityConfig {
 
     static final String LEGACY = "LEGACY";
     static final String OPS = "OPS";
+    /** adapter.security.ops-viewer: the operator API's reads only. */
+    static final String OPS_VIEWER = "OPS_VIEWER";
 
     @Bean
     SecurityFilterChain securityFilterChain(HttpSecurity http, ReceptionReplyWriter writer, AuthFailureLimiter limiter,
@@ -77,6 +79,10 @@ public class SecurityConfig {
                         .dispatcherTypeMatchers(DispatcherType.ERROR).permitAll()
                         .requestMatchers(HttpMethod.POST, "/legacy/survey-send-info").hasRole(LEGACY)
                         .requestMatchers("/legacy/**").hasRole(LEGACY)
+                        // a viewer reads (the console, lists, a row, stats, history, the API description); every
+                        // other method under /ops (requeues, a reply's retry or abandon) is the operators' alone
+                        .requestMatchers(HttpMethod.GET, "/ops/**").hasAnyRole(OPS, OPS_VIEWER)
+                        .requestMatchers(HttpMethod.HEAD, "/ops/**").hasAnyRole(OPS, OPS_VIEWER)
                         .requestMatchers("/ops/**").hasRole(OPS)
                         .anyRequest().denyAll());
         return http.build();
@@ -213,12 +219,21 @@ public class SecurityConfig {
     UserDetailsService users(AdapterProperties properties, PasswordEncoder encoder) {
         AdapterProperties.Credentials legacy = properties.getSecurity().getLegacy();
         AdapterProperties.Credentials ops = properties.getSecurity().getOps();
+        AdapterProperties.Credentials viewer = properties.getSecurity().getOpsViewer();
         if (legacy.getUsername().equals(ops.getUsername())) {
             throw new IllegalStateException("adapter.security.legacy.username and .ops.username must differ");
         }
-        return new InMemoryUserDetailsManager(
+        if (viewer != null && (viewer.getUsername().equals(legacy.getUsername()) || viewer.getUsername().equals(ops.getUsername()))) {
+            throw new IllegalStateException("adapter.security.ops-viewer.username must differ from .legacy.username and .ops.username");
+        }
+        InMemoryUserDetailsManager users = new InMemoryUserDetailsManager(
                 User.withUsername(legacy.getUsername()).password(stored(encoder, "legacy", legacy)).roles(LEGACY).build(),
                 User.withUsername(ops.getUsername()).password(stored(encoder, "ops", ops)).roles(OPS).build());
+        if (viewer != null) {
+            users.createUser(User.withUsername(viewer.getUsername()).password(stored(encoder, "ops-viewer", viewer))
+                    .roles(OPS_VIEWER).build());
+        }
+        return users;
     }
 
     /**

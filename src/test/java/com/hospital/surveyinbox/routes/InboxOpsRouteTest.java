@@ -134,6 +134,37 @@ class InboxOpsRouteTest extends RouteKit {
         assertThat(client.ops("/ops/inbox/" + id).json().get("inboxId").asText()).isEqualTo(Long.toString(id));
     }
 
+    /**
+     * A viewer (adapter.security.ops-viewer: someone who looks at the console, a script polling the stats) reads what
+     * operators read and changes nothing: a requeue, a bulk requeue, a reply's retry or abandon is 403 and leaves the row
+     * and its audit as they were. One operator credential did everything before: every reader could requeue 500 rows
+     * a call or abandon a reply the legacy system was owed.
+     */
+    @Test
+    void aViewerReadsWhatOperatorsReadAndChangesNothing() {
+        long id = stored(uniqueSubject("OPS-VIEW"));
+        jdbc.update("UPDATE inbox_message SET status = 'DEAD', attempts = 5, reply_status = 'FAILED', reply_reason_code = 'DEAD', "
+                + "reply_updated_at = now() WHERE id = ?", id);
+        for (String path : List.of("/ops/inbox", "/ops/inbox/" + id, "/ops/inbox/stats", "/ops/inbox/history?minutes=5",
+                "/ops/console", "/ops/openapi.yaml")) {
+            Reply read = client.get(path, ServiceClient.VIEWER_AUTH);
+            assertThat(read.status()).as(path + " -> " + read.body()).isEqualTo(200);
+        }
+        String bulk = "{\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"OPS-VIEW\",\"dryRun\":false}";
+        for (String path : List.of("/ops/inbox/" + id + "/requeue", "/ops/inbox/requeue", "/ops/inbox/" + id + "/reply/retry",
+                "/ops/inbox/" + id + "/reply/abandon")) {
+            Reply write = client.post(path, bulk.getBytes(StandardCharsets.UTF_8), "application/json", ServiceClient.VIEWER_AUTH,
+                    java.util.Map.of());
+            assertThat(write.status()).as(path + " -> " + write.body()).isEqualTo(403);
+            assertThat(write.body()).contains("not allowed for this credential");
+        }
+        assertThat(jdbc.queryForMap("SELECT status, reply_status FROM inbox_message WHERE id = ?", id))
+                .containsEntry("status", "DEAD").containsEntry("reply_status", "FAILED");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM operator_audit WHERE inbox_id = ?", Long.class, id)).isZero();
+        // the operators' credential still writes
+        assertThat(client.opsPost("/ops/inbox/" + id + "/requeue").status()).isEqualTo(200);
+    }
+
     private static String encoded(String text) {
         return URLEncoder.encode(text, StandardCharsets.UTF_8);
     }

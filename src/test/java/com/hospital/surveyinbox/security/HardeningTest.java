@@ -113,6 +113,8 @@ class HardeningTest extends IntegrationTest {
                 "--adapter.security.ops.username=ops", "--adapter.security.ops.password=" + shared,
                 // and the operators' next password, the legacy sender's current one: the legacy secret opened /ops
                 "--adapter.security.ops.next-password=" + shared,
+                // and a viewer's: its password would open the operators' writes
+                "--adapter.security.ops-viewer.username=viewer", "--adapter.security.ops-viewer.password=" + shared,
                 "--server.port=0", "--management.server.port=0", "--adapter.inbox.redeliver-enabled=false",
                 "--adapter.retention.enabled=false", "--spring.quartz.scheduler-name=prod-case-check",
                 "--adapter.crypto.enabled=true",
@@ -123,7 +125,8 @@ class HardeningTest extends IntegrationTest {
                 .rootCause()
                 .hasMessageContaining("Refusing to start in prod")
                 .hasMessageContaining("adapter.security.legacy.password and adapter.security.ops.password must differ")
-                .hasMessageContaining("adapter.security.legacy.password and adapter.security.ops.next-password must differ");
+                .hasMessageContaining("adapter.security.legacy.password and adapter.security.ops.next-password must differ")
+                .hasMessageContaining("adapter.security.ops.password and adapter.security.ops-viewer.password must differ");
     }
 
     /**

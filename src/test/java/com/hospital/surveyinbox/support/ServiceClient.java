@@ -19,6 +19,8 @@ public final class ServiceClient {
 
     public static final String LEGACY_AUTH = basic("legacy", "legacy-test-secret");
     public static final String OPS_AUTH = basic("ops", "ops-test-secret");
+    /** adapter.security.ops-viewer: the operator API's reads only. */
+    public static final String VIEWER_AUTH = basic("viewer", "viewer-test-secret");
 
     private static final ObjectMapper MAPPER = new ObjectMapper();
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
