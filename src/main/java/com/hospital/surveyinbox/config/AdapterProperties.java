@@ -727,12 +727,20 @@ public class AdapterProperties {
          * header is ignored and the client is the socket's peer.
          */
         @NotNull private final java.util.List<String> trustedProxies;
+        /**
+         * Operator API requests (count) a pod serves at once; one more is answered 503 with Retry-After at once. Each
+         * holds a request thread and most a connection of the main pool: unbounded, a loop of bulk counts took the
+         * threads receptions need and the connections workers need.
+         */
+        @Min(1) private final int opsMaxInFlight;
 
         public Security(@DefaultValue Credentials legacy,
                 @DefaultValue Credentials ops,
                 Credentials opsViewer,
                 @DefaultValue AuthFailures authFailures,
-                @DefaultValue java.util.List<String> trustedProxies) {
+                @DefaultValue java.util.List<String> trustedProxies,
+                @DefaultValue("8") int opsMaxInFlight) {
+            this.opsMaxInFlight = opsMaxInFlight;
             this.legacy = legacy;
             this.ops = ops;
             this.opsViewer = opsViewer;
@@ -746,6 +754,7 @@ public class AdapterProperties {
         public Credentials getOpsViewer() { return opsViewer; }
         public AuthFailures getAuthFailures() { return authFailures; }
         public java.util.List<String> getTrustedProxies() { return trustedProxies; }
+        public int getOpsMaxInFlight() { return opsMaxInFlight; }
     }
 
     /**

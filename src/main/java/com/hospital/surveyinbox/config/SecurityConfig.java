@@ -299,6 +299,15 @@ public class SecurityConfig {
     }
 
     @Bean
+    FilterRegistrationBean<OpsAdmissionFilter> opsAdmission(AdapterProperties properties) {
+        FilterRegistrationBean<OpsAdmissionFilter> registration =
+                new FilterRegistrationBean<>(new OpsAdmissionFilter(properties.getSecurity().getOpsMaxInFlight()));
+        registration.addUrlPatterns("/ops/*");
+        registration.setOrder(-1); // after Spring Security (-100) and the starting answer (-20), before any body is read (0)
+        return registration;
+    }
+
+    @Bean
     FilterRegistrationBean<OpsBodyLimitFilter> opsBodyLimit() {
         FilterRegistrationBean<OpsBodyLimitFilter> registration = new FilterRegistrationBean<>(new OpsBodyLimitFilter());
         registration.addUrlPatterns("/ops/inbox", "/ops/inbox/*");

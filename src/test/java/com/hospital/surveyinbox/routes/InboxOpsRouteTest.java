@@ -165,6 +165,43 @@ class InboxOpsRouteTest extends RouteKit {
         assertThat(client.opsPost("/ops/inbox/" + id + "/requeue").status()).isEqualTo(200);
     }
 
+    /**
+     * The operator API serves at most adapter.security.ops-max-in-flight requests at once (8) per pod: one more is
+     * answered 503 with Retry-After at once, and once they finish the API answers again. Nothing bounded it: each
+     * request holds a request thread and most a main-pool connection (here requeues waiting on a row a transaction
+     * holds: the permit lasts until each is answered).
+     */
+    @Test
+    void theOperatorApiServesABoundedNumberOfRequestsAtOnce() throws Exception {
+        long id = stored(uniqueSubject("OPS-BUSY"));
+        jdbc.update("UPDATE inbox_message SET status = 'DEAD', attempts = 5 WHERE id = ?", id);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+        try (java.sql.Connection holder = jdbc.getDataSource().getConnection();
+             java.sql.Statement lock = holder.createStatement()) {
+            holder.setAutoCommit(false);
+            lock.execute("SELECT id FROM inbox_message WHERE id = " + id + " FOR UPDATE");
+            List<java.util.concurrent.Future<Reply>> waiting = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                waiting.add(pool.submit(() -> client.opsPost("/ops/inbox/" + id + "/requeue")));
+            }
+            // all eight wait for the row
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> jdbc.queryForObject(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%inbox_message%FOR UPDATE%'",
+                    Long.class) >= 8);
+
+            Reply busy = client.get("/ops/inbox/stats", ServiceClient.OPS_AUTH);
+
+            assertThat(busy.status()).as(busy.body()).isEqualTo(503);
+            assertThat(busy.header("Retry-After")).isEqualTo("2");
+            assertThat(busy.json().get("error").asText()).startsWith("operator API busy");
+            holder.rollback();
+            assertThat(waiting).allSatisfy(reply -> assertThat(reply.get().status()).isIn(200, 409));
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(client.get("/ops/inbox/stats", ServiceClient.OPS_AUTH).status()).isEqualTo(200);
+    }
+
     private static String encoded(String text) {
         return URLEncoder.encode(text, StandardCharsets.UTF_8);
     }
