@@ -40,6 +40,7 @@ public class ProcessingRecord {
         // at zero from the start, as the outcomes below: the first lost row is an increase the alert sees
         meters.counter(CLAIMS, "result", "row-missing");
         meters.counter(CLAIMS, "result", "row-past-retention");
+        meters.counter(CLAIMS, "result", "foreign-database");
         // at zero from the start: a pod's first row going DEAD (or stale outcome) is an increase the alert sees (a
         // series that first appears at 1 shows none; stale outcomes are rare one-offs, so that was nearly all of them)
         meters.counter(OUTCOMES, "outcome", "dead");
@@ -180,6 +181,19 @@ public class ProcessingRecord {
     public void unreadable() {
         meters.counter(CLAIMS, "result", "unreadable-event").increment();
         log.warn("Unreadable inbox event skipped");
+    }
+
+    /**
+     * An event published against another database (its {@code inboxDatabase} header): another deployment shares this
+     * one's topic and consumer group, and each takes events of the other's rows, which then wait for the redelivery
+     * job (republished to the same partition, very likely to the same consumer). Skipped, counted for the alert
+     * SurveyInboxForeignEvents; the line names the setting to fix (repeats are limited by RepeatedLogLines).
+     */
+    public void foreignEvent(String inboxId) {
+        meters.counter(CLAIMS, "result", "foreign-database").increment();
+        log.warn("Inbox event {} published against another database skipped: another deployment shares topic {} and group {} "
+                + "(each takes the other's events, whose rows then wait); give each deployment its own adapter.kafka.topic and "
+                + "adapter.kafka.group-id", inboxId, properties.getKafka().getTopic(), properties.getKafka().getGroupId());
     }
 
     /** Last step of every path: the consumer thread carries no row context into the next record. */

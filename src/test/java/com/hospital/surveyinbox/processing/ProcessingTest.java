@@ -71,6 +71,37 @@ class ProcessingTest extends IntegrationTest {
     }
 
     /**
+     * An event published against another database (its inboxDatabase header: another deployment sharing the topic and
+     * consumer group, a staging copied from prod) is skipped and counted as foreign, not as a row the database lost
+     * (the critical lost-rows alert and its restore runbook); the subject's own events are processed as before.
+     */
+    @Test
+    void anEventOfAnotherDatabaseIsSkippedNotTakenForALostRow() throws Exception {
+        String subject = uniqueSubject("FOREIGN");
+        String topic = environment.getRequiredProperty("adapter.kafka.topic");
+        double foreign = meters.counter(ProcessingRecord.CLAIMS, "result", "foreign-database").count();
+        double missing = meters.counter(ProcessingRecord.CLAIMS, "result", "row-missing").count();
+        java.util.Map<String, Object> config = java.util.Map.of(
+                "bootstrap.servers", environment.getRequiredProperty("spring.kafka.bootstrap-servers"),
+                "key.serializer", org.apache.kafka.common.serialization.StringSerializer.class.getName(),
+                "value.serializer", org.apache.kafka.common.serialization.StringSerializer.class.getName());
+        try (org.apache.kafka.clients.producer.KafkaProducer<String, String> other = new org.apache.kafka.clients.producer.KafkaProducer<>(config)) {
+            var record = new org.apache.kafka.clients.producer.ProducerRecord<>(topic, subject,
+                    "{\"inboxId\":\"999999999\",\"srvyDrawupNo\":\"" + subject + "\",\"msgType\":\"SEND\"}");
+            record.headers().add("inboxDatabase", java.util.UUID.randomUUID().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            other.send(record).get(10, java.util.concurrent.TimeUnit.SECONDS);
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() ->
+                meters.counter(ProcessingRecord.CLAIMS, "result", "foreign-database").count() >= foreign + 1);
+        assertThat(meters.counter(ProcessingRecord.CLAIMS, "result", "row-missing").count()).isEqualTo(missing);
+
+        // the subject's own events (this database's header) are processed as before, on the same partition
+        String id = client.accept(send(subject, "P-" + subject, ""));
+        new Rows(jdbc).awaitStatus(id, "COMPLETED");
+        assertThat(meters.counter(ProcessingRecord.CLAIMS, "result", "row-missing").count()).isEqualTo(missing);
+    }
+
+    /**
      * The patient number goes where CONTRACT §3 puts it and nowhere else: the patient lookup's path and the
      * guest find's query — not the guest create, not the bundle (a header a step sets must not ride along to
      * the next call) — and a value with '+', '&', '=' and a space arrives as sent.

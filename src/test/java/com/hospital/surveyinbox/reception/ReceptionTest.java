@@ -63,7 +63,8 @@ class ReceptionTest extends IntegrationTest {
         String traced = jdbc.queryForObject("SELECT trace_parent FROM inbox_message WHERE id = ?", String.class,
                 Long.parseLong(inboxId));
         assertThat(traced).matches("00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]");
-        assertThat(event.headers()).containsOnlyKeys("traceparent").containsEntry("traceparent", traced);
+        assertThat(event.headers()).containsOnlyKeys("traceparent", "inboxDatabase").containsEntry("traceparent", traced)
+                .containsEntry("inboxDatabase", jdbc.queryForObject("SELECT CAST(id AS TEXT) FROM inbox_database", String.class));
     }
 
     @Test

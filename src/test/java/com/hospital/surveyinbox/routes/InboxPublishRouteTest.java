@@ -24,7 +24,10 @@ class InboxPublishRouteTest extends RouteKit {
         mock("mock:kafka").assertIsSatisfied();
         Exchange sent = mock("mock:kafka").getReceivedExchanges().get(0);
         // here the producer is a mock, which tracing does not leave alone: its traceparent is the call's
-        assertThat(sent.getMessage().getHeaders()).containsOnlyKeys("kafka.KEY", "traceparent").containsEntry("kafka.KEY", subject);
+        // and the database the row is in (a consumer of another deployment sharing the topic tells its events apart)
+        assertThat(sent.getMessage().getHeaders()).containsOnlyKeys("kafka.KEY", "traceparent", "inboxDatabase")
+                .containsEntry("kafka.KEY", subject)
+                .containsEntry("inboxDatabase", jdbc.queryForObject("SELECT CAST(id AS TEXT) FROM inbox_database", String.class));
         JsonNode event = mapper.readTree(sent.getMessage().getBody(String.class));
         assertThat(event.get("inboxId").asText()).isEqualTo("42");
         assertThat(event.get("msgType").asText()).isEqualTo("SUBMIT");

@@ -37,7 +37,8 @@ class HardeningTest extends IntegrationTest {
         // no inbound header becomes a record header: only the row's own trace context
         String traced = jdbc.queryForObject("SELECT trace_parent FROM inbox_message WHERE id = ?", String.class,
                 Long.parseLong(id));
-        assertThat(topic.forInboxId(id).get(0).headers()).containsOnlyKeys("traceparent").containsEntry("traceparent", traced);
+        assertThat(topic.forInboxId(id).get(0).headers()).containsOnlyKeys("traceparent", "inboxDatabase").containsEntry("traceparent", traced)
+                .containsEntry("inboxDatabase", jdbc.queryForObject("SELECT CAST(id AS TEXT) FROM inbox_database", String.class));
     }
 
     @Test
