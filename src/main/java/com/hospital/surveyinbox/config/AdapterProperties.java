@@ -728,19 +728,26 @@ public class AdapterProperties {
          */
         @NotNull private final java.util.List<String> trustedProxies;
         /**
-         * Operator API requests (count) a pod serves at once; one more is answered 503 with Retry-After at once. Each
-         * holds a request thread and most a connection of the main pool: unbounded, a loop of bulk counts took the
-         * threads receptions need and the connections workers need.
+         * Operator API reads (GET, HEAD: count) a pod serves at once; one more is answered 503 with Retry-After at once.
+         * Each holds a request thread and most a connection of the main pool: unbounded, a loop of reads took the
+         * threads receptions need and the connections workers need. A console's refresh sends 4 at once.
          */
         @Min(1) private final int opsMaxInFlight;
+        /**
+         * Operator API writes (requeues, a reply's retry or abandon: count) a pod serves at once, apart from the reads,
+         * so readers (a viewer's script) never leave an operator's requeue without room.
+         */
+        @Min(1) private final int opsMaxWritesInFlight;
 
         public Security(@DefaultValue Credentials legacy,
                 @DefaultValue Credentials ops,
                 Credentials opsViewer,
                 @DefaultValue AuthFailures authFailures,
                 @DefaultValue java.util.List<String> trustedProxies,
-                @DefaultValue("8") int opsMaxInFlight) {
+                @DefaultValue("8") int opsMaxInFlight,
+                @DefaultValue("4") int opsMaxWritesInFlight) {
             this.opsMaxInFlight = opsMaxInFlight;
+            this.opsMaxWritesInFlight = opsMaxWritesInFlight;
             this.legacy = legacy;
             this.ops = ops;
             this.opsViewer = opsViewer;
@@ -755,6 +762,7 @@ public class AdapterProperties {
         public AuthFailures getAuthFailures() { return authFailures; }
         public java.util.List<String> getTrustedProxies() { return trustedProxies; }
         public int getOpsMaxInFlight() { return opsMaxInFlight; }
+        public int getOpsMaxWritesInFlight() { return opsMaxWritesInFlight; }
     }
 
     /**

@@ -1,5 +1,7 @@
 package com.hospital.surveyinbox.config;
 
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -9,38 +11,69 @@ import java.util.concurrent.Semaphore;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * At most {@code adapter.security.ops-max-in-flight} operator requests at once per pod; one more is answered 503 with
- * {@code Retry-After} before its body is read. The receptions have their own bound
+ * At most {@code adapter.security.ops-max-in-flight} operator API reads and, apart from them,
+ * {@code adapter.security.ops-max-writes-in-flight} writes at once per pod; one more is answered 503 with
+ * {@code Retry-After} at once ({@code adapter_ops_overloaded_total{kind}}). The receptions have their own bound
  * ({@code adapter.reception.max-in-flight}) and their own pool; nothing bounded the operators' API, and each of its
- * requests holds a request thread and most a main-pool connection: a loop of bulk counts over a large DEAD set (an
- * operator's script, a stuck console reloading) took the threads receptions need and the connections workers need.
- * Registered after Spring Security: only an operator (or viewer) is counted.
+ * requests holds a request thread and most a main-pool connection: a loop of reads or bulk counts (a script, a stuck
+ * console reloading) took the threads receptions need and the connections workers need. Reads and writes apart: a
+ * viewer's reads never leave an operator's requeue without room. The API only ({@code /ops/inbox}), after its body
+ * was read ({@link OpsBodyLimitFilter}): the console's files and the API description are not counted, and a body sent
+ * slowly holds no permit. The routes answer on the request thread (platform-http here dispatches no async cycle),
+ * so a permit lasts until the answer.
  */
 public class OpsAdmissionFilter extends OncePerRequestFilter {
 
-    private final Semaphore admitted;
-    private final int limit;
+    private final Semaphore reads;
+    private final Semaphore writes;
+    private final int readLimit;
+    private final int writeLimit;
+    private final Counter readsRefused;
+    private final Counter writesRefused;
 
-    public OpsAdmissionFilter(int limit) {
-        this.limit = limit;
-        this.admitted = new Semaphore(limit);
+    public OpsAdmissionFilter(int readLimit, int writeLimit, MeterRegistry meters) {
+        this.readLimit = readLimit;
+        this.writeLimit = writeLimit;
+        this.reads = new Semaphore(readLimit);
+        this.writes = new Semaphore(writeLimit);
+        this.readsRefused = Counter.builder("adapter.ops.overloaded").tag("kind", "read")
+                .description("operator API requests answered 503: adapter.security.ops-max-in-flight reads (or "
+                        + "ops-max-writes-in-flight writes) were under way").register(meters);
+        this.writesRefused = Counter.builder("adapter.ops.overloaded").tag("kind", "write")
+                .description("operator API requests answered 503: adapter.security.ops-max-in-flight reads (or "
+                        + "ops-max-writes-in-flight writes) were under way").register(meters);
+        io.micrometer.core.instrument.Gauge.builder("adapter.ops.in.flight", this, OpsAdmissionFilter::readsInFlight)
+                .tag("kind", "read").description("operator API requests under way now").register(meters);
+        io.micrometer.core.instrument.Gauge.builder("adapter.ops.in.flight", this, OpsAdmissionFilter::writesInFlight)
+                .tag("kind", "write").description("operator API requests under way now").register(meters);
+    }
+
+    /** Operator API reads under way now. */
+    public int readsInFlight() {
+        return readLimit - reads.availablePermits();
+    }
+
+    /** Operator API writes under way now. */
+    public int writesInFlight() {
+        return writeLimit - writes.availablePermits();
     }
 
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
-        if (!admitted.tryAcquire()) {
+        boolean read = "GET".equals(request.getMethod()) || "HEAD".equals(request.getMethod());
+        Semaphore permits = read ? reads : writes;
+        if (!permits.tryAcquire()) {
+            (read ? readsRefused : writesRefused).increment();
             response.setHeader("Retry-After", "2");
-            OpsBodyLimitFilter.writeError(response, 503, "operator API busy: more than " + limit
-                    + " requests at once on this pod; please retry");
+            OpsBodyLimitFilter.writeError(response, 503, "operator API busy: " + (read ? readLimit + " reads" : writeLimit + " writes")
+                    + " under way on this pod; please retry");
             return;
         }
         try {
             chain.doFilter(request, response);
         } finally {
-            // the routes answer on the request thread (platform-http here dispatches no async cycle): the permit
-            // lasts until the answer (InboxOpsRouteTest holds requeues on a locked row and sees the bound)
-            admitted.release();
+            permits.release();
         }
     }
 }

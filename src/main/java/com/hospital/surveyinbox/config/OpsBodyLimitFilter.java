@@ -12,8 +12,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * The operator API's request bodies are bounded as the reception's are: a bulk requeue's filter is a few hundred
  * bytes, and platform-http would otherwise read any body into memory whole (Tomcat bounds form posts only). One
  * byte over {@link #MAX_BODY_BYTES}, declared or streamed, answers 413 in the operator API's JSON without
- * reaching the route, whatever the method (a read with a body of gigabytes filled the heap). Registered after
- * Spring Security: only an operator gets a byte read.
+ * reaching the route; a read (GET, HEAD) with any body is a 400, unread (one of gigabytes filled the heap).
+ * Registered after Spring Security: only an operator gets a byte read.
  */
 public class OpsBodyLimitFilter extends OncePerRequestFilter {
 
@@ -23,7 +23,13 @@ public class OpsBodyLimitFilter extends OncePerRequestFilter {
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
-        // every method: a GET or HEAD carries no body, but one sent anyway was read whole before the route ran
+        // a read carries no body: one sent anyway was read whole before the route ran (gigabytes into the heap), and
+        // sent slowly it held a request thread for as long; refused unread, whatever its size
+        if (("GET".equals(request.getMethod()) || "HEAD".equals(request.getMethod()))
+                && (request.getContentLengthLong() > 0 || request.getHeader("Transfer-Encoding") != null)) {
+            writeError(response, 400, "a read carries no body");
+            return;
+        }
         ReceptionBodyLimitFilter.CachedBodyRequest cached = ReceptionBodyLimitFilter.CachedBodyRequest.read(request, MAX_BODY_BYTES);
         if (cached == null) {
             writeError(response, 413, "body larger than " + MAX_BODY_BYTES + " bytes");

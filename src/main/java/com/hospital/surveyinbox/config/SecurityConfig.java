@@ -299,11 +299,12 @@ public class SecurityConfig {
     }
 
     @Bean
-    FilterRegistrationBean<OpsAdmissionFilter> opsAdmission(AdapterProperties properties) {
-        FilterRegistrationBean<OpsAdmissionFilter> registration =
-                new FilterRegistrationBean<>(new OpsAdmissionFilter(properties.getSecurity().getOpsMaxInFlight()));
-        registration.addUrlPatterns("/ops/*");
-        registration.setOrder(-1); // after Spring Security (-100) and the starting answer (-20), before any body is read (0)
+    FilterRegistrationBean<OpsAdmissionFilter> opsAdmission(AdapterProperties properties,
+                                                            io.micrometer.core.instrument.MeterRegistry meters) {
+        FilterRegistrationBean<OpsAdmissionFilter> registration = new FilterRegistrationBean<>(new OpsAdmissionFilter(
+                properties.getSecurity().getOpsMaxInFlight(), properties.getSecurity().getOpsMaxWritesInFlight(), meters));
+        registration.addUrlPatterns("/ops/inbox", "/ops/inbox/*");
+        registration.setOrder(1); // after the body was read (OpsBodyLimitFilter, 0): a body sent slowly holds no permit
         return registration;
     }
 

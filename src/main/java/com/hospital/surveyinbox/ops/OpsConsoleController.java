@@ -13,7 +13,8 @@ import org.springframework.web.bind.annotation.GetMapping;
 /**
  * {@code GET /ops/console} (CONTRACT §4): the operators' page, static HTML with its script and style under
  * {@code /ops/console/} (classpath {@code static/ops/console/}), talking only to {@code /ops/inbox}. Behind
- * the operators' Basic credentials like the rest of {@code /ops/**}. Loading the page issues the CSRF
+ * the operators' Basic credentials like the rest of {@code /ops/**} (or a viewer's, whose requeue and count the API
+ * refuses with 403). Loading the page issues the CSRF
  * cookie the page's requeue button sends back.
  */
 @Controller

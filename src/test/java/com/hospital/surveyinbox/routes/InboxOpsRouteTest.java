@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
 
 /**
  * The route kit for {@code routes/inbox-ops.camel.yaml} (shared setup: {@link RouteKit}): the operator reads over
@@ -107,27 +108,28 @@ class InboxOpsRouteTest extends RouteKit {
     }
 
     /**
-     * A read carries no body, and one sent anyway is bounded as a write's: platform-http read any body into memory
-     * whole before the route ran, so a GET with a body of gigabytes (an operator's credential, a port-forward) filled
-     * the heap of a pod that exits on OutOfMemoryError. One byte over the cap, declared or streamed, on GET or HEAD:
-     * 413 before the route; a read without a body is served as usual.
+     * A read carries no body: one sent anyway is refused unread, whatever its size (platform-http read any body into
+     * memory whole before the route ran, so a GET with a body of gigabytes, an operator's credential, a port-forward,
+     * filled the heap of a pod that exits on OutOfMemoryError; sent slowly, it held a request thread). Declared or
+     * streamed, on GET or HEAD: 400 before the route; a read without a body is served as usual.
      */
     @Test
-    void aReadWithABodyOverTheCapIsRefusedUnread() {
+    void aReadWithABodyIsRefusedUnread() {
         long id = stored(uniqueSubject("OPS-BODY"));
-        int cap = com.hospital.surveyinbox.config.OpsBodyLimitFilter.MAX_BODY_BYTES;
-        byte[] over = new byte[cap + 1];
+        byte[] over = new byte[com.hospital.surveyinbox.config.OpsBodyLimitFilter.MAX_BODY_BYTES + 1];
         java.util.Arrays.fill(over, (byte) 'x');
-        for (String path : List.of("/ops/inbox/" + id, "/ops/inbox?limit=1")) {
-            for (String method : List.of("GET", "HEAD")) {
-                Reply declared = client.send(HttpRequest.newBuilder(client.uri(path)).header("Authorization", ServiceClient.OPS_AUTH)
-                        .method(method, HttpRequest.BodyPublishers.ofByteArray(over)).build());
-                Reply streamed = client.send(HttpRequest.newBuilder(client.uri(path)).header("Authorization", ServiceClient.OPS_AUTH)
-                        .method(method, HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(over))).build());
-                assertThat(List.of(declared, streamed)).as(method + " " + path).allSatisfy(reply ->
-                        assertThat(reply.status()).as(reply.body()).isEqualTo(413));
-                if (method.equals("GET")) {
-                    assertThat(declared.json().get("error").asText()).isEqualTo("body larger than " + cap + " bytes");
+        for (byte[] body : List.of(over, new byte[] {'x'})) {
+            for (String path : List.of("/ops/inbox/" + id, "/ops/inbox?limit=1")) {
+                for (String method : List.of("GET", "HEAD")) {
+                    Reply declared = client.send(HttpRequest.newBuilder(client.uri(path)).header("Authorization", ServiceClient.OPS_AUTH)
+                            .method(method, HttpRequest.BodyPublishers.ofByteArray(body)).build());
+                    Reply streamed = client.send(HttpRequest.newBuilder(client.uri(path)).header("Authorization", ServiceClient.OPS_AUTH)
+                            .method(method, HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(body))).build());
+                    assertThat(List.of(declared, streamed)).as(method + " " + path + " " + body.length).allSatisfy(reply ->
+                            assertThat(reply.status()).as(reply.body()).isEqualTo(400));
+                    if (method.equals("GET")) {
+                        assertThat(declared.json().get("error").asText()).isEqualTo("a read carries no body");
+                    }
                 }
             }
         }
@@ -166,40 +168,99 @@ class InboxOpsRouteTest extends RouteKit {
     }
 
     /**
-     * The operator API serves at most adapter.security.ops-max-in-flight requests at once (8) per pod: one more is
-     * answered 503 with Retry-After at once, and once they finish the API answers again. Nothing bounded it: each
-     * request holds a request thread and most a main-pool connection (here requeues waiting on a row a transaction
-     * holds: the permit lasts until each is answered).
+     * The operator API serves at most adapter.security.ops-max-writes-in-flight writes (4) at once per pod, apart from
+     * its reads: one more write is answered 503 with Retry-After at once while reads are still served, and once the
+     * writes finish the API takes writes again. Nothing bounded it: each request holds a request thread and most a
+     * main-pool connection (here bulk requeues held before their first row).
      */
     @Test
-    void theOperatorApiServesABoundedNumberOfRequestsAtOnce() throws Exception {
-        long id = stored(uniqueSubject("OPS-BUSY"));
-        jdbc.update("UPDATE inbox_message SET status = 'DEAD', attempts = 5 WHERE id = ?", id);
-        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
-        try (java.sql.Connection holder = jdbc.getDataSource().getConnection();
-             java.sql.Statement lock = holder.createStatement()) {
-            holder.setAutoCommit(false);
-            lock.execute("SELECT id FROM inbox_message WHERE id = " + id + " FOR UPDATE");
-            List<java.util.concurrent.Future<Reply>> waiting = new ArrayList<>();
-            for (int i = 0; i < 8; i++) {
-                waiting.add(pool.submit(() -> client.opsPost("/ops/inbox/" + id + "/requeue")));
+    void theOperatorApiServesABoundedNumberOfWritesAtOnceApartFromItsReads() throws Exception {
+        com.hospital.surveyinbox.config.OpsAdmissionFilter admission = opsAdmission.getFilter();
+        int limit = 4;
+        String prefix = uniqueSubject("OPS-BUSY") + "-";
+        for (int i = 0; i <= limit; i++) {
+            long id = stored(prefix + i);
+            jdbc.update("UPDATE inbox_message SET status = 'DEAD', attempts = 5 WHERE id = ?", id);
+        }
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        mock("mock:requeue-row").whenAnyExchangeReceived(e -> release.await(30, java.util.concurrent.TimeUnit.SECONDS));
+        String bulk = "{\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"" + prefix + "\",\"dryRun\":false,\"limit\":1}";
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(limit);
+        try {
+            List<java.util.concurrent.Future<Reply>> writing = new ArrayList<>();
+            for (int i = 0; i < limit; i++) {
+                writing.add(pool.submit(() -> client.post("/ops/inbox/requeue", bulk.getBytes(StandardCharsets.UTF_8),
+                        "application/json", ServiceClient.OPS_AUTH, java.util.Map.of())));
             }
-            // all eight wait for the row
-            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> jdbc.queryForObject(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%inbox_message%FOR UPDATE%'",
-                    Long.class) >= 8);
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() -> admission.writesInFlight() == limit);
 
-            Reply busy = client.get("/ops/inbox/stats", ServiceClient.OPS_AUTH);
+            Reply busy = client.post("/ops/inbox/requeue", bulk.getBytes(StandardCharsets.UTF_8), "application/json",
+                    ServiceClient.OPS_AUTH, java.util.Map.of());
+            Reply read = client.get("/ops/inbox/stats", ServiceClient.VIEWER_AUTH);
 
             assertThat(busy.status()).as(busy.body()).isEqualTo(503);
             assertThat(busy.header("Retry-After")).isEqualTo("2");
-            assertThat(busy.json().get("error").asText()).startsWith("operator API busy");
-            holder.rollback();
-            assertThat(waiting).allSatisfy(reply -> assertThat(reply.get().status()).isIn(200, 409));
+            assertThat(busy.json().get("error").asText()).isEqualTo("operator API busy: " + limit + " writes under way on this pod; please retry");
+            assertThat(read.status()).as("reads have their own room").isEqualTo(200);
+            release.countDown();
+            assertThat(writing).allSatisfy(reply -> assertThat(reply.get().status()).isEqualTo(200));
         } finally {
+            release.countDown();
             pool.shutdownNow();
         }
-        assertThat(client.get("/ops/inbox/stats", ServiceClient.OPS_AUTH).status()).isEqualTo(200);
+        assertThat(admission.writesInFlight()).isZero();
+        Reply after = client.post("/ops/inbox/requeue", bulk.getBytes(StandardCharsets.UTF_8), "application/json",
+                ServiceClient.OPS_AUTH, java.util.Map.of());
+        assertThat(after.status()).as(after.body()).isEqualTo(200);
+    }
+
+    @Autowired
+    org.springframework.boot.web.servlet.FilterRegistrationBean<com.hospital.surveyinbox.config.OpsAdmissionFilter> opsAdmission;
+
+    /** Reads are bounded the same way: adapter.security.ops-max-in-flight (8) at once, the ninth answered 503. */
+    @Test
+    void theOperatorApiServesABoundedNumberOfReadsAtOnce() throws Exception {
+        assertThat(opsAdmission.getUrlPatterns()).containsExactlyInAnyOrder("/ops/inbox", "/ops/inbox/*");
+        com.hospital.surveyinbox.config.OpsAdmissionFilter filter = opsAdmission.getFilter();
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(8);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+        try {
+            for (int i = 0; i < 8; i++) {
+                pool.submit(() -> {
+                    filter.doFilter(new org.springframework.mock.web.MockHttpServletRequest("GET", "/ops/inbox"),
+                            new org.springframework.mock.web.MockHttpServletResponse(), (request, response) -> {
+                                entered.countDown();
+                                try {
+                                    release.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                                } catch (InterruptedException e) {
+                                    Thread.currentThread().interrupt();
+                                }
+                            });
+                    return null;
+                });
+            }
+            assertThat(entered.await(20, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            org.springframework.mock.web.MockHttpServletResponse refused = new org.springframework.mock.web.MockHttpServletResponse();
+            filter.doFilter(new org.springframework.mock.web.MockHttpServletRequest("GET", "/ops/inbox"), refused,
+                    (request, response) -> { throw new AssertionError("a ninth read was let through"); });
+            assertThat(refused.getStatus()).isEqualTo(503);
+            assertThat(refused.getContentAsString()).contains("operator API busy: 8 reads under way on this pod");
+            // a write still has its own room
+            org.springframework.mock.web.MockHttpServletResponse write = new org.springframework.mock.web.MockHttpServletResponse();
+            boolean[] passed = {false};
+            filter.doFilter(new org.springframework.mock.web.MockHttpServletRequest("POST", "/ops/inbox/requeue"), write,
+                    (request, response) -> passed[0] = true);
+            assertThat(passed[0]).isTrue();
+        } finally {
+            release.countDown();
+            pool.shutdown();
+            assertThat(pool.awaitTermination(20, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        }
+        boolean[] again = {false};
+        filter.doFilter(new org.springframework.mock.web.MockHttpServletRequest("GET", "/ops/inbox"),
+                new org.springframework.mock.web.MockHttpServletResponse(), (request, response) -> again[0] = true);
+        assertThat(again[0]).isTrue();
     }
 
     private static String encoded(String text) {
