@@ -11,8 +11,8 @@ import org.springframework.stereotype.Component;
 /**
  * This database's identity (V25: a random id written once), carried by every event as the record header
  * {@code inboxDatabase}: an event whose header names another database is another deployment's (one sharing the
- * topic and the consumer group), never a row this database lost. Read once, at the first use; while the database
- * cannot be read it is unknown (null): an event is then published without it and taken as this database's.
+ * topic and the consumer group), never a row this database lost. Read once, when the service is ready; while the
+ * database cannot be read it is unknown (null): an event is then published without it and taken as this database's.
  */
 @Component("inboxDatabase")
 public class InboxDatabase {
@@ -27,6 +27,15 @@ public class InboxDatabase {
 
     public InboxDatabase(JdbcTemplate jdbc) {
         this.jdbc = jdbc;
+    }
+
+    /**
+     * Read once the service is up (Flyway has just run), not on a publishing or consuming thread at its first event;
+     * a database that cannot be read then is read at the first use.
+     */
+    @org.springframework.context.event.EventListener(org.springframework.boot.context.event.ApplicationReadyEvent.class)
+    public void readAtStart() {
+        id();
     }
 
     /** Step {@code inbox-publish-database}: this database's identity, or null while it cannot be read. */

@@ -186,14 +186,20 @@ public class ProcessingRecord {
     /**
      * An event published against another database (its {@code inboxDatabase} header): another deployment shares this
      * one's topic and consumer group, and each takes events of the other's rows, which then wait for the redelivery
-     * job (republished to the same partition, very likely to the same consumer). Skipped, counted for the alert
-     * SurveyInboxForeignEvents; the line names the setting to fix (repeats are limited by RepeatedLogLines).
+     * job (republished to the same partition, very likely to the same consumer). Or this database was created anew,
+     * or restored from a backup older than its identity (V25), and the event is of a row it lost: so the line names
+     * the event's id, type and subject, as a lost row's does, and is never dropped as a repeat. Skipped, counted for
+     * the alert SurveyInboxForeignEvents.
      */
-    public void foreignEvent(String inboxId) {
+    public void foreignEvent(Map<String, Object> eventKey) {
         meters.counter(CLAIMS, "result", "foreign-database").increment();
-        log.warn("Inbox event {} published against another database skipped: another deployment shares topic {} and group {} "
-                + "(each takes the other's events, whose rows then wait); give each deployment its own adapter.kafka.topic and "
-                + "adapter.kafka.group-id", inboxId, properties.getKafka().getTopic(), properties.getKafka().getGroupId());
+        log.warn(org.slf4j.MarkerFactory.getMarker(com.hospital.surveyinbox.config.RepeatedLogLines.ALWAYS),
+                "Inbox {} ({} {}) named by an event published against another database skipped: another deployment shares "
+                        + "topic {} and group {} (each takes the other's events, whose rows then wait; give each its own "
+                        + "adapter.kafka.topic and adapter.kafka.group-id), or this database was created anew or restored from "
+                        + "a backup older than its identity (then this is a message it lost: docs/operations.md, After a "
+                        + "database restore)", eventKey.get("id"), printable(eventKey.get("msgType")),
+                printable(eventKey.get("srvyDrawupNo")), properties.getKafka().getTopic(), properties.getKafka().getGroupId());
     }
 
     /** Last step of every path: the consumer thread carries no row context into the next record. */
