@@ -218,7 +218,7 @@ public class ProductionSafetyCheck implements InitializingBean {
         }
         // camel-http's activity log writes headers and bodies at INFO
         for (String tracing : List.of("camel.main.tracing", "camel.trace.enabled", "camel.main.log-exhausted-message-body",
-                "camel.component.http.log-http-activity", "camel.component.https.log-http-activity")) {
+                "camel.component.http.log-http-activity")) {
             if (Boolean.TRUE.equals(environment.getProperty(tracing, Boolean.class))) {
                 problems.add(tracing + " must be false: it logs message bodies, which carry patient data");
             }

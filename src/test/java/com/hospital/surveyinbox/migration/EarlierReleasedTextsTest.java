@@ -120,6 +120,46 @@ class EarlierReleasedTextsTest {
     }
 
     /**
+     * V23's first text (7d2d10c, edited after: its ALTER now takes the lock in short tries), applied on a database after
+     * the pinned texts: the service starts on it (the record's checksum taken as the current text's) and the history
+     * ends as the current texts leave it.
+     */
+    @Test
+    void aDatabaseThatRanV23sFirstTextStarts() throws Exception {
+        EmbeddedServices services = EmbeddedServices.get();
+        String earlier = "earlier_v23_" + System.nanoTime();
+        String current = "current_v23_" + System.nanoTime();
+        Path folder = Files.createTempDirectory("earlier-v23");
+        try {
+            try (Stream<Path> files = Files.list(Path.of("src/main/resources/db/migration"))) {
+                for (Path file : files.toList()) {
+                    Files.copy(file, folder.resolve(file.getFileName()));
+                }
+            }
+            Files.copy(EARLIER.resolve("7d2d10c/V23__pending_since.sql"), folder.resolve("V23__pending_since.sql"),
+                    StandardCopyOption.REPLACE_EXISTING);
+            String earlierUrl = services.createDatabase(earlier);
+            flyway(earlierUrl).locations("filesystem:" + folder).target("23").load().migrate();
+
+            FlywayConnection.migrate(flyway(earlierUrl).locations("classpath:db/migration").load());
+
+            String currentUrl = services.migratedDatabase(current);
+            try (Connection e = DriverManager.getConnection(earlierUrl, EmbeddedServices.DB_USER, "");
+                 Connection c = DriverManager.getConnection(currentUrl, EmbeddedServices.DB_USER, "");
+                 Statement es = e.createStatement(); Statement cs = c.createStatement()) {
+                assertThat(schema(es)).isEqualTo(schema(cs));
+                assertThat(history(es)).isEqualTo(history(cs));
+            }
+        } finally {
+            services.dropDatabaseIfExists(earlier);
+            services.dropDatabaseIfExists(current);
+            try (Stream<Path> files = Files.walk(folder)) {
+                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    /**
      * Migration 19 runs outside a transaction: one that failed (an index build cancelled, the disk full) is recorded
      * failed, and Flyway refused every later start ("Detected failed migration to version 19") until a repair by hand;
      * its record is removed and it runs again, as for the index migrations.
