@@ -76,11 +76,7 @@ class EarlierReleasedTextsTest {
         Path folder = Files.createTempDirectory("earlier-migrations");
         try {
             // the current texts, each edited one replaced by its earliest released text
-            try (Stream<Path> files = Files.list(Path.of("src/main/resources/db/migration"))) {
-                for (Path file : files.toList()) {
-                    Files.copy(file, folder.resolve(file.getFileName()));
-                }
-            }
+            copyCurrentTexts(folder);
             Map<String, Path> earliest = new TreeMap<>();
             for (Path text : earlierTexts()) {
                 earliest.merge(text.getFileName().toString(), text, (a, b) -> releaseOrder(a) <= releaseOrder(b) ? a : b);
@@ -111,11 +107,7 @@ class EarlierReleasedTextsTest {
             // and a second start changes nothing
             FlywayConnection.migrate(flyway(earlierUrl).locations("classpath:db/migration").load());
         } finally {
-            services.dropDatabaseIfExists(earlier);
-            services.dropDatabaseIfExists(current);
-            try (Stream<Path> files = Files.walk(folder)) {
-                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
+            drop(services, folder, earlier, current);
         }
     }
 
@@ -131,11 +123,7 @@ class EarlierReleasedTextsTest {
         String current = "current_v23_" + System.nanoTime();
         Path folder = Files.createTempDirectory("earlier-v23");
         try {
-            try (Stream<Path> files = Files.list(Path.of("src/main/resources/db/migration"))) {
-                for (Path file : files.toList()) {
-                    Files.copy(file, folder.resolve(file.getFileName()));
-                }
-            }
+            copyCurrentTexts(folder);
             Files.copy(EARLIER.resolve("7d2d10c/V23__pending_since.sql"), folder.resolve("V23__pending_since.sql"),
                     StandardCopyOption.REPLACE_EXISTING);
             String earlierUrl = services.createDatabase(earlier);
@@ -151,11 +139,7 @@ class EarlierReleasedTextsTest {
                 assertThat(history(es)).isEqualTo(history(cs));
             }
         } finally {
-            services.dropDatabaseIfExists(earlier);
-            services.dropDatabaseIfExists(current);
-            try (Stream<Path> files = Files.walk(folder)) {
-                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
+            drop(services, folder, earlier, current);
         }
     }
 
@@ -235,6 +219,23 @@ class EarlierReleasedTextsTest {
     /** Which of a version's kept texts was released first: V5's two, in order (the others have one). */
     private static int releaseOrder(Path text) {
         return List.of("c9e4bd6", "d97f0ac").indexOf(text.getParent().getFileName().toString());
+    }
+
+    private static void copyCurrentTexts(Path folder) throws IOException {
+        try (Stream<Path> files = Files.list(Path.of("src/main/resources/db/migration"))) {
+            for (Path file : files.toList()) {
+                Files.copy(file, folder.resolve(file.getFileName()));
+            }
+        }
+    }
+
+    private static void drop(EmbeddedServices services, Path folder, String... databases) throws IOException {
+        for (String database : databases) {
+            services.dropDatabaseIfExists(database);
+        }
+        try (Stream<Path> files = Files.walk(folder)) {
+            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
     }
 
     private static FluentConfiguration flyway(String url) {
