@@ -23,7 +23,11 @@ public class InboxDatabase {
     private static final Logger log = LoggerFactory.getLogger(InboxDatabase.class);
 
     private final JdbcTemplate jdbc;
-    private volatile String id;
+    /** The identity and when it was written (epoch ms), read together. */
+    private volatile Identity identity;
+
+    private record Identity(String id, long createdAtMillis) {
+    }
 
     public InboxDatabase(JdbcTemplate jdbc) {
         this.jdbc = jdbc;
@@ -40,17 +44,33 @@ public class InboxDatabase {
 
     /** Step {@code inbox-publish-database}: this database's identity, or null while it cannot be read. */
     public String id() {
-        String known = id;
+        Identity known = identity();
+        return known == null ? null : known.id();
+    }
+
+    private Identity identity() {
+        Identity known = identity;
         if (known == null) {
             try {
-                known = jdbc.queryForObject("SELECT CAST(id AS TEXT) FROM inbox_database", String.class);
-                id = known;
+                known = jdbc.queryForObject("SELECT CAST(id AS TEXT), created_at FROM inbox_database",
+                        (rs, row) -> new Identity(rs.getString(1), rs.getTimestamp(2).getTime()));
+                identity = known;
             } catch (DataAccessException e) {
                 log.debug("Database identity not read: {}", e.getClass().getSimpleName());
                 return null;
             }
         }
         return known;
+    }
+
+    /**
+     * Step {@code inbox-process-foreign-age}: whether a foreign event was published before this database's identity
+     * was written (its Kafka timestamp): then this database was created anew or restored from a backup older than its
+     * identity, and the event is most likely of a row it lost, not another deployment's (whose events go on arriving).
+     */
+    public boolean publishedBeforeIdentity(@Header(org.apache.camel.component.kafka.KafkaConstants.TIMESTAMP) Long publishedAt) {
+        Identity known = identity();
+        return known != null && publishedAt != null && publishedAt > 0 && publishedAt < known.createdAtMillis();
     }
 
     /**

@@ -188,12 +188,13 @@ public class ProcessingRecord {
      * one's topic and consumer group, and each takes events of the other's rows, which then wait for the redelivery
      * job (republished to the same partition, very likely to the same consumer). Or this database was created anew,
      * or restored from a backup older than its identity (V25), and the event is of a row it lost: so the line names
-     * the event's id, type and subject, as a lost row's does, and is never dropped as a repeat. Skipped, counted for
-     * the alert SurveyInboxForeignEvents.
+     * the event's id, type and subject, as a lost row's does, and one published before this database's identity
+     * ({@code beforeIdentity}) is never dropped as a repeat; another deployment's go on arriving, and their repeats
+     * are limited (RepeatedLogLines). Skipped, counted for the alert SurveyInboxForeignEvents.
      */
-    public void foreignEvent(Map<String, Object> eventKey) {
+    public void foreignEvent(Map<String, Object> eventKey, boolean beforeIdentity) {
         meters.counter(CLAIMS, "result", "foreign-database").increment();
-        log.warn(org.slf4j.MarkerFactory.getMarker(com.hospital.surveyinbox.config.RepeatedLogLines.ALWAYS),
+        log.warn(beforeIdentity ? org.slf4j.MarkerFactory.getMarker(com.hospital.surveyinbox.config.RepeatedLogLines.ALWAYS) : null,
                 "Inbox {} ({} {}) named by an event published against another database skipped: another deployment shares "
                         + "topic {} and group {} (each takes the other's events, whose rows then wait; give each its own "
                         + "adapter.kafka.topic and adapter.kafka.group-id), or this database was created anew or restored from "
