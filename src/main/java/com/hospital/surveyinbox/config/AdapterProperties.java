@@ -734,8 +734,9 @@ public class AdapterProperties {
          */
         @Min(1) private final int opsMaxInFlight;
         /**
-         * Operator API writes (requeues, a reply's retry or abandon: count) a pod serves at once, apart from the reads,
-         * so readers (a viewer's script) never leave an operator's requeue without room.
+         * Operator API writes (POSTs: requeues, bulk requeues and their counts, a reply's retry or abandon: count) a pod
+         * serves at once, apart from the reads, so readers (a viewer's script) never leave an operator's requeue
+         * without room.
          */
         @Min(1) private final int opsMaxWritesInFlight;
 
@@ -744,8 +745,8 @@ public class AdapterProperties {
                 Credentials opsViewer,
                 @DefaultValue AuthFailures authFailures,
                 @DefaultValue java.util.List<String> trustedProxies,
-                @DefaultValue("8") int opsMaxInFlight,
-                @DefaultValue("4") int opsMaxWritesInFlight) {
+                @DefaultValue("6") int opsMaxInFlight,
+                @DefaultValue("2") int opsMaxWritesInFlight) {
             this.opsMaxInFlight = opsMaxInFlight;
             this.opsMaxWritesInFlight = opsMaxWritesInFlight;
             this.legacy = legacy;

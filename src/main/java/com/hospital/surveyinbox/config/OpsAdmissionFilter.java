@@ -18,8 +18,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * requests holds a request thread and most a main-pool connection: a loop of reads or bulk counts (a script, a stuck
  * console reloading) took the threads receptions need and the connections workers need. Reads and writes apart: a
  * viewer's reads never leave an operator's requeue without room. The API only ({@code /ops/inbox}), after its body
- * was read ({@link OpsBodyLimitFilter}): the console's files and the API description are not counted, and a body sent
- * slowly holds no permit. The routes answer on the request thread (platform-http here dispatches no async cycle),
+ * was read ({@link OpsBodyLimitFilter}): the console's files and the API description are not counted, and a body still
+ * arriving holds no permit. A bulk requeue's count (a POST dry run) is a write. The routes answer on the request thread (platform-http here dispatches no async cycle),
  * so a permit lasts until the answer.
  */
 public class OpsAdmissionFilter extends OncePerRequestFilter {

@@ -12,7 +12,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * The operator API's request bodies are bounded as the reception's are: a bulk requeue's filter is a few hundred
  * bytes, and platform-http would otherwise read any body into memory whole (Tomcat bounds form posts only). One
  * byte over {@link #MAX_BODY_BYTES}, declared or streamed, answers 413 in the operator API's JSON without
- * reaching the route; a read (GET, HEAD) with any body is a 400, unread (one of gigabytes filled the heap).
+ * reaching the route; a read (GET, HEAD) with any body is a 400 before anything reads it (one of gigabytes
+ * filled the heap).
  * Registered after Spring Security: only an operator gets a byte read.
  */
 public class OpsBodyLimitFilter extends OncePerRequestFilter {
@@ -23,8 +24,8 @@ public class OpsBodyLimitFilter extends OncePerRequestFilter {
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
-        // a read carries no body: one sent anyway was read whole before the route ran (gigabytes into the heap), and
-        // sent slowly it held a request thread for as long; refused unread, whatever its size
+        // a read carries no body: one sent anyway was read whole before the route ran (gigabytes into the heap);
+        // refused before anything reads it, whatever its size (Tomcat then discards up to max-swallow-size, 2 MiB)
         if (("GET".equals(request.getMethod()) || "HEAD".equals(request.getMethod()))
                 && (request.getContentLengthLong() > 0 || request.getHeader("Transfer-Encoding") != null)) {
             writeError(response, 400, "a read carries no body");

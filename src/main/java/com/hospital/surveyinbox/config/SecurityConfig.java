@@ -304,7 +304,7 @@ public class SecurityConfig {
         FilterRegistrationBean<OpsAdmissionFilter> registration = new FilterRegistrationBean<>(new OpsAdmissionFilter(
                 properties.getSecurity().getOpsMaxInFlight(), properties.getSecurity().getOpsMaxWritesInFlight(), meters));
         registration.addUrlPatterns("/ops/inbox", "/ops/inbox/*");
-        registration.setOrder(1); // after the body was read (OpsBodyLimitFilter, 0): a body sent slowly holds no permit
+        registration.setOrder(1); // after the body was read (OpsBodyLimitFilter, 0): a body still arriving holds no permit
         return registration;
     }
 

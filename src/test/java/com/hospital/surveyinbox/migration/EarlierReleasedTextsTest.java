@@ -113,7 +113,7 @@ class EarlierReleasedTextsTest {
 
     /**
      * V23's first text (7d2d10c, edited after: its ALTER now takes the lock in short tries), applied on a database after
-     * the pinned texts: the service starts on it (the record's checksum taken as the current text's) and the history
+     * the current texts of V1-V22: the service starts on it (the record's checksum taken as the current text's) and the history
      * ends as the current texts leave it.
      */
     @Test

@@ -150,6 +150,7 @@ class OpenApiTest extends IntegrationTest {
                 ServiceClient.LEGACY_AUTH));
         p.put("GET /ops/inbox/stats 200", () -> client.ops("/ops/inbox/stats"));
         p.put("GET /ops/inbox/stats 401", () -> client.get("/ops/inbox/stats", WRONG));
+        p.put("GET /ops/inbox/stats 400", () -> readWithABody("/ops/inbox/stats"));
         p.put("GET /ops/inbox 200", () -> client.ops("/ops/inbox?limit=3"));
         p.put("GET /ops/inbox 400", () -> client.ops("/ops/inbox?status=BOGUS"));
         p.put("GET /ops/inbox 401", () -> client.get("/ops/inbox", WRONG));
@@ -167,6 +168,7 @@ class OpenApiTest extends IntegrationTest {
                 ServiceClient.OPS_AUTH));
         p.put("GET /ops/inbox/{inboxId} 200", () -> client.ops("/ops/inbox/" + stored));
         p.put("GET /ops/inbox/{inboxId} 401", () -> client.get("/ops/inbox/" + stored, WRONG));
+        p.put("GET /ops/inbox/{inboxId} 400", () -> readWithABody("/ops/inbox/" + stored));
         p.put("GET /ops/inbox/{inboxId} 404", () -> client.ops("/ops/inbox/999999999999"));
         p.put("POST /ops/inbox/{inboxId}/requeue 200", () -> client.opsPost("/ops/inbox/" + failed + "/requeue"));
         p.put("POST /ops/inbox/{inboxId}/requeue 401", () -> post("/ops/inbox/" + failed + "/requeue", "", null, WRONG));
@@ -194,6 +196,13 @@ class OpenApiTest extends IntegrationTest {
         p.put("GET /ops/openapi.yaml 200", () -> client.ops("/ops/openapi.yaml"));
         p.put("GET /ops/openapi.yaml 401", () -> client.get("/ops/openapi.yaml", WRONG));
         return p;
+    }
+
+    /** A GET that carries a body: refused before anything reads it. */
+    private Reply readWithABody(String path) {
+        return client.send(java.net.http.HttpRequest.newBuilder(client.uri(path)).header("Authorization", ServiceClient.OPS_AUTH)
+                .header("Content-Type", "application/json")
+                .method("GET", java.net.http.HttpRequest.BodyPublishers.ofString("{}")).build());
     }
 
     private Reply post(String path, String body, String contentType, String authorization) {

@@ -25,7 +25,7 @@ import org.springframework.beans.factory.annotation.Autowired;
  * over HTTP, their events landing on {@code mock:kafka}. The black-box tests (RedeliveryTest, the console's)
  * prove a requeued row completes; these pin what the route and {@code sql/requeue-row.sql} promise on their own.
  */
-// six operators pressing requeue at once: above the pod's write bound (4), which InboxOpsRouteTest pins
+// six operators pressing requeue at once: above the pod's write bound (2), which InboxOpsRouteTest pins
 @org.springframework.test.context.TestPropertySource(properties = {"adapter.inbox.bulk-requeue-within=PT2S",
         "adapter.security.ops-max-writes-in-flight=8"})
 class InboxRequeueRouteTest extends RouteKit {
