@@ -24,49 +24,56 @@ import org.springframework.web.filter.OncePerRequestFilter;
  */
 public class OpsAdmissionFilter extends OncePerRequestFilter {
 
-    private final Semaphore reads;
-    private final Semaphore writes;
-    private final int readLimit;
-    private final int writeLimit;
-    private final Counter readsRefused;
-    private final Counter writesRefused;
+    private final Room reads;
+    private final Room writes;
+
+    /** One kind's permits, with its meters: the count under way and the requests refused. */
+    private static final class Room {
+        final String kind;
+        final int limit;
+        final Semaphore permits;
+        final Counter refused;
+
+        Room(String kind, int limit, MeterRegistry meters) {
+            this.kind = kind;
+            this.limit = limit;
+            this.permits = new Semaphore(limit);
+            this.refused = Counter.builder("adapter.ops.overloaded").tag("kind", kind)
+                    .description("operator API requests answered 503: adapter.security.ops-max-in-flight reads (or "
+                            + "ops-max-writes-in-flight writes) were under way").register(meters);
+            io.micrometer.core.instrument.Gauge.builder("adapter.ops.in.flight", this, Room::inFlight)
+                    .tag("kind", kind).description("operator API requests under way now").register(meters);
+        }
+
+        int inFlight() {
+            return limit - permits.availablePermits();
+        }
+    }
 
     public OpsAdmissionFilter(int readLimit, int writeLimit, MeterRegistry meters) {
-        this.readLimit = readLimit;
-        this.writeLimit = writeLimit;
-        this.reads = new Semaphore(readLimit);
-        this.writes = new Semaphore(writeLimit);
-        this.readsRefused = Counter.builder("adapter.ops.overloaded").tag("kind", "read")
-                .description("operator API requests answered 503: adapter.security.ops-max-in-flight reads (or "
-                        + "ops-max-writes-in-flight writes) were under way").register(meters);
-        this.writesRefused = Counter.builder("adapter.ops.overloaded").tag("kind", "write")
-                .description("operator API requests answered 503: adapter.security.ops-max-in-flight reads (or "
-                        + "ops-max-writes-in-flight writes) were under way").register(meters);
-        io.micrometer.core.instrument.Gauge.builder("adapter.ops.in.flight", this, OpsAdmissionFilter::readsInFlight)
-                .tag("kind", "read").description("operator API requests under way now").register(meters);
-        io.micrometer.core.instrument.Gauge.builder("adapter.ops.in.flight", this, OpsAdmissionFilter::writesInFlight)
-                .tag("kind", "write").description("operator API requests under way now").register(meters);
+        this.reads = new Room("read", readLimit, meters);
+        this.writes = new Room("write", writeLimit, meters);
     }
 
     /** Operator API reads under way now. */
     public int readsInFlight() {
-        return readLimit - reads.availablePermits();
+        return reads.inFlight();
     }
 
     /** Operator API writes under way now. */
     public int writesInFlight() {
-        return writeLimit - writes.availablePermits();
+        return writes.inFlight();
     }
 
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
-        boolean read = "GET".equals(request.getMethod()) || "HEAD".equals(request.getMethod());
-        Semaphore permits = read ? reads : writes;
+        Room room = OpsBodyLimitFilter.isRead(request) ? reads : writes;
+        Semaphore permits = room.permits;
         if (!permits.tryAcquire()) {
-            (read ? readsRefused : writesRefused).increment();
+            room.refused.increment();
             response.setHeader("Retry-After", "2");
-            OpsBodyLimitFilter.writeError(response, 503, "operator API busy: " + (read ? readLimit + " reads" : writeLimit + " writes")
+            OpsBodyLimitFilter.writeError(response, 503, "operator API busy: " + room.limit + " " + room.kind + "s"
                     + " under way on this pod; please retry");
             return;
         }

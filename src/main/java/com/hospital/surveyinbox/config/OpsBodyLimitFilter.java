@@ -26,7 +26,7 @@ public class OpsBodyLimitFilter extends OncePerRequestFilter {
             throws ServletException, IOException {
         // a read carries no body: one sent anyway was read whole before the route ran (gigabytes into the heap);
         // refused before anything reads it, whatever its size (Tomcat then discards up to max-swallow-size, 2 MiB)
-        if (("GET".equals(request.getMethod()) || "HEAD".equals(request.getMethod()))
+        if (isRead(request)
                 && (request.getContentLengthLong() > 0 || request.getHeader("Transfer-Encoding") != null)) {
             writeError(response, 400, "a read carries no body");
             return;
@@ -37,6 +37,11 @@ public class OpsBodyLimitFilter extends OncePerRequestFilter {
             return;
         }
         chain.doFilter(cached, response);
+    }
+
+    /** A read of the operator API: GET or HEAD (no body, no change). */
+    static boolean isRead(HttpServletRequest request) {
+        return "GET".equals(request.getMethod()) || "HEAD".equals(request.getMethod());
     }
 
     /** An answer of the operator API written before any route runs: {@code {"error": message}} in UTF-8. */

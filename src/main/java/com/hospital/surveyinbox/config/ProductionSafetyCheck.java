@@ -164,9 +164,10 @@ public class ProductionSafetyCheck implements InitializingBean {
      * data and may go to DEBUG.
      */
     private void logsCarryNoPatientData(List<String> problems) {
+        org.springframework.boot.context.properties.bind.Binder binder = org.springframework.boot.context.properties.bind.Binder.get(environment);
         java.util.Map<String, org.springframework.boot.logging.LogLevel> levels;
         try {
-            levels = org.springframework.boot.context.properties.bind.Binder.get(environment)
+            levels = binder
                     .bind("logging.level", org.springframework.boot.context.properties.bind.Bindable.mapOf(String.class,
                             org.springframework.boot.logging.LogLevel.class))
                     .orElse(java.util.Map.of());
@@ -177,7 +178,7 @@ public class ProductionSafetyCheck implements InitializingBean {
         // a group's level is its members' (Boot's web and sql groups, and any a deployer defines)
         java.util.Map<String, List<String>> groups = new java.util.HashMap<>(java.util.Map.of("web", List.of("org.springframework.web"),
                 "sql", List.of("org.springframework.jdbc", "org.hibernate")));
-        org.springframework.boot.context.properties.bind.Binder.get(environment).bind("logging.group",
+        binder.bind("logging.group",
                 org.springframework.boot.context.properties.bind.Bindable.mapOf(String.class, String[].class))
                 .ifBound(defined -> defined.forEach((group, members) -> groups.put(group, List.of(members))));
         new java.util.TreeMap<>(levels).forEach((name, level) -> {
@@ -205,7 +206,7 @@ public class ProductionSafetyCheck implements InitializingBean {
         // any level at run time (past the check above); env and configprops show settings; every endpoint on the
         // management port answers without a login (the NetworkPolicy alone keeps callers out)
         // bound as Boot binds it (a comma list, a YAML list, ..._INCLUDE_0), compared as Boot compares endpoint ids
-        List<String> beyond = org.springframework.boot.context.properties.bind.Binder.get(environment)
+        List<String> beyond = binder
                 .bind("management.endpoints.web.exposure.include",
                         org.springframework.boot.context.properties.bind.Bindable.listOf(String.class))
                 .orElse(List.of()).stream().map(String::strip).filter(id -> !id.isEmpty())
