@@ -9,7 +9,15 @@
 -- again once the lease is held (find-key-on-record.sql, a statement of its own) and answers that one as a replay.
 -- Run by: routes/inbox-receive.camel.yaml, step inbox-receive-claim-synchronous (camel-sql), before a synchronous
 -- registration's first call.
--- Returns one row: holder (this registration's when the lease was taken, else null), unfinished, known, and
+-- The record's id is reserved with the lease (record_id), under the subject's reception lock (InboxStore's, passed
+-- in as lockSpace) so that it follows every id a reception of the subject took before it: an inbox-mode pod (the
+-- toggle rolling out) storing a SEND of the subject while this one registers stores it with a later id, and its
+-- registration then sees this one on record before it (a resend). A reception that took its id before the lock was
+-- granted committed before it: the route's next statement (find-key-on-record.sql) sees that row, and the message
+-- joins the inbox behind it. Taken at record time instead, the record's id came after that SEND's: registered as a
+-- first SEND (the bundle existing: nothing sent), the resend was lost.
+-- Returns one row: holder (this registration's when the lease was taken, else null), record_id (with the holder),
+-- unfinished, known, and
 -- refused_resend: the key's row is a resend the survey side refused (ALREADY_SUBMITTED), so a replay of it is answered
 -- with that outcome, 200 N like the first answer, not as a stored message (200 Y: the sender took a refused
 -- resend for one that went out).
@@ -42,9 +50,15 @@ WITH checks AS (
      -- by this pod's bound either
      WHERE GREATEST(COALESCE(synchronous_lease.expires_at, '-infinity'),
                     synchronous_lease.taken_at + :#expireAfterMillis * INTERVAL '1 millisecond') < now()
-    RETURNING holder
+    -- the subject's lock once the lease is taken (after its row: nothing takes the two the other way round), the id
+    -- then
+    RETURNING holder,
+              (SELECT nextval(pg_get_serial_sequence('inbox_message', 'id'))
+                 FROM (SELECT pg_advisory_xact_lock(CAST(:#lockSpace AS INTEGER),
+                                                    hashtext(CAST(:#srvyDrawupNo AS TEXT)))) AS subject_lock) AS record_id
 )
 SELECT (SELECT holder FROM taken) AS holder,
+       (SELECT record_id FROM taken) AS record_id,
        checks.unfinished,
        checks.known,
        checks.refused_resend

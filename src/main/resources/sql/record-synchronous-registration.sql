@@ -7,8 +7,11 @@
 -- now); no reply is owed: a reply the outcome carried (NOTIFY_SKIPPED, ALREADY_SUBMITTED) went out in the
 -- answer, so it is recorded SENT with its code (its text, as for a redacted row, is not kept: it may name a
 -- patient a mask cannot know), for operators and so that nothing ever sends it again;
--- published_at is set, so no job ever republishes it. The subject's advisory lock (its key space
--- InboxStore.SUBJECT_LOCK_SPACE, passed in as lockSpace) orders it with the subject's receptions. A key already on record stores nothing (ON CONFLICT).
+-- published_at is set, so no job ever republishes it. Its id is the one reserved with the lease
+-- (claim-synchronous-registration.sql: under the subject's reception lock), so a SEND an inbox-mode pod stored while
+-- this registration ran has a later id and sees this record before it (a resend); the subject's advisory lock (its key
+-- space InboxStore.SUBJECT_LOCK_SPACE, passed in as lockSpace) is taken as a reception's is. A key already on record
+-- stores nothing (ON CONFLICT).
 -- Fenced by the registration's holder id (its lease's, kept as the row's claim_token): the statement tried again after
 -- its COMMIT went through and its answer was lost (inbox-receive-record-errors) finds its own row and returns it,
 -- instead of recording the registration a second time (without an Idempotency-Key nothing else conflicts).
@@ -19,10 +22,11 @@ WITH earlier AS (
      WHERE srvy_drawup_no = CAST(:#srvyDrawupNo AS TEXT)
        AND claim_token = CAST(:#holder AS UUID)
 ), recorded AS (
-    INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload, idempotency_key, status, attempts, claim_token,
+    INSERT INTO inbox_message (id, srvy_drawup_no, msg_type, payload, idempotency_key, status, attempts, claim_token,
                                last_attempt_at, published_at, redacted_at,
                                reply_status, reply_reason_code, reply_reason, reply_updated_at)
-    SELECT CAST(:#srvyDrawupNo AS TEXT), CAST(:#msgType AS TEXT), NULL, CAST(:#idempotencyKey AS TEXT),
+    OVERRIDING SYSTEM VALUE
+    SELECT CAST(:#recordId AS BIGINT), CAST(:#srvyDrawupNo AS TEXT), CAST(:#msgType AS TEXT), NULL, CAST(:#idempotencyKey AS TEXT),
            'COMPLETED', 1, CAST(:#holder AS UUID), now(), now(), now(),
            CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN 'NONE' ELSE 'SENT' END,
            CAST(:#replyCode AS TEXT),

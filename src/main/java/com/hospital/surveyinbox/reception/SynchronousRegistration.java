@@ -41,9 +41,10 @@ public class SynchronousRegistration {
 
     /**
      * Named parameters of {@code sql/claim-synchronous-registration.sql} and {@code release-synchronous-lease.sql}:
-     * the subject, its Idempotency-Key, this registration's own holder id, and this pod's bound
+     * the subject, its Idempotency-Key, this registration's own holder id, this pod's bound
      * ({@link #longestRegistrationMillis}, twice): the expiry it writes on a lease it takes, and the age past which it
-     * takes a lease (never before the holder's own expiry).
+     * takes a lease (never before the holder's own expiry), and the receptions' subject-lock key space (the record's id
+     * is reserved under the subject's lock).
      */
     public Map<String, Object> lease(ReceivedMessage message) {
         Map<String, Object> params = new HashMap<>();
@@ -51,6 +52,19 @@ public class SynchronousRegistration {
         params.put("idempotencyKey", message.idempotencyKey());
         params.put("holder", java.util.UUID.randomUUID().toString());
         params.put("expireAfterMillis", leaseExpiresAfterMillis);
+        params.put("lockSpace", InboxStore.SUBJECT_LOCK_SPACE);
+        return params;
+    }
+
+    /**
+     * Named parameters of {@code sql/find-key-on-record.sql}: the subject and its Idempotency-Key (the lease's), and
+     * the record's id the claim reserved with the lease.
+     */
+    public Map<String, Object> recheck(Map<String, Object> lease, long recordId) {
+        Map<String, Object> params = new HashMap<>();
+        params.put("srvyDrawupNo", lease.get("srvyDrawupNo"));
+        params.put("idempotencyKey", lease.get("idempotencyKey"));
+        params.put("recordId", recordId);
         return params;
     }
 
@@ -91,12 +105,14 @@ public class SynchronousRegistration {
 
     /**
      * Named parameters of {@code sql/record-synchronous-registration.sql}: the registration's holder id (its lease's:
-     * the record's fence, kept as its claim_token), the subject, the type, the sender's key, the subject locks' key
-     * space, and the reply the answer carried (NOTIFY_SKIPPED, ALREADY_SUBMITTED; null for none) with its reason.
+     * the record's fence, kept as its claim_token) and the record's id reserved with it, the subject, the type, the
+     * sender's key, the subject locks' key space, and the reply the answer carried (NOTIFY_SKIPPED, ALREADY_SUBMITTED;
+     * null for none) with its reason.
      */
-    public Map<String, Object> record(ReceivedMessage message, Outcome outcome, String holder) {
+    public Map<String, Object> record(ReceivedMessage message, Outcome outcome, String holder, long recordId) {
         Map<String, Object> params = new HashMap<>();
         params.put("holder", java.util.Objects.requireNonNull(holder, "the registration's holder id"));
+        params.put("recordId", recordId);
         params.put("srvyDrawupNo", message.srvyDrawupNo());
         params.put("msgType", message.msgType());
         params.put("idempotencyKey", message.idempotencyKey());

@@ -321,6 +321,87 @@ class RollbackToggleTest extends IntegrationTest {
         }
     }
 
+    /**
+     * The toggle rolling out: a pod still in inbox mode stores the subject's second SEND while a synchronous pod
+     * registers its first. The record's id was taken at record time, after the stored row's: the row, registered once
+     * the lease was given back, saw no completed SEND before it, went out as a first SEND (the bundle existing,
+     * nothing sent) and the resend was lost. The record's id is reserved with the lease now: the row comes after it.
+     */
+    @Test
+    void aSendAnInboxModePodStoresWhileTheFirstRegistersSynchronouslyIsAResend() throws Exception {
+        String subject = uniqueSubject("SYNCMIX");
+        simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 600, 700, 0, 2)); // the patient lookup: slow
+        java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(1);
+        try {
+            java.util.concurrent.Future<Reply> first = senders.submit(() -> client.receive(send(subject, "")));
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> simulator().requests().stream()
+                    .anyMatch(r -> r.line().startsWith("GET /legacy/patients/P-" + subject)));
+            Acceptance second = store.accept(new ReceivedMessage(subject, "SEND",
+                    send(subject, "").getBytes(StandardCharsets.UTF_8), null));
+            Reply a = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(a.header("X-Result-Code")).isEqualTo("Y");
+            assertThat(Long.parseLong(a.json().path("inboxId").asText())).as("the record before the stored row")
+                    .isLessThan(second.inboxId());
+
+            // the row's event once the lease is given back (the redelivery job's republish of a refused claim)
+            assertThat(com.hospital.surveyinbox.support.EventPublisher.publish(producer, second.event())).isTrue();
+            new Rows(jdbc).awaitStatus(Long.toString(second.inboxId()), "COMPLETED");
+            assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE", "RESEND");
+        } finally {
+            senders.shutdownNow();
+            simulator().setLatency(DownstreamSimulator.Latency.FAST);
+        }
+    }
+
+    /**
+     * An inbox-mode pod's SEND of the subject that took its id before the synchronous claim's subject lock but
+     * committed after the claim's checks read their snapshot: arrived first, it is registered first, and the
+     * synchronous message joins the inbox behind it (a resend), as the claim sends a message whose subject is
+     * draining. The instant is held open here: a transaction stores the row under the subject's lock and commits once
+     * the claim waits for it.
+     */
+    @Test
+    void aSendStoredJustBeforeTheLeaseIsRegisteredFirstAndTheSynchronousOneJoinsBehindIt() throws Exception {
+        String subject = uniqueSubject("SYNCJOIN");
+        java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(1);
+        try (java.sql.Connection reception = jdbc.getDataSource().getConnection()) {
+            reception.setAutoCommit(false);
+            long storedId;
+            try (java.sql.PreparedStatement insert = reception.prepareStatement("INSERT INTO inbox_message (srvy_drawup_no, msg_type, payload)"
+                    + " SELECT ?, 'SEND', ? FROM (SELECT pg_advisory_xact_lock(?, hashtext(?))) AS subject_lock RETURNING id")) {
+                insert.setString(1, subject);
+                insert.setBytes(2, send(subject, "").getBytes(StandardCharsets.UTF_8));
+                insert.setInt(3, InboxStore.SUBJECT_LOCK_SPACE);
+                insert.setString(4, subject);
+                try (java.sql.ResultSet id = insert.executeQuery()) {
+                    assertThat(id.next()).isTrue();
+                    storedId = id.getLong(1);
+                }
+            }
+            java.util.concurrent.Future<Reply> synchronous = senders.submit(() -> client.receive(send(subject, "")));
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> jdbc.queryForObject(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'"
+                            + " AND query LIKE 'WITH checks AS%'", Long.class) > 0);
+            reception.commit();
+
+            Reply b = synchronous.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(b.status()).as(b.body()).isEqualTo(200);
+            assertThat(b.header("X-Result-Code")).isEqualTo("Y");
+            String joined = b.json().path("inboxId").asText();
+            assertThat(Long.parseLong(joined)).as("stored behind the row").isGreaterThan(storedId);
+            assertThat(simulator().events(subject)).as("nothing registered on the request").isEmpty();
+
+            assertThat(com.hospital.surveyinbox.support.EventPublisher.publish(producer,
+                    new com.hospital.surveyinbox.inbox.InboxEvent(Long.toString(storedId), subject, "SEND"))).isTrue();
+            Rows rows = new Rows(jdbc);
+            rows.awaitStatus(Long.toString(storedId), "COMPLETED");
+            rows.awaitStatus(joined, "COMPLETED");
+            assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE", "RESEND");
+        } finally {
+            senders.shutdownNow();
+        }
+    }
+
     @Test
     void answersABusinessFailureWithNAndItsReason(org.springframework.boot.test.system.CapturedOutput output) {
         String subject = uniqueSubject("SYNCBAD");
