@@ -94,6 +94,25 @@ class InboxUnavailableTest extends IntegrationTest {
         assertThat(topic.forSubject(subject)).isEmpty();
     }
 
+    /**
+     * The server's own failure (an I/O error, an internal error) or the deployment's (a privilege revoked) while the
+     * row is written is not the row's: a 503, so the sender retries. It was a 500 "could not be stored", which a
+     * sender takes for a message never to send again.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"58030", "XX000", "42501"})
+    void answers503WhenTheServerFailsWhileTheRowIsWritten(String sqlState) {
+        String subject = uniqueSubject("SERVERFAULT");
+        try (CommitRefusal ignored = CommitRefusal.forSubjectsLike(jdbc, "SERVERFAULT-%", sqlState)) {
+            Reply reply = client.receive(ServiceClient.message(subject, ""));
+            assertThat(reply.status()).as(reply.body()).isEqualTo(503);
+            assertThat(reply.header("X-Result-Code")).isEqualTo("N");
+            assertThat(reply.json().get("resultMessage").asText()).contains("please retry");
+        }
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject))
+                .isZero();
+    }
+
     @Test
     void publishesNoEventWhenTheInsertIsRolledBackAtCommit() {
         TopicProbe topic = TopicProbe.get("survey-send-info-received");

@@ -17,8 +17,14 @@ public final class CommitRefusal implements AutoCloseable {
     }
 
     public static CommitRefusal forSubjectsLike(JdbcTemplate jdbc, String likePattern) {
+        return forSubjectsLike(jdbc, likePattern, "P0001"); // RAISE EXCEPTION's own SQLState
+    }
+
+    /** The same, failing with the given SQLState (a server's I/O error, an internal error, a privilege revoked …). */
+    public static CommitRefusal forSubjectsLike(JdbcTemplate jdbc, String likePattern, String sqlState) {
         jdbc.execute("CREATE OR REPLACE FUNCTION test_refuse_commit() RETURNS trigger AS $$ BEGIN "
-                + "IF NEW.srvy_drawup_no LIKE '" + likePattern.replace("'", "''") + "' THEN RAISE EXCEPTION '" + MESSAGE + "'; "
+                + "IF NEW.srvy_drawup_no LIKE '" + likePattern.replace("'", "''") + "' THEN RAISE EXCEPTION '" + MESSAGE + "' "
+                + "USING ERRCODE = '" + sqlState.replace("'", "''") + "'; "
                 + "END IF; RETURN NEW; END $$ LANGUAGE plpgsql");
         jdbc.execute("CREATE CONSTRAINT TRIGGER test_refuse_commit AFTER INSERT ON inbox_message "
                 + "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION test_refuse_commit()");
