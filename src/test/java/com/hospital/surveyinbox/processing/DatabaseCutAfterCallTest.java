@@ -109,12 +109,14 @@ class DatabaseCutAfterCallTest extends IntegrationTest {
     }
 
     /**
-     * A cut that outlasts the reply's four tries: the reply is logged as not recorded (it stays owed), and the worker
-     * goes on: it releases the subject's next row at once. (A handled failure in the reply stopped the caller's
-     * route as well: the next row waited for lost-event-after.)
+     * A cut of 15 s (a failover) right after the legacy system took a reply: the reply's record is tried for about a
+     * minute, as an outcome's, so the reply is recorded SENT and never delivered again; the worker then goes on and
+     * releases the subject's next row. With four tries (3.5 s) the reply stayed SENDING, was reset after
+     * stuck-processing-after and delivered a second time. (A handled failure in the reply stopped the caller's route
+     * as well: the next row waited for lost-event-after.)
      */
     @Test
-    void aReplyWhoseRecordOutlastsTheTriesLeavesTheWorkerToReleaseTheNextRow() {
+    void aReplyDeliveredJustBeforeAFailoverLongerThanFourTriesIsRecordedSentOnceTheDatabaseIsBack() {
         String subject = uniqueSubject("CUTLONG");
         cutOffWhen("POST /legacy/survey-send-results", subject, null, null, 15);
 
@@ -123,7 +125,10 @@ class DatabaseCutAfterCallTest extends IntegrationTest {
 
         direct.awaitStatus(next, "COMPLETED", Duration.ofSeconds(45)); // lost-event-after is 60 s here
         assertThat(direct.status(first)).isEqualTo("COMPLETED");
-        assertThat(direct.row(first).get("reply_status")).isIn("SENDING", "FAILED", "SENT");
+        // SENT (a job never takes a SENT reply again), before stuck-processing-after (20 s here) could reset it
+        assertThat(direct.row(first).get("reply_status")).isEqualTo("SENT");
+        assertThat(simulator().replies(subject)).singleElement()
+                .satisfies(r -> assertThat(r.get("reasonCode").asText()).isEqualTo("NOTIFY_SKIPPED"));
     }
 
     @AfterAll
