@@ -70,7 +70,9 @@ public class InboxStore implements DisposableBean {
             SELECT nextval(pg_get_serial_sequence('inbox_message', 'id')),
                    set_config('statement_timeout', ?, true),
                    pg_backend_pid() AS pid,
-                   pg_current_xact_id()::text AS xid
+                   pg_current_xact_id()::text AS xid,
+                   (SELECT CAST(backend_start AS text) FROM pg_stat_get_activity(pg_backend_pid())) AS backend_start,
+                   CAST(pg_postmaster_start_time() AS text) AS server_start
               FROM (%s) AS subject_locks,
                    generate_series(1, ?)
             """.formatted(SUBJECT_LOCKS);
@@ -93,6 +95,7 @@ public class InboxStore implements DisposableBean {
             SELECT pg_terminate_backend(pid)
               FROM pg_stat_activity
              WHERE pid = ?
+               AND backend_start = CAST(? AS timestamptz)
                AND backend_xid IS NOT NULL
                AND (state IN ('idle in transaction', 'idle in transaction (aborted)')
                     OR wait_event_type IN ('Lock', 'BufferPin')
@@ -100,7 +103,19 @@ public class InboxStore implements DisposableBean {
             """;
 
     static final String BACKEND_GONE = """
-            SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ? AND backend_xid IS NOT NULL)
+            SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity
+                                WHERE pid = ? AND backend_start = CAST(? AS timestamptz) AND backend_xid IS NOT NULL)
+            """;
+
+    /**
+     * Whether the settling connection reached the server the group ran on (its postmaster's start): after a failover
+     * or a restart of another server, the group's pid can belong to another session there (ended by
+     * {@link #END_BACKEND}, a stranger's transaction lost), and its xid to another transaction (read as "committed":
+     * rows answered stored that were never written). The group's backend is told apart from a later one with its pid
+     * by its start ({@code backend_start}).
+     */
+    static final String SAME_SERVER = """
+            SELECT pg_postmaster_start_time() = CAST(? AS timestamptz)
             """;
 
     static final String TRANSACTION_STATUS = """
@@ -266,7 +281,7 @@ public class InboxStore implements DisposableBean {
         List<Long> ids = new ArrayList<>(messages.size());
         List<Acceptance> answer = new ArrayList<>(messages.size());
         int[] backend = {0};
-        String[] transaction = {null};
+        String[] transaction = {null, null, null}; // xid, backend start, server start
         boolean[] commitSent = {false};
         // never beyond the connection's own statement bound (below the socket timeout): the server gives up first
         long bound = Math.min(budget.toMillis(), receptionStatementBound.toMillis());
@@ -287,6 +302,8 @@ public class InboxStore implements DisposableBean {
                                 ids.add(rs.getLong(1));
                                 backend[0] = rs.getInt("pid");
                                 transaction[0] = rs.getString("xid");
+                                transaction[1] = rs.getString("backend_start");
+                                transaction[2] = rs.getString("server_start");
                             }
                         }
                     }
@@ -350,7 +367,8 @@ public class InboxStore implements DisposableBean {
                 }
             });
         } catch (RuntimeException e) {
-            if (commitSent[0] && answer.size() == messages.size() && committedAfterAll(backend[0], transaction[0])) {
+            if (commitSent[0] && answer.size() == messages.size() && committedAfterAll(new GroupBackend(backend[0],
+                    transaction[0], transaction[1], transaction[2]))) {
                 org.slf4j.LoggerFactory.getLogger(InboxStore.class).warn(
                         "A group of {} rows committed although its COMMIT got no answer; answered as stored", answer.size());
                 return answer;
@@ -370,24 +388,31 @@ public class InboxStore implements DisposableBean {
      * is a resend request): a duplicate, never a loss. The waiting backend holds its connection slot and its
      * subject locks until then.
      */
-    private boolean committedAfterAll(int pid, String xid) {
-        return committedAfterAll(receptionJdbc.getJdbcOperations(), pid, xid);
+    private boolean committedAfterAll(GroupBackend group) {
+        return committedAfterAll(receptionJdbc.getJdbcOperations(), group);
     }
 
-    static boolean committedAfterAll(org.springframework.jdbc.core.JdbcOperations other, int pid, String xid) {
-        if (pid == 0 || xid == null) {
+    /** A group's backend as its first statement read it: its pid and start, its transaction, its server's start. */
+    record GroupBackend(int pid, String xid, String backendStart, String serverStart) {
+    }
+
+    static boolean committedAfterAll(org.springframework.jdbc.core.JdbcOperations other, GroupBackend group) {
+        if (group.pid() == 0 || group.xid() == null || group.backendStart() == null || group.serverStart() == null) {
             return false;
         }
         try {
-            other.query(END_BACKEND, rs -> { }, pid);
+            if (!Boolean.TRUE.equals(other.queryForObject(SAME_SERVER, Boolean.class, group.serverStart()))) {
+                return false; // another server (a failover, a restart): what it says of that pid and xid is not the group's
+            }
+            other.query(END_BACKEND, rs -> { }, group.pid(), group.backendStart());
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-            while (!Boolean.TRUE.equals(other.queryForObject(BACKEND_GONE, Boolean.class, pid))) {
+            while (!Boolean.TRUE.equals(other.queryForObject(BACKEND_GONE, Boolean.class, group.pid(), group.backendStart()))) {
                 if (System.nanoTime() > deadline) {
                     return false;
                 }
                 java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
             }
-            return "committed".equals(other.queryForObject(TRANSACTION_STATUS, String.class, xid));
+            return "committed".equals(other.queryForObject(TRANSACTION_STATUS, String.class, group.xid()));
         } catch (RuntimeException unreachable) {
             return false;
         }

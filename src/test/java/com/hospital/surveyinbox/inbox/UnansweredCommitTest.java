@@ -46,17 +46,20 @@ class UnansweredCommitTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> names.equals(admin.queryForObject("SHOW synchronous_standby_names", String.class)));
     }
 
-    /** The backend and transaction of a row inserted on {@code connection} and not committed. */
-    private record Open(int pid, String xid) {
+    /** The backend and transaction of a row inserted on {@code connection} and not committed, as a group reads them. */
+    private record Open(int pid, String xid, InboxStore.GroupBackend group) {
     }
 
     private static Open insertUncommitted(Connection connection, int id) throws SQLException {
         connection.setAutoCommit(false);
         try (Statement st = connection.createStatement()) {
             st.execute("INSERT INTO accepted VALUES (" + id + ")");
-            try (ResultSet rs = st.executeQuery("SELECT pg_backend_pid(), CAST(pg_current_xact_id() AS text)")) {
+            try (ResultSet rs = st.executeQuery("SELECT pg_backend_pid(), CAST(pg_current_xact_id() AS text),"
+                    + " (SELECT CAST(backend_start AS text) FROM pg_stat_get_activity(pg_backend_pid())),"
+                    + " CAST(pg_postmaster_start_time() AS text)")) {
                 rs.next();
-                return new Open(rs.getInt(1), rs.getString(2));
+                return new Open(rs.getInt(1), rs.getString(2),
+                        new InboxStore.GroupBackend(rs.getInt(1), rs.getString(2), rs.getString(3), rs.getString(4)));
             }
         }
     }
@@ -79,6 +82,7 @@ class UnansweredCommitTest {
         Connection group;
         int pid;
         String xid;
+        InboxStore.GroupBackend backend;
         CompletableFuture<Void> commit;
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         do { // again if this COMMIT came before the server's processes had read the required standby (a reload is async)
@@ -87,6 +91,7 @@ class UnansweredCommitTest {
             Open open = insertUncommitted(group, 1);
             pid = open.pid();
             xid = open.xid();
+            backend = open.group();
             Connection committing = group;
             commit = CompletableFuture.runAsync(() -> {
                 try {
@@ -104,7 +109,7 @@ class UnansweredCommitTest {
             }
         } while (commit.isDone());
 
-        assertThat(InboxStore.committedAfterAll(other, pid, xid)).as("answered as stored").isFalse();
+        assertThat(InboxStore.committedAfterAll(other, backend)).as("answered as stored").isFalse();
         assertThat(other.queryForObject("SELECT count(*) FROM pg_stat_activity WHERE pid = ?", Integer.class, pid))
                 .as("the COMMIT's backend, still waiting for the standby").isEqualTo(1);
         assertThat(commit).isNotDone();
@@ -164,7 +169,7 @@ class UnansweredCommitTest {
                 continue;
             }
 
-            assertThat(InboxStore.committedAfterAll(other, open.pid(), open.xid())).as("answered as stored (caught in " + seen + ")")
+            assertThat(InboxStore.committedAfterAll(other, open.group())).as("answered as stored (caught in " + seen + ")")
                     .isFalse();
             assertThat(other.queryForObject("SELECT pg_xact_status(CAST(? AS xid8))", String.class, open.xid()))
                     .as("not committed on the primary alone (caught in " + seen + ")").isEqualTo("in progress");
@@ -186,13 +191,59 @@ class UnansweredCommitTest {
         try (Connection group = data.getConnection()) {
             Open open = insertUncommitted(group, 2);
             int pid = open.pid();
-            String xid = open.xid();
             JdbcTemplate other = new JdbcTemplate(data);
-            assertThat(InboxStore.committedAfterAll(other, pid, xid)).isFalse();
+            assertThat(InboxStore.committedAfterAll(other, open.group())).isFalse();
             int ended = pid; // its transaction is gone at once, its process a moment later
             await().atMost(Duration.ofSeconds(20)).until(() ->
                     other.queryForObject("SELECT count(*) FROM pg_stat_activity WHERE pid = ?", Integer.class, ended) == 0);
             assertThat(other.queryForObject("SELECT count(*) FROM accepted WHERE id = 2", Integer.class)).isZero();
         }
+    }
+
+    /**
+     * The group's pid now another session's (a server restarted, a failover: pids are reused): that session, idle in a
+     * transaction of its own, is not ended. Matched by pid alone, it was (a stranger's transaction lost: another pod's
+     * group, a claim, an operator's psql). Played here by the same pid with another start.
+     */
+    @Test
+    void aBackendThatOnlySharesTheGroupsPidIsNotEnded() throws Exception {
+        try (Connection stranger = data.getConnection()) {
+            Open open = insertUncommitted(stranger, 3);
+            JdbcTemplate other = new JdbcTemplate(data);
+            String earlier = other.queryForObject("SELECT CAST(CAST(? AS timestamptz) - INTERVAL '1 second' AS text)",
+                    String.class, open.group().backendStart());
+            InboxStore.GroupBackend gone = new InboxStore.GroupBackend(open.pid(), open.xid(), earlier, open.group().serverStart());
+
+            assertThat(InboxStore.committedAfterAll(other, gone)).isFalse();
+            assertThat(other.queryForObject("SELECT count(*) FROM pg_stat_activity WHERE pid = ? AND backend_xid IS NOT NULL",
+                    Integer.class, open.pid())).as("the stranger's transaction, still open").isOne();
+            stranger.rollback();
+        }
+    }
+
+    /**
+     * Settled on another server than the group's (a failover): its commit log says nothing of the group's xid (that
+     * number may be another transaction's there, committed): counted as not committed, never answered stored.
+     */
+    @Test
+    void aTransactionStatusReadOnAnotherServerIsNotTheGroups() throws Exception {
+        JdbcTemplate other = new JdbcTemplate(data);
+        String committedXid;
+        try (Connection done = data.getConnection()) {
+            Open open = insertUncommitted(done, 4);
+            committedXid = open.xid();
+            standby("");
+            try {
+                done.commit();
+            } finally {
+                standby("ghost");
+            }
+        }
+        assertThat(other.queryForObject("SELECT pg_xact_status(CAST(? AS xid8))", String.class, committedXid)).isEqualTo("committed");
+        String anotherServer = other.queryForObject("SELECT CAST(pg_postmaster_start_time() - INTERVAL '1 hour' AS text)", String.class);
+        String someBackend = other.queryForObject("SELECT CAST(now() AS text)", String.class);
+
+        assertThat(InboxStore.committedAfterAll(other, new InboxStore.GroupBackend(1, committedXid, someBackend, anotherServer)))
+                .isFalse();
     }
 }
