@@ -103,6 +103,13 @@ public class ProductionSafetyCheck implements InitializingBean {
         shutdownCoversARow(problems);
         webShutdownCoversASynchronousRegistration(problems);
         stuckRows(problems);
+        if (properties.getInbox().getRetryDelay().compareTo(java.time.Duration.ofSeconds(1)) < 0) {
+            // 0 (the tests' value) spaces nothing: a FAILED row's stray event (a rebalance, a successor's release)
+            // retries it at once and burns its attempts toward DEAD within seconds, and an owed reply's backoff
+            // (retry-delay doubled per failed try) stays 0: a refused reply is sent again at every tick, for ever
+            problems.add("adapter.inbox.retry-delay (" + properties.getInbox().getRetryDelay() + ") must be at least 1 s: it "
+                    + "spaces a failed row's attempts and a refused reply's tries");
+        }
         String cronGap = properties.getInbox().redeliverCronGap();
         if (cronGap != null) {
             problems.add(cronGap + " (the silent-job alert reads 10 minutes without a tick as a stopped job)");

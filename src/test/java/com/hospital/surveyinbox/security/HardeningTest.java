@@ -58,6 +58,8 @@ class HardeningTest extends IntegrationTest {
                 "--adapter.inbox.redeliver-cron=0 */15 * * * ?",
                 // every request thread a reception's: none left for the operators' API while a slow database holds them
                 "--adapter.reception.max-in-flight=200",
+                // no spacing between a failed row's attempts, nor a refused reply's backoff
+                "--adapter.inbox.retry-delay=PT0S",
                 // a slow legacy system "fixed" by one environment variable: 9 x (2 + 2 + 30) + 2 x 30 + 6 x (2 + 0) + 20 = 398 s
                 "--adapter.http.response-timeout=PT30S",
                 // and no socket timeout: a statement to a database that stopped answering would wait forever
@@ -79,7 +81,8 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageContaining("spring.lifecycle.timeout-per-shutdown-phase (120 s) must cover a synchronous registration whose every wait runs out")
                 .hasMessageContaining("the PostgreSQL driver's socketTimeout must be set")
                 .hasMessageContaining("adapter.inbox.redeliver-cron (0 */15 * * * ?) must fire at least every 5 minutes")
-                .hasMessageContaining("adapter.reception.max-in-flight (200) must be below server.tomcat.threads.max (200)");
+                .hasMessageContaining("adapter.reception.max-in-flight (200) must be below server.tomcat.threads.max (200)")
+                .hasMessageContaining("adapter.inbox.retry-delay (PT0S) must be at least 1 s");
     }
 
     /**
