@@ -32,7 +32,9 @@ import org.slf4j.LoggerFactory;
  * retried row by row, and only the refused row's reception fails. Only when the database cannot be
  * reached or cannot take work now ({@link DatabaseFailures#unavailable}: SQLState class 08, read-only, no connection
  * from the pool, …) does
- * the whole group fail at once with that error (every reception answers 503), without a retry per row.
+ * the whole group fail at once with that error (every reception answers 503), without a retry per row. A
+ * subject another transaction holds never holds the group: its members are left out ({@link InboxStore#NEXT_IDS_TRIED})
+ * and written alone after it, each waiting for its own subject.
  */
 final class GroupInsert implements AutoCloseable {
 
@@ -41,7 +43,13 @@ final class GroupInsert implements AutoCloseable {
     /** Longest a waiting reception sleeps between looks at its lane (a safety net; a finished writer wakes the next). */
     private static final long WAIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
-    private record Pending(ReceivedMessage message, CompletableFuture<Acceptance> result, Thread waiter, long deadline) {
+    /**
+     * A reception waiting in its lane. {@code alone}: left out of a group because another transaction held its subject
+     * ({@link InboxStore#NEXT_IDS_TRIED}); back at the head of its lane, it is written by itself next, waiting for its
+     * subject (the rows behind it, its subject's later ones among them, keep their order).
+     */
+    private record Pending(ReceivedMessage message, CompletableFuture<Acceptance> result, Thread waiter, long deadline,
+                           java.util.concurrent.atomic.AtomicBoolean alone) {
     }
 
     /** A group's statements never get less than this (ms), however close its earliest deadline. */
@@ -106,7 +114,8 @@ final class GroupInsert implements AutoCloseable {
             return insertOne.apply(message);
         }
         long deadline = System.nanoTime() + storeTimeout.toNanos();
-        Pending pending = new Pending(message, new CompletableFuture<>(), Thread.currentThread(), deadline);
+        Pending pending = new Pending(message, new CompletableFuture<>(), Thread.currentThread(), deadline,
+                new java.util.concurrent.atomic.AtomicBoolean());
         Lane lane = lanes.get(Math.floorMod(message.srvyDrawupNo().hashCode(), lanes.size()));
         lane.queue.add(pending);
         while (!pending.result().isDone()) {
@@ -167,7 +176,8 @@ final class GroupInsert implements AutoCloseable {
     /** One group: whatever waits in the lane, up to maxRows, oldest first. The caller holds the lane. */
     private void writeWaiting(Lane lane) {
         List<Pending> drained = new ArrayList<>(Math.min(maxRows, lane.queue.size() + 1));
-        lane.queue.drainTo(drained, maxRows);
+        Pending head = lane.queue.peek();
+        lane.queue.drainTo(drained, head != null && head.alone().get() ? 1 : maxRows);
         long now = System.nanoTime();
         List<Pending> alive = new ArrayList<>(drained.size());
         for (Pending p : drained) {
@@ -304,8 +314,20 @@ final class GroupInsert implements AutoCloseable {
             }
             return down;
         }
+        List<Pending> leftOut = new ArrayList<>();
         for (int i = 0; i < group.size(); i++) {
-            group.get(i).result().complete(results.get(i));
+            if (results.get(i) != null) {
+                group.get(i).result().complete(results.get(i));
+            } else {
+                leftOut.add(group.get(i));
+            }
+        }
+        // a member whose subject another transaction held (another pod's group, a session that lingers): the group
+        // did not wait for it. Back to the head of the lane, in order, each to be written alone by its own reception's
+        // thread, waiting for that subject only; this writer's own reception is answered now
+        for (int i = leftOut.size() - 1; i >= 0; i--) {
+            leftOut.get(i).alone().set(true);
+            lane.queue.offerFirst(leftOut.get(i));
         }
         return null;
     }

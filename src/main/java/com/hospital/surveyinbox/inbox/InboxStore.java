@@ -45,8 +45,8 @@ public class InboxStore implements DisposableBean {
     public static final int SUBJECT_LOCK_SPACE = 0x1B0C;
 
     /**
-     * Each subject of a group locked until the group's transaction ends, in one order (by hash) so two groups
-     * on two pods can never deadlock. Why: the ordering guard compares ids, and an id is taken before its row
+     * A lone row's subject locked until its transaction ends (a group of several tries its subjects' locks instead,
+     * {@link #NEXT_IDS_TRIED}: nothing waits, so nothing can deadlock). Why: the ordering guard compares ids, and an id is taken before its row
      * commits. Without the lock, pod A takes id 100 for a subject, pod B id 101 for the same subject, B commits
      * first, and 101's claim cannot see the uncommitted 100: it registers first. With it, B's transaction waits
      * for A's commit before it takes its id, so a subject's ids are in commit order. Within one pod a subject's
@@ -76,6 +76,34 @@ public class InboxStore implements DisposableBean {
               FROM (%s) AS subject_locks,
                    generate_series(1, ?)
             """.formatted(SUBJECT_LOCKS);
+
+    /**
+     * The same for a group of several rows, without waiting for any subject's lock: each lock is tried
+     * ({@code pg_try_advisory_xact_lock}), and only the members whose subject was locked get an id (in order: null
+     * for the others, which are written alone afterwards, waiting for their own subject: {@link GroupInsert}). A
+     * subject held elsewhere — another pod's group mid-commit, or a pod gone mid-transaction whose session lingers
+     * until the server's idle-in-transaction timeout — made the whole group wait for the lock timeout and fail:
+     * up to a group of receptions answered 503 for one subject, and again at every retry of that subject, which
+     * always shares their lane. Parameters: the members' subjects (in order, one per member), the statement bound.
+     */
+    static final String NEXT_IDS_TRIED = """
+            WITH members AS (
+                SELECT hashtext(s) AS h, n
+                  FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS m(s, n)
+            ), locks AS MATERIALIZED (
+                SELECT h, pg_try_advisory_xact_lock(%d, h) AS held
+                  FROM (SELECT DISTINCT h FROM members ORDER BY 1) AS subjects
+            )
+            SELECT CASE WHEN locks.held THEN nextval(pg_get_serial_sequence('inbox_message', 'id')) END AS id,
+                   set_config('statement_timeout', ?, true),
+                   pg_backend_pid() AS pid,
+                   pg_current_xact_id()::text AS xid,
+                   (SELECT CAST(backend_start AS text) FROM pg_stat_get_activity(pg_backend_pid())) AS backend_start,
+                   CAST(pg_postmaster_start_time() AS text) AS server_start
+              FROM members
+              JOIN locks ON locks.h = members.h
+             ORDER BY members.n
+            """.formatted(SUBJECT_LOCK_SPACE);
 
     /**
      * The outcome of a group whose COMMIT got no answer, asked on another connection: its backend is ended
@@ -274,11 +302,15 @@ public class InboxStore implements DisposableBean {
      * The same, every statement after the first bounded by {@code budget}. A COMMIT that got no answer (the
      * connection cut or timed out while it was in flight) is settled by asking on another connection whether
      * the rows exist: they are answered 200 if they do, so a slow commit becomes a 503 for a stored row only while
-     * it still waits (for a synchronous standby: {@link #END_BACKEND}), never once it is done.
+     * it still waits (for a synchronous standby: {@link #END_BACKEND}), never once it is done. A group of two or
+     * more never waits for a subject's lock ({@link #NEXT_IDS_TRIED}): a member whose subject another transaction
+     * holds is answered null, nothing written for it, for its caller to write alone.
      */
     List<Acceptance> acceptGroup(List<ReceivedMessage> messages, java.time.Duration budget) {
         // a plain JDBC transaction on one connection: no JPA session for a statement pair
         List<Long> ids = new ArrayList<>(messages.size());
+        // which members got their subject's lock (all of a group of one: it waits for it)
+        boolean[] locked = new boolean[messages.size()];
         List<Acceptance> answer = new ArrayList<>(messages.size());
         int[] backend = {0};
         String[] transaction = {null, null, null}; // xid, backend start, server start
@@ -290,16 +322,28 @@ public class InboxStore implements DisposableBean {
                 boolean committed = false;
                 con.setAutoCommit(false);
                 try {
-                    try (PreparedStatement next = con.prepareStatement(NEXT_IDS)) {
-                        // the subjects' locks may wait for another pod's group: this statement is bounded by the
+                    boolean alone = messages.size() == 1;
+                    try (PreparedStatement next = con.prepareStatement(alone ? NEXT_IDS : NEXT_IDS_TRIED)) {
+                        // a lone row's subject lock may wait for another pod's group: this statement is bounded by the
                         // connection's own statement_timeout/lock_timeout (ReceptionConnections), the next ones by the group's
-                        next.setString(1, Long.toString(Math.max(1, bound)));
-                        next.setArray(2, con.createArrayOf("text",
-                                messages.stream().map(ReceivedMessage::srvyDrawupNo).distinct().toArray()));
-                        next.setInt(3, messages.size());
+                        if (alone) {
+                            next.setString(1, Long.toString(Math.max(1, bound)));
+                            next.setArray(2, con.createArrayOf("text", new Object[] {messages.get(0).srvyDrawupNo()}));
+                            next.setInt(3, 1);
+                        } else {
+                            next.setArray(1, con.createArrayOf("text",
+                                    messages.stream().map(ReceivedMessage::srvyDrawupNo).toArray()));
+                            next.setString(2, Long.toString(Math.max(1, bound)));
+                        }
                         try (ResultSet rs = next.executeQuery()) {
+                            int member = 0;
                             while (rs.next()) {
-                                ids.add(rs.getLong(1));
+                                long id = rs.getLong(1);
+                                if (!rs.wasNull()) {
+                                    ids.add(id);
+                                    locked[member] = true;
+                                }
+                                member++;
                                 backend[0] = rs.getInt("pid");
                                 transaction[0] = rs.getString("xid");
                                 transaction[1] = rs.getString("backend_start");
@@ -308,18 +352,26 @@ public class InboxStore implements DisposableBean {
                         }
                     }
                     Collections.sort(ids);
+                    // the ids, ascending, to the locked members in arrival order; none for the others
+                    Long[] idOf = new Long[messages.size()];
+                    for (int i = 0, next = 0; i < messages.size(); i++) {
+                        idOf[i] = locked[i] ? ids.get(next++) : null;
+                    }
                     Set<Long> inserted = new HashSet<>();
                     StringBuilder sql = new StringBuilder(INSERT_GROUP_HEAD);
-                    for (int i = 0; i < messages.size(); i++) {
+                    for (int i = 0; i < ids.size(); i++) {
                         sql.append(i == 0 ? "(?, ?, ?, ?, ?, ?, ?)" : ", (?, ?, ?, ?, ?, ?, ?)");
                     }
                     sql.append('\n').append(INSERT_GROUP_TAIL);
-                    try (PreparedStatement insert = con.prepareStatement(sql.toString())) {
+                    try (PreparedStatement insert = ids.isEmpty() ? null : con.prepareStatement(sql.toString())) {
                         int p = 1;
-                        for (int i = 0; i < messages.size(); i++) {
+                        for (int i = 0; i < messages.size() && insert != null; i++) {
+                            if (idOf[i] == null) {
+                                continue;
+                            }
                             ReceivedMessage m = messages.get(i);
-                            PayloadCipher.Sealed sealed = cipher.seal(ids.get(i), m.srvyDrawupNo(), m.payload());
-                            insert.setLong(p++, ids.get(i));
+                            PayloadCipher.Sealed sealed = cipher.seal(idOf[i], m.srvyDrawupNo(), m.payload());
+                            insert.setLong(p++, idOf[i]);
                             insert.setString(p++, m.srvyDrawupNo());
                             insert.setString(p++, m.msgType());
                             insert.setBytes(p++, sealed.bytes());
@@ -327,17 +379,20 @@ public class InboxStore implements DisposableBean {
                             insert.setString(p++, m.idempotencyKey());
                             insert.setString(p++, m.traceParent());
                         }
-                        try (ResultSet rs = insert.executeQuery()) {
-                            while (rs.next()) {
-                                inserted.add(rs.getLong(1));
+                        if (insert != null) {
+                            try (ResultSet rs = insert.executeQuery()) {
+                                while (rs.next()) {
+                                    inserted.add(rs.getLong(1));
+                                }
                             }
                         }
                     }
                     List<Acceptance> result = new ArrayList<>(messages.size());
                     for (int i = 0; i < messages.size(); i++) {
                         ReceivedMessage m = messages.get(i);
-                        result.add(inserted.contains(ids.get(i))
-                                ? new Acceptance(ids.get(i), m.srvyDrawupNo(), m.msgType(), true, m.traceParent())
+                        result.add(idOf[i] == null ? null // its subject held elsewhere: written alone (GroupInsert)
+                                : inserted.contains(idOf[i])
+                                ? new Acceptance(idOf[i], m.srvyDrawupNo(), m.msgType(), true, m.traceParent())
                                 : earlierRow(con, m.idempotencyKey()));
                     }
                     answer.addAll(result);

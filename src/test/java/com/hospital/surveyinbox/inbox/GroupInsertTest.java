@@ -428,6 +428,83 @@ class GroupInsertTest extends IntegrationTest {
         assertThat(rowCountLike(run)).isEqualTo(3);
     }
 
+    /**
+     * A subject another transaction holds (another pod's group mid-commit, a pod gone mid-transaction whose session
+     * lingers until the server's idle-in-transaction timeout) no longer holds the receptions grouped with it: the
+     * group tries its subjects' locks, writes the others, and leaves that member out. It waited for the lock timeout
+     * and failed whole: every reception of the group answered 503 for one subject.
+     */
+    @Test
+    void aGroupStoresItsOtherRowsWhileOneSubjectIsHeldElsewhere() throws Exception {
+        String run = uniqueSubject("GRPHELD");
+        try (java.sql.Connection elsewhere = jdbc.getDataSource().getConnection()) {
+            elsewhere.setAutoCommit(false);
+            holdSubject(elsewhere, run + "-held");
+
+            List<Acceptance> group = store.acceptGroup(List.of(message(run + "-a", null), message(run + "-held", null),
+                    message(run + "-b", null)));
+
+            assertThat(group.get(0).fresh()).isTrue();
+            assertThat(group.get(1)).as("left out, nothing written").isNull();
+            assertThat(group.get(2).fresh()).isTrue();
+            assertThat(group.get(0).inboxId()).isLessThan(group.get(2).inboxId());
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, run + "-held"))
+                    .isZero();
+            elsewhere.rollback();
+        }
+    }
+
+    /**
+     * Through the lane: the member left out is written alone after its group, waiting for its own subject only, and
+     * stored once the other transaction ends; its group's receptions are answered meanwhile.
+     */
+    @Test
+    void aReceptionWhoseSubjectIsHeldElsewhereWaitsAloneAndIsStoredOnceItIsFree() throws Exception {
+        String run = uniqueSubject("GRPWAIT");
+        CountDownLatch gate = new CountDownLatch(1);
+        Function<ReceivedMessage, Acceptance> one = m -> {
+            heldAtGate(m, gate);
+            return store.acceptOne(m);
+        };
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try (java.sql.Connection elsewhere = jdbc.getDataSource().getConnection();
+             GroupInsert group = new GroupInsert(1, 64, store::acceptGroup, one, new SimpleMeterRegistry(), Duration.ofSeconds(10))) {
+            elsewhere.setAutoCommit(false);
+            holdSubject(elsewhere, run + "-held");
+            Future<Acceptance> gated = pool.submit(() -> group.accept(message(run + "-gate", null)));
+            await().until(() -> group.queued() == 0);
+            Future<Acceptance> a = pool.submit(() -> group.accept(message(run + "-a", null)));
+            await().until(() -> group.queued() == 1);
+            Future<Acceptance> held = pool.submit(() -> group.accept(message(run + "-held", null)));
+            await().until(() -> group.queued() == 2);
+            Future<Acceptance> b = pool.submit(() -> group.accept(message(run + "-b", null)));
+            await().until(() -> group.queued() == 3);
+            gate.countDown(); // the gate's row is written; then the group of three forms
+
+            assertThat(gated.get(30, TimeUnit.SECONDS).fresh()).isTrue();
+            assertThat(a.get(30, TimeUnit.SECONDS).fresh()).as("answered while the subject is still held").isTrue();
+            assertThat(b.get(30, TimeUnit.SECONDS).fresh()).as("answered while the subject is still held").isTrue();
+            assertThat(held).isNotDone();
+            elsewhere.rollback(); // the other transaction ends: the lone write gets the subject
+
+            Acceptance stored = held.get(30, TimeUnit.SECONDS);
+            assertThat(stored.fresh()).isTrue();
+            assertThat(stored.inboxId()).as("after its group's rows").isGreaterThan(b.get().inboxId());
+        } finally {
+            pool.shutdown();
+        }
+        assertThat(rowCountLike(run)).isEqualTo(4);
+    }
+
+    /** Takes {@code subject}'s reception lock in {@code connection}'s open transaction, as another pod's group would. */
+    private static void holdSubject(java.sql.Connection connection, String subject) throws java.sql.SQLException {
+        try (java.sql.PreparedStatement lock = connection.prepareStatement("SELECT pg_advisory_xact_lock(?, hashtext(?))")) {
+            lock.setInt(1, InboxStore.SUBJECT_LOCK_SPACE);
+            lock.setString(2, subject);
+            lock.execute();
+        }
+    }
+
     /** A reception whose subject ends in "-gate" holds the only lane until {@code gate} opens (the next ones queue behind it). */
     private static void heldAtGate(ReceivedMessage message, java.util.concurrent.CountDownLatch gate) {
         if (message.srvyDrawupNo().endsWith("-gate")) {
