@@ -19,11 +19,26 @@ public class SynchronousRegistration {
 
     private final java.util.concurrent.Semaphore slots;
     private final long leaseExpiresAfterMillis;
+    private final io.micrometer.core.instrument.Counter unrecorded;
 
     public SynchronousRegistration(com.hospital.surveyinbox.config.AdapterProperties properties,
-                                   org.springframework.core.env.Environment environment, javax.sql.DataSource pool) {
+                                   org.springframework.core.env.Environment environment, javax.sql.DataSource pool,
+                                   io.micrometer.core.instrument.MeterRegistry meters) {
         this.slots = new java.util.concurrent.Semaphore(properties.getInbox().getSynchronousConcurrency());
         this.leaseExpiresAfterMillis = 2 * longestRegistrationMillis(properties, environment, pool);
+        // at zero from the start: a pod's first unrecorded registration is an increase the alert
+        // (SurveyInboxSynchronousRegistrationsUnrecorded) sees; a series first appearing at 1 shows none
+        this.unrecorded = io.micrometer.core.instrument.Counter.builder("adapter.reception.synchronous.unrecorded")
+                .description("registrations made on the synchronous path whose record the database did not take")
+                .register(meters);
+    }
+
+    /**
+     * Steps inbox-receive-count-unrecorded(-database): a registration made downstream but not on record (its subject's
+     * next SEND would go out as a first SEND).
+     */
+    public void countUnrecorded() {
+        unrecorded.increment();
     }
 
     /**

@@ -32,7 +32,7 @@ class SynchronousLeaseTest {
             pool.addDataSourceProperty("socketTimeout", "4");
             new MainPoolStatementBound().postProcessAfterInitialization(pool, "dataSource"); // the URL's 30 s wins
 
-            Object expiry = new SynchronousRegistration(properties, environment, pool)
+            Object expiry = new SynchronousRegistration(properties, environment, pool, new io.micrometer.core.instrument.simple.SimpleMeterRegistry())
                     .lease(new ReceivedMessage("S-LEASE", "SEND", new byte[0], null)).get("expireAfterMillis");
 
             assertThat(expiry).isEqualTo(2 * ProductionSafetyCheck.synchronousRegistrationMillis(properties.getHttp(), 2_000 + 30_000));

@@ -143,11 +143,15 @@ class RollbackToggleTest extends IntegrationTest {
                 + "IF NEW.srvy_drawup_no = '" + subject + "' AND NEW.status = 'COMPLETED' THEN "
                 + "RAISE EXCEPTION 'could not serialize access' USING ERRCODE = '40001'; END IF; RETURN NEW; END $$");
         jdbc.execute("CREATE TRIGGER " + function + " BEFORE INSERT ON inbox_message FOR EACH ROW EXECUTE FUNCTION " + function + "()");
+        // exported at zero before any (the alert reads an increase): one more once this record is given up
+        String scrape = client.management("/actuator/prometheus").body();
+        double before = unrecorded(scrape);
         try {
             Reply reply = client.receive(send(subject, ""));
 
             assertThat(reply.status()).as(reply.body()).isEqualTo(200);
             assertThat(reply.header("X-Result-Code")).isEqualTo("Y");
+            assertThat(unrecorded(client.management("/actuator/prometheus").body())).isEqualTo(before + 1);
             assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject)).isZero();
             assertThat(jdbc.queryForObject("SELECT count(*) FROM synchronous_lease WHERE srvy_drawup_no = ?", Long.class, subject))
                     .as("lease given back").isZero();
@@ -155,6 +159,13 @@ class RollbackToggleTest extends IntegrationTest {
             jdbc.execute("DROP TRIGGER " + function + " ON inbox_message");
             jdbc.execute("DROP FUNCTION " + function + "()");
         }
+    }
+
+    /** adapter_reception_synchronous_unrecorded_total in a scrape (one series: the pod's); fails when it is not exported. */
+    private static double unrecorded(String scrape) {
+        return scrape.lines().filter(l -> l.startsWith("adapter_reception_synchronous_unrecorded_total"))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).reduce(Double::sum)
+                .orElseThrow(() -> new AssertionError("adapter_reception_synchronous_unrecorded_total not exported"));
     }
 
     /** What was registered stays on record as a COMPLETED row without payload, no reply owed, no event to send. */
