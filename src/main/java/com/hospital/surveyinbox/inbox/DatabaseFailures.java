@@ -26,17 +26,29 @@ public class DatabaseFailures {
      * server is shutting down or not yet accepting); 57014 and 55P03 (statement_timeout, lock_timeout: the
      * database is too slow to answer now); 25006 (a read-only transaction: the connection reached a standby, or the
      * primary demoted in a failover); class 53 (too many connections, disk full, out of memory: the server's
-     * resources, not the row); 40001 and 40P01 (serialization failure, deadlock: retrying is their cure); class 58
-     * and XX (an I/O error, an internal error, corruption: the server's fault) and 42501 (a privilege revoked: the
-     * deployment's). Each was a 500 "a retry cannot fix" to the sender (who then never sends again: the message
-     * lost) and left a worker's row PROCESSING instead of trying its statement again.
+     * resources, not the row); 40001 and 40P01 (serialization failure, deadlock: retrying is their cure). Each
+     * was a 500 "a retry cannot fix" to the sender (who then never sends again: the message lost) and left a
+     * worker's row PROCESSING instead of trying its statement again.
      */
     public static boolean unavailable(Throwable failure) {
         String state = firstState(failure);
         return state != null && (state.equals(NO_CONNECTION) || state.startsWith("08") || state.startsWith("57P")
                 || state.equals("57014") || state.equals("55P03") || state.equals("25006") || state.startsWith("53")
-                || state.equals("40001") || state.equals("40P01")
-                || state.startsWith("58") || state.startsWith("XX") || state.equals("42501"));
+                || state.equals("40001") || state.equals("40P01"));
+    }
+
+    /**
+     * What a reception answers 503 "please retry" for: {@link #unavailable}, and the server's own failure while the
+     * row was written — class 58 and XX (an I/O error, an internal error, corruption) and 42501 (a privilege revoked:
+     * the deployment's) — which is not the row's either: it was a 500 "could not be stored", which a sender takes
+     * for a message never to send again. Not unavailability elsewhere: such an error can follow one value (a
+     * corrupt index page, an internal error for one row), so a group meeting it is still written row by row (only
+     * that row's sender answered 503) and a worker's statement is not deferred for ever.
+     */
+    public static boolean retryLater(Throwable failure) {
+        String state = firstState(failure);
+        return unavailable(failure)
+                || state != null && (state.startsWith("58") || state.startsWith("XX") || state.equals("42501"));
     }
 
     /**
