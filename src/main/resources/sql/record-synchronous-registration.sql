@@ -11,7 +11,7 @@
 -- (claim-synchronous-registration.sql: under the subject's reception lock), so a SEND an inbox-mode pod stored while
 -- this registration ran has a later id and sees this record before it (a resend); the subject's advisory lock (its key
 -- space InboxStore.SUBJECT_LOCK_SPACE, passed in as lockSpace) is taken as a reception's is. A key already on record
--- stores nothing (ON CONFLICT).
+-- stores nothing (ON CONFLICT), nor does the reserved id already taken by this registration's earlier try.
 -- Fenced by the registration's holder id (its lease's, kept as the row's claim_token): the statement tried again after
 -- its COMMIT went through and its answer was lost (inbox-receive-record-errors) finds its own row and returns it,
 -- instead of recording the registration a second time (without an Idempotency-Key nothing else conflicts).
@@ -34,7 +34,10 @@ WITH earlier AS (
            CASE WHEN CAST(:#replyCode AS TEXT) IS NULL THEN NULL ELSE now() END
       FROM (SELECT pg_advisory_xact_lock(CAST(:#lockSpace AS INTEGER), hashtext(CAST(:#srvyDrawupNo AS TEXT)))) AS subject_lock
      WHERE NOT EXISTS (SELECT 1 FROM earlier)
-    ON CONFLICT (idempotency_key) DO NOTHING
+    -- any unique: the key, and the reserved id (a try after a lost answer whose snapshot predates the first try's
+    -- commit, which it waited for on the subject's lock, finds the id taken: nothing stored, find-recorded-key.sql
+    -- reads it; a 23505 made it count as unrecorded)
+    ON CONFLICT DO NOTHING
     RETURNING id
 ), attempt AS (
     INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at, finished_at, outcome)
