@@ -46,7 +46,8 @@ final class GroupInsert implements AutoCloseable {
     /**
      * A reception waiting in its lane. {@code alone}: left out of a group because another transaction held its subject
      * ({@link InboxStore#NEXT_IDS_TRIED}); back at the head of its lane, it is written by itself next, waiting for its
-     * subject (the rows behind it, its subject's later ones among them, keep their order).
+     * subject, as a lone row does (bounded by the connection's statement bound): the rows behind it, its subject's
+     * later ones among them, wait and keep their order, as they waited behind a whole group for that lock before.
      */
     private record Pending(ReceivedMessage message, CompletableFuture<Acceptance> result, Thread waiter, long deadline,
                            java.util.concurrent.atomic.AtomicBoolean alone) {
@@ -273,9 +274,9 @@ final class GroupInsert implements AutoCloseable {
      * the same database in turn.
      */
     private RuntimeException write(Lane lane, List<Pending> group) {
-        groupRows.record(group.size());
         long started = System.nanoTime();
         if (group.size() == 1) {
+            groupRows.record(1);
             RuntimeException down = writeOne(group.get(0));
             if (!group.get(0).result().isCompletedExceptionally()) {
                 lane.wrote(System.nanoTime() - started);
@@ -291,6 +292,7 @@ final class GroupInsert implements AutoCloseable {
             results = insertAll.apply(group.stream().map(Pending::message).toList(), budget);
             lane.wrote(System.nanoTime() - started); // the row-by-row fallback below is not a write time of the lane
         } catch (RuntimeException e) {
+            groupRows.record(group.size());
             // unreachable or too slow: row by row would only wait longer. Not a deadlock: two groups reusing each
             // other's Idempotency-Keys cross-wise wait on each other's rows, and the one PostgreSQL ends failed its
             // receptions (up to a group) with 503; written alone, each row waits on one key only and cannot deadlock
@@ -323,8 +325,11 @@ final class GroupInsert implements AutoCloseable {
             }
         }
         // a member whose subject another transaction held (another pod's group, a session that lingers): the group
-        // did not wait for it. Back to the head of the lane, in order, each to be written alone by its own reception's
-        // thread, waiting for that subject only; this writer's own reception is answered now
+        // did not wait for it. Back to the head of the lane, in order, each to be written alone next (its own thread
+        // is woken to write it), waiting for that subject; this writer's own reception is answered now
+        if (leftOut.size() < group.size()) {
+            groupRows.record(group.size() - leftOut.size()); // the left out are counted as the groups of one they become
+        }
         for (int i = leftOut.size() - 1; i >= 0; i--) {
             leftOut.get(i).alone().set(true);
             lane.queue.offerFirst(leftOut.get(i));

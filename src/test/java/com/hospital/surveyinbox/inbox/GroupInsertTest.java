@@ -455,8 +455,9 @@ class GroupInsertTest extends IntegrationTest {
     }
 
     /**
-     * Through the lane: the member left out is written alone after its group, waiting for its own subject only, and
-     * stored once the other transaction ends; its group's receptions are answered meanwhile.
+     * Through the lane: the members left out (two of one subject) are written alone after their group, in their
+     * order, waiting for their subject, and stored once the other transaction ends; their group's other receptions
+     * are answered meanwhile.
      */
     @Test
     void aReceptionWhoseSubjectIsHeldElsewhereWaitsAloneAndIsStoredOnceItIsFree() throws Exception {
@@ -466,7 +467,7 @@ class GroupInsertTest extends IntegrationTest {
             heldAtGate(m, gate);
             return store.acceptOne(m);
         };
-        ExecutorService pool = Executors.newFixedThreadPool(4);
+        ExecutorService pool = Executors.newFixedThreadPool(5);
         try (java.sql.Connection elsewhere = jdbc.getDataSource().getConnection();
              GroupInsert group = new GroupInsert(1, 64, store::acceptGroup, one, new SimpleMeterRegistry(), Duration.ofSeconds(10))) {
             elsewhere.setAutoCommit(false);
@@ -477,23 +478,27 @@ class GroupInsertTest extends IntegrationTest {
             await().until(() -> group.queued() == 1);
             Future<Acceptance> held = pool.submit(() -> group.accept(message(run + "-held", null)));
             await().until(() -> group.queued() == 2);
-            Future<Acceptance> b = pool.submit(() -> group.accept(message(run + "-b", null)));
+            Future<Acceptance> heldLater = pool.submit(() -> group.accept(message(run + "-held", null)));
             await().until(() -> group.queued() == 3);
-            gate.countDown(); // the gate's row is written; then the group of three forms
+            Future<Acceptance> b = pool.submit(() -> group.accept(message(run + "-b", null)));
+            await().until(() -> group.queued() == 4);
+            gate.countDown(); // the gate's row is written; then the group of four forms
 
             assertThat(gated.get(30, TimeUnit.SECONDS).fresh()).isTrue();
             assertThat(a.get(30, TimeUnit.SECONDS).fresh()).as("answered while the subject is still held").isTrue();
             assertThat(b.get(30, TimeUnit.SECONDS).fresh()).as("answered while the subject is still held").isTrue();
             assertThat(held).isNotDone();
+            assertThat(heldLater).isNotDone();
             elsewhere.rollback(); // the other transaction ends: the lone write gets the subject
 
             Acceptance stored = held.get(30, TimeUnit.SECONDS);
             assertThat(stored.fresh()).isTrue();
             assertThat(stored.inboxId()).as("after its group's rows").isGreaterThan(b.get().inboxId());
+            assertThat(heldLater.get(30, TimeUnit.SECONDS).inboxId()).as("the subject's order kept").isGreaterThan(stored.inboxId());
         } finally {
             pool.shutdown();
         }
-        assertThat(rowCountLike(run)).isEqualTo(4);
+        assertThat(rowCountLike(run)).isEqualTo(5);
     }
 
     /** Takes {@code subject}'s reception lock in {@code connection}'s open transaction, as another pod's group would. */

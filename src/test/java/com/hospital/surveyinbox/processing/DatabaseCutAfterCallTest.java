@@ -109,16 +109,17 @@ class DatabaseCutAfterCallTest extends IntegrationTest {
     }
 
     /**
-     * A cut of 15 s (a failover) right after the legacy system took a reply: the reply's record is tried for about a
-     * minute, as an outcome's, so the reply is recorded SENT and never delivered again; the worker then goes on and
-     * releases the subject's next row. With four tries (3.5 s) the reply stayed SENDING, was reset after
+     * A cut of 10 s (a failover) right after the legacy system took a reply: the reply's record is tried for about a
+     * minute, as an outcome's (tries at about 0.5, 1.5, 3.5, 7.5 and 15.5 s: the one after the cut, well before
+     * stuck-processing-after's 20 s), so the reply is recorded SENT and never delivered again; the worker then goes on
+     * and releases the subject's next row. With four tries (3.5 s) the reply stayed SENDING, was reset after
      * stuck-processing-after and delivered a second time. (A handled failure in the reply stopped the caller's route
      * as well: the next row waited for lost-event-after.)
      */
     @Test
     void aReplyDeliveredJustBeforeAFailoverLongerThanFourTriesIsRecordedSentOnceTheDatabaseIsBack() {
         String subject = uniqueSubject("CUTLONG");
-        cutOffWhen("POST /legacy/survey-send-results", subject, null, null, 15);
+        cutOffWhen("POST /legacy/survey-send-results", subject, null, null, 10);
 
         String first = client.accept(ServiceClient.message(subject, "P3", "\"alimtalkYn\":\"N\""));
         String next = client.accept(ServiceClient.message(subject, "P3", "\"msgType\":\"SUBMIT\""));
