@@ -161,6 +161,18 @@ class RollbackToggleTest extends IntegrationTest {
         }
     }
 
+    /**
+     * A SEND of {@code subject} sent on {@code senders}, once its synchronous registration is under way (its patient
+     * lookup, slowed by the test, seen by the simulator).
+     */
+    private java.util.concurrent.Future<Reply> registering(java.util.concurrent.ExecutorService senders, String subject,
+                                                           java.util.Map<String, String> headers) {
+        java.util.concurrent.Future<Reply> sent = senders.submit(() -> client.receive(send(subject, ""), headers));
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> simulator().requests().stream()
+                .anyMatch(r -> r.line().startsWith("GET /legacy/patients/P-" + subject)));
+        return sent;
+    }
+
     /** adapter_reception_synchronous_unrecorded_total in a scrape (one series: the pod's); fails when it is not exported. */
     private static double unrecorded(String scrape) {
         return scrape.lines().filter(l -> l.startsWith("adapter_reception_synchronous_unrecorded_total"))
@@ -257,10 +269,8 @@ class RollbackToggleTest extends IntegrationTest {
         simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 2500, 2600, 0, 2));
         java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(1);
         try {
-            java.util.concurrent.Future<Reply> first = senders.submit(() -> client.receive(send(subject, ""), key));
             // the retry once the first is registering (its patient lookup under way), before it is on record
-            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() -> simulator().requests().stream()
-                    .anyMatch(r -> r.line().startsWith("GET /legacy/patients/P-" + subject)));
+            java.util.concurrent.Future<Reply> first = registering(senders, subject, key);
             Reply retry = client.receive(send(subject, ""), key);
             assertThat(retry.status()).isEqualTo(503);
             assertThat(retry.body()).contains("a message of this subject is being registered");
@@ -297,10 +307,8 @@ class RollbackToggleTest extends IntegrationTest {
         simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 600, 700, 0, 2)); // the patient lookup: slow
         java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(2);
         try (java.sql.Connection lease = jdbc.getDataSource().getConnection()) {
-            java.util.concurrent.Future<Reply> first = senders.submit(() -> client.receive(send(subject, ""), key));
             // the first is registering (its patient lookup under way, its lease held)
-            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> simulator().requests().stream()
-                    .anyMatch(r -> r.line().startsWith("GET /legacy/patients/P-" + subject)));
+            java.util.concurrent.Future<Reply> first = registering(senders, subject, key);
             lease.setAutoCommit(false);
             try (java.sql.PreparedStatement delete = lease.prepareStatement("DELETE FROM synchronous_lease WHERE srvy_drawup_no = ?")) {
                 delete.setString(1, subject);
@@ -344,9 +352,7 @@ class RollbackToggleTest extends IntegrationTest {
         simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 600, 700, 0, 2)); // the patient lookup: slow
         java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(1);
         try {
-            java.util.concurrent.Future<Reply> first = senders.submit(() -> client.receive(send(subject, "")));
-            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> simulator().requests().stream()
-                    .anyMatch(r -> r.line().startsWith("GET /legacy/patients/P-" + subject)));
+            java.util.concurrent.Future<Reply> first = registering(senders, subject, java.util.Map.of());
             Acceptance second = store.accept(new ReceivedMessage(subject, "SEND",
                     send(subject, "").getBytes(StandardCharsets.UTF_8), null));
             Reply a = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
