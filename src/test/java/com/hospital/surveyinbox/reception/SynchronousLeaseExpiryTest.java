@@ -73,6 +73,7 @@ class SynchronousLeaseExpiryTest {
         parameters.put("idempotencyKey", null);
         parameters.put("holder", holder);
         parameters.put("expireAfterMillis", expireAfterMillis);
+        parameters.put("lockSpace", com.hospital.surveyinbox.inbox.InboxStore.SUBJECT_LOCK_SPACE);
         return database.named().queryForObject(
                 database.statement("claim-synchronous-registration"), parameters, (rs, n) -> rs.getString("holder"));
     }
