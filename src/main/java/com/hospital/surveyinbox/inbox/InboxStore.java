@@ -312,8 +312,7 @@ public class InboxStore implements DisposableBean {
         // which members got their subject's lock (all of a group of one: it waits for it)
         boolean[] locked = new boolean[messages.size()];
         List<Acceptance> answer = new ArrayList<>(messages.size());
-        int[] backend = {0};
-        String[] transaction = {null, null, null}; // xid, backend start, server start
+        GroupBackend[] backend = {null}; // as the first statement read it, for the settle of an unanswered COMMIT
         boolean[] commitSent = {false};
         // never beyond the connection's own statement bound (below the socket timeout): the server gives up first
         long bound = Math.min(budget.toMillis(), receptionStatementBound.toMillis());
@@ -344,10 +343,10 @@ public class InboxStore implements DisposableBean {
                                     locked[member] = true;
                                 }
                                 member++;
-                                backend[0] = rs.getInt("pid");
-                                transaction[0] = rs.getString("xid");
-                                transaction[1] = rs.getString("backend_start");
-                                transaction[2] = rs.getString("server_start");
+                                if (backend[0] == null) { // the same on every row
+                                    backend[0] = new GroupBackend(rs.getInt("pid"), rs.getString("xid"),
+                                            rs.getString("backend_start"), rs.getString("server_start"));
+                                }
                             }
                         }
                     }
@@ -422,8 +421,7 @@ public class InboxStore implements DisposableBean {
                 }
             });
         } catch (RuntimeException e) {
-            if (commitSent[0] && answer.size() == messages.size() && committedAfterAll(new GroupBackend(backend[0],
-                    transaction[0], transaction[1], transaction[2]))) {
+            if (commitSent[0] && answer.size() == messages.size() && backend[0] != null && committedAfterAll(backend[0])) {
                 org.slf4j.LoggerFactory.getLogger(InboxStore.class).warn(
                         "A group of {} rows committed although its COMMIT got no answer; answered as stored", answer.size());
                 return answer;
