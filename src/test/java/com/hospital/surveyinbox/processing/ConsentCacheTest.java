@@ -39,20 +39,30 @@ class ConsentCacheTest extends IntegrationTest {
     /**
      * With Redis answering, one lookup per survey whatever the traffic. A Redis command that times out on a loaded
      * machine (500 ms) rightly sends the lookups past the cache for its pause (consumersWaitingForALookupShare… bounds
-     * that case): such a run proves nothing here and is run again, up to three times; every one failing so fails.
+     * that case), and a lookup of 300-400 ms that a stalled machine makes miss the tests' 1 s response timeout
+     * rightly fails its rows (a system error, retried later: the redelivery job is off here): such a run proves
+     * nothing here and is run again, up to three times; every one failing so fails.
      */
     @Test
     void looksUpConsentsAtMostOncePerSurveyFor111MessagesOverFiveSurveys() {
         simulator().setLatency(new DownstreamSimulator.Latency(300, 400, 0, 2, 0, 2));
+        List<String> voided = new ArrayList<>();
         for (int run = 1; run <= 3; run++) {
             double redisFailures = redisFailures();
-            List<String> surveys = oneHundredElevenMessagesOverFiveSurveys();
-            if (redisFailures() == redisFailures) {
+            String run111 = uniqueSubject("C111");
+            List<String> surveys = oneHundredElevenMessagesOverFiveSurveys(run111);
+            List<String> failed = jdbc.queryForList("SELECT last_error FROM inbox_message WHERE srvy_drawup_no LIKE ?"
+                    + " AND status <> 'COMPLETED'", String.class, run111 + "-%");
+            // a system error, or rows deferred behind the circuit those errors opened
+            assertThat(failed).as("rows of run %d that failed other than by a system error", run)
+                    .allSatisfy(error -> assertThat(error).matches("(system error|waiting: ).*"));
+            if (redisFailures() == redisFailures && failed.isEmpty()) {
                 assertOneLookupPerSurvey(surveys);
                 return;
             }
+            voided.add("run " + run + ": Redis failures " + (redisFailures() - redisFailures) + ", rows failed " + failed);
         }
-        throw new AssertionError("a Redis command failed in each of three runs: the cache was never in use throughout");
+        throw new AssertionError("a Redis command or a lookup failed in each of three runs: " + voided);
     }
 
     private double redisFailures() {
@@ -60,8 +70,8 @@ class ConsentCacheTest extends IntegrationTest {
                 + meters.counter("adapter.consent.cache", "result", "skipped").count();
     }
 
-    private List<String> oneHundredElevenMessagesOverFiveSurveys() {
-        String run = uniqueSubject("C111");
+    /** 111 messages over five surveys, until each row is COMPLETED or FAILED. */
+    private List<String> oneHundredElevenMessagesOverFiveSurveys(String run) {
         List<String> surveys = List.of(run + "-S1", "CONSENT-" + run + "-S2", run + "-S3", run + "-S4", run + "-S5");
         List<String> ids = new ArrayList<>();
         for (int i = 0; i < 111; i++) {
@@ -69,7 +79,8 @@ class ConsentCacheTest extends IntegrationTest {
         }
         Rows rows = new Rows(jdbc);
         for (String id : ids) {
-            rows.awaitStatus(id, "COMPLETED", Duration.ofSeconds(60));
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> List.of("COMPLETED", "FAILED").contains(rows.status(id)));
         }
         return surveys;
     }
