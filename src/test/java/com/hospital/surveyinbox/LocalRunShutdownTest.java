@@ -144,8 +144,10 @@ class LocalRunShutdownTest {
     private static Process startLocalRun(Path log) throws IOException {
         String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         List<String> command = new ArrayList<>(List.of(Tools.setsid().orElseThrow().toString(),
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx512m", "-Dlocal.simulator.port=0", "-cp", classpath, LocalRun.class.getName(),
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m"));
+        // what is tested is the way out, not the JIT: started as the other service JVMs of the suite are
+        command.addAll(com.hospital.surveyinbox.support.ServiceJvm.QUICK_START);
+        command.addAll(List.of("-Dlocal.simulator.port=0", "-cp", classpath, LocalRun.class.getName(),
                 "--server.port=0", "--management.server.port=0"));
         return new ProcessBuilder(command).directory(new File(".")).redirectErrorStream(true)
                 .redirectOutput(log.toFile()).start();
