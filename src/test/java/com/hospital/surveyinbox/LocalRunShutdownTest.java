@@ -145,7 +145,8 @@ class LocalRunShutdownTest {
         String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         List<String> command = new ArrayList<>(List.of(Tools.setsid().orElseThrow().toString(),
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m"));
-        // what is tested is the way out, not the JIT: started as the other service JVMs of the suite are
+        // what is tested is the way out, not the JIT: with the quick-start options of the suite's other service JVMs
+        // (C1 only, serial collector, small stacks), where mvn spring-boot:test-run takes the JVM's defaults
         command.addAll(com.hospital.surveyinbox.support.ServiceJvm.QUICK_START);
         command.addAll(List.of("-Dlocal.simulator.port=0", "-cp", classpath, LocalRun.class.getName(),
                 "--server.port=0", "--management.server.port=0"));
