@@ -12,6 +12,7 @@ final class ExpectedRoutes {
             "inbox-publish",
             "inbox-process",
             "inbox-process-row",
+            "inbox-process-watch",
             "inbox-register",
             "inbox-register-send",
             "inbox-register-resend",

@@ -331,6 +331,11 @@ public class AdapterProperties {
          * waits for a free worker, so the busiest partitions no longer bound a drain (any worker takes any record).
          */
         @Min(1) private final int workers;
+        /**
+         * Milliseconds: how often each instance looks for threads of its processing consumer that ended for good (an authentication
+         * or authorization error from the broker) and restarts the route (backing off while they keep ending).
+         */
+        @Min(1000) @jakarta.validation.constraints.Max(300000) private final int watchPeriodMs;
 
         public Kafka(@DefaultValue("survey-send-info-received") String topic,
                 @DefaultValue("survey-inbox-adapter") String groupId,
@@ -342,7 +347,8 @@ public class AdapterProperties {
                 @DefaultValue("300000") int maxPollIntervalMs,
                 @DefaultValue("4") int publishThreads,
                 @DefaultValue("5000") int publishQueue,
-                @DefaultValue("16") int workers) {
+                @DefaultValue("16") int workers,
+                @DefaultValue("10000") int watchPeriodMs) {
             this.topic = topic;
             this.groupId = groupId;
             this.partitions = partitions;
@@ -354,7 +360,10 @@ public class AdapterProperties {
             this.publishThreads = publishThreads;
             this.publishQueue = publishQueue;
             this.workers = workers;
+            this.watchPeriodMs = watchPeriodMs;
         }
+
+        public int getWatchPeriodMs() { return watchPeriodMs; }
 
         public String getTopic() { return topic; }
         public String getGroupId() { return groupId; }

@@ -16,10 +16,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The Kafka broker stopped (SIGTERM, as an operator or a node drain would) and started again on the same
- * data while the legacy system keeps sending. Reception does not depend on Kafka, so every message is
- * still acknowledged; events that could not be published during the outage are republished from the
- * inbox by the redelivery job; every acknowledged row ends COMPLETED, none twice.
+ * A Kafka broker of this class's own, with ACLs enforced. Stopped (SIGTERM, as an operator or a node drain would)
+ * and started again on the same data while the legacy system keeps sending: reception does not depend on Kafka, so
+ * every message is still acknowledged; events that could not be published during the outage are republished from
+ * the inbox by the redelivery job; every acknowledged row ends COMPLETED, none twice. And refusing this service's
+ * reads for a while: the consumers it ended are restarted once it accepts again.
  */
 @TestPropertySource(properties = {
         "adapter.kafka.topic=kafka-restart",
@@ -33,15 +34,21 @@ import static org.awaitility.Awaitility.await;
         "adapter.inbox.lost-event-after=PT3S",
         "adapter.inbox.stuck-processing-after=PT10S",
         "adapter.inbox.max-attempts=8",
-        "adapter.reception.rate-limit.enabled=false"})
+        "adapter.reception.rate-limit.enabled=false",
+        "adapter.kafka.watch-period-ms=1000"})
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
 class KafkaRestartTest extends IntegrationTest {
+
+    @org.springframework.beans.factory.annotation.Autowired
+    io.micrometer.core.instrument.MeterRegistry meters;
 
     static KafkaProcess kafka;
 
     @BeforeAll
     static void ownBroker() throws Exception {
-        kafka = KafkaProcess.start();
+        // ACLs enforced (KRaft's own authorizer), everything allowed where none is set: a test can take one right away
+        kafka = KafkaProcess.start(List.of("authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                "allow.everyone.if.no.acl.found=true"));
         System.setProperty(EmbeddedServicesInitializer.KAFKA_OVERRIDE, kafka.bootstrapServers());
     }
 
@@ -80,5 +87,47 @@ class KafkaRestartTest extends IntegrationTest {
         rows.awaitAllClosed(prefix, acknowledged, Duration.ofMinutes(3));
         assertThat(rows.count(prefix, "COMPLETED")).isEqualTo(acknowledged);
         assertNoBundleTwice(load.attempted);
+    }
+
+    /**
+     * The broker stops letting this service read its topic (an ACL changed under running pods): Camel's consumer
+     * ends each thread for good on the TopicAuthorizationException, and nothing would be processed again until the
+     * pods restart. The watch (inbox-process-watch) counts them and restarts the consumer route, backing off while
+     * the refusal lasts; once the broker lets it read again, a restart brings the consumers back and the row stored
+     * meanwhile completes, no pod restarted.
+     */
+    @Test
+    void consumerThreadsTheBrokersRefusalEndedAreRestartedOnceItAcceptsAgain() throws Exception {
+        org.apache.kafka.common.resource.ResourcePattern topic = new org.apache.kafka.common.resource.ResourcePattern(
+                org.apache.kafka.common.resource.ResourceType.TOPIC, "kafka-restart",
+                org.apache.kafka.common.resource.PatternType.LITERAL);
+        org.apache.kafka.common.acl.AclBinding allowAll = new org.apache.kafka.common.acl.AclBinding(topic,
+                new org.apache.kafka.common.acl.AccessControlEntry("User:*", "*", org.apache.kafka.common.acl.AclOperation.ALL,
+                        org.apache.kafka.common.acl.AclPermissionType.ALLOW));
+        org.apache.kafka.common.acl.AclBinding denyRead = new org.apache.kafka.common.acl.AclBinding(topic,
+                new org.apache.kafka.common.acl.AccessControlEntry("User:*", "*", org.apache.kafka.common.acl.AclOperation.READ,
+                        org.apache.kafka.common.acl.AclPermissionType.DENY));
+        String id;
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(java.util.Map.of(
+                org.apache.kafka.clients.admin.AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
+            double restarts = meters.get("adapter.kafka.consumer.restarts").counter().count();
+            // writing (the receptions' events) and describing stay allowed; reading is refused
+            admin.createAcls(List.of(allowAll, denyRead)).all().get(30, java.util.concurrent.TimeUnit.SECONDS);
+            try {
+                await().atMost(Duration.ofSeconds(60)).until(() ->
+                        meters.get("adapter.kafka.consumer.threads.ended").gauge().value() > 0);
+                id = client.accept(com.hospital.surveyinbox.support.ServiceClient.message(uniqueSubject("ACL"), ""));
+                // restarted while still refused: its threads end again, and it is restarted again later
+                await().atMost(Duration.ofSeconds(60)).until(() ->
+                        meters.get("adapter.kafka.consumer.restarts").counter().count() >= restarts + 2);
+                assertThat(rows.status(id)).as("a row stored while reading is refused").isNotEqualTo("COMPLETED");
+            } finally {
+                admin.deleteAcls(List.of(denyRead.toFilter(), allowAll.toFilter())).all()
+                        .get(30, java.util.concurrent.TimeUnit.SECONDS);
+            }
+        }
+        rows.awaitStatus(id, "COMPLETED", Duration.ofSeconds(60));
+        await().atMost(Duration.ofSeconds(30)).until(() ->
+                meters.get("adapter.kafka.consumer.threads.ended").gauge().value() == 0);
     }
 }

@@ -34,6 +34,11 @@ public final class KafkaProcess implements AutoCloseable {
 
     /** Formats a new log directory and starts the broker; returns once it accepts connections. */
     public static KafkaProcess start() throws IOException, InterruptedException {
+        return start(List.of());
+    }
+
+    /** As {@link #start()}, with {@code extraConfig} lines appended to the broker's server.properties. */
+    public static KafkaProcess start(List<String> extraConfig) throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory("kafka-process");
         int port = EmbeddedServices.freePort();
         int controllerPort = EmbeddedServices.freePort();
@@ -54,6 +59,7 @@ public final class KafkaProcess implements AutoCloseable {
                 "transaction.state.log.min.isr=1",
                 "group.initial.rebalance.delay.ms=0",
                 "auto.create.topics.enable=true",
+                String.join("\n", extraConfig),
                 ""));
         KafkaProcess kafka = new KafkaProcess(dir, config, port);
         Process format = kafka.java("kafka.tools.StorageTool", "format", "-t", randomClusterId(), "-c", config.toString())
