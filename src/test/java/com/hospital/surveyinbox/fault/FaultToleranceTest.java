@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.hospital.surveyinbox.inbox.InboxStore;
 import com.hospital.surveyinbox.inbox.ReceivedMessage;
+import com.hospital.surveyinbox.support.ClaimsInLog;
 import com.hospital.surveyinbox.support.DownstreamSimulator;
 import com.hospital.surveyinbox.support.EmbeddedServices;
 import com.hospital.surveyinbox.support.IntegrationTest;
@@ -24,7 +25,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -319,14 +319,12 @@ class FaultToleranceTest extends IntegrationTest {
             // its log from here on counts (a row it claimed earlier and left otherwise is the main JVM's by now)
             simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 5, 15, 300, 400));
             int slowedAt = b.log().length();
-            Pattern claimed = Pattern.compile("Inbox (\\d+) claimed");
-            Pattern finished = Pattern.compile("Inbox (\\d+) (COMPLETED|FAILED|DEAD|deferred|attempt \\d+: outcome not recorded)");
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
-                    .until(() -> inFlight(b.log().substring(slowedAt), claimed, finished) > 0);
+                    .until(() -> !ClaimsInLog.unfinished(b.log().substring(slowedAt)).isEmpty());
             b.kill();
             note.accept("B killed (SIGKILL)");
             simulator().setLatency(STORM);
-            Set<String> killedMidFlow = open(b.log().substring(slowedAt), claimed, finished);
+            Set<String> killedMidFlow = ClaimsInLog.unfinished(b.log().substring(slowedAt));
             assertThat(killedMidFlow).as("rows B held when it died").isNotEmpty();
             boolean stormDuringFlow = !senders.isTerminated();
             stormOver.set(true);
@@ -386,23 +384,4 @@ class FaultToleranceTest extends IntegrationTest {
             });
         }
     }
-
-    private static long inFlight(String log, Pattern claimed, Pattern finished) {
-        return open(log, claimed, finished).size();
-    }
-
-    /** The ids a JVM's log says it claimed and never finished. */
-    private static Set<String> open(String log, Pattern claimed, Pattern finished) {
-        Set<String> open = new HashSet<>();
-        Matcher m = claimed.matcher(log);
-        while (m.find()) {
-            open.add(m.group(1));
-        }
-        Matcher f = finished.matcher(log);
-        while (f.find()) {
-            open.remove(f.group(1));
-        }
-        return open;
-    }
-
 }

@@ -4,11 +4,25 @@ import com.hospital.surveyinbox.support.EmbeddedServicesInitializer;
 import com.hospital.surveyinbox.support.IntegrationTest;
 import com.hospital.surveyinbox.support.KafkaProcess;
 import com.hospital.surveyinbox.support.LoadSender;
+import com.hospital.surveyinbox.support.ServiceClient;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.TestPropertySource;
 
@@ -39,8 +53,8 @@ import static org.awaitility.Awaitility.await;
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
 class KafkaRestartTest extends IntegrationTest {
 
-    @org.springframework.beans.factory.annotation.Autowired
-    io.micrometer.core.instrument.MeterRegistry meters;
+    @Autowired
+    MeterRegistry meters;
 
     static KafkaProcess kafka;
 
@@ -98,32 +112,25 @@ class KafkaRestartTest extends IntegrationTest {
      */
     @Test
     void consumerThreadsTheBrokersRefusalEndedAreRestartedOnceItAcceptsAgain() throws Exception {
-        org.apache.kafka.common.resource.ResourcePattern topic = new org.apache.kafka.common.resource.ResourcePattern(
-                org.apache.kafka.common.resource.ResourceType.TOPIC, "kafka-restart",
-                org.apache.kafka.common.resource.PatternType.LITERAL);
-        org.apache.kafka.common.acl.AclBinding allowAll = new org.apache.kafka.common.acl.AclBinding(topic,
-                new org.apache.kafka.common.acl.AccessControlEntry("User:*", "*", org.apache.kafka.common.acl.AclOperation.ALL,
-                        org.apache.kafka.common.acl.AclPermissionType.ALLOW));
-        org.apache.kafka.common.acl.AclBinding denyRead = new org.apache.kafka.common.acl.AclBinding(topic,
-                new org.apache.kafka.common.acl.AccessControlEntry("User:*", "*", org.apache.kafka.common.acl.AclOperation.READ,
-                        org.apache.kafka.common.acl.AclPermissionType.DENY));
+        ResourcePattern topic = new ResourcePattern(ResourceType.TOPIC, "kafka-restart", PatternType.LITERAL);
+        AclBinding allowAll = new AclBinding(topic, new AccessControlEntry("User:*", "*", AclOperation.ALL, AclPermissionType.ALLOW));
+        AclBinding denyRead = new AclBinding(topic, new AccessControlEntry("User:*", "*", AclOperation.READ, AclPermissionType.DENY));
         String id;
-        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(java.util.Map.of(
-                org.apache.kafka.clients.admin.AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
             double restarts = meters.get("adapter.kafka.consumer.restarts").counter().count();
             // writing (the receptions' events) and describing stay allowed; reading is refused
-            admin.createAcls(List.of(allowAll, denyRead)).all().get(30, java.util.concurrent.TimeUnit.SECONDS);
+            admin.createAcls(List.of(allowAll, denyRead)).all().get(30, TimeUnit.SECONDS);
             try {
                 await().atMost(Duration.ofSeconds(60)).until(() ->
                         meters.get("adapter.kafka.consumer.threads.ended").gauge().value() > 0);
-                id = client.accept(com.hospital.surveyinbox.support.ServiceClient.message(uniqueSubject("ACL"), ""));
+                id = client.accept(ServiceClient.message(uniqueSubject("ACL"), ""));
                 // restarted while still refused: its threads end again, and it is restarted again later
                 await().atMost(Duration.ofSeconds(60)).until(() ->
                         meters.get("adapter.kafka.consumer.restarts").counter().count() >= restarts + 2);
                 assertThat(rows.status(id)).as("a row stored while reading is refused").isNotEqualTo("COMPLETED");
             } finally {
                 admin.deleteAcls(List.of(denyRead.toFilter(), allowAll.toFilter())).all()
-                        .get(30, java.util.concurrent.TimeUnit.SECONDS);
+                        .get(30, TimeUnit.SECONDS);
             }
         }
         rows.awaitStatus(id, "COMPLETED", Duration.ofSeconds(60));

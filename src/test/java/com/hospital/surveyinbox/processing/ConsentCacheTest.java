@@ -27,9 +27,6 @@ class ConsentCacheTest extends IntegrationTest {
     @Autowired
     io.micrometer.core.instrument.MeterRegistry meters;
 
-    @Autowired
-    DownstreamCircuits circuits;
-
     @AfterEach
     void restore() {
         simulator().setLatency(DownstreamSimulator.Latency.FAST);
@@ -68,7 +65,7 @@ class ConsentCacheTest extends IntegrationTest {
             }
             voided.add("run " + run + ": Redis failures " + (redisFailures() - redisFailures) + ", attempts failed " + failed);
             // the next run starts with a closed circuit, as a test does
-            DownstreamCircuits.DOWNSTREAMS.forEach(circuits::reset);
+            closeCircuits();
         }
         throw new AssertionError("a Redis command or a lookup failed in each of three runs: " + voided);
     }

@@ -3,6 +3,7 @@ package com.hospital.surveyinbox.shape;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.hospital.surveyinbox.support.ClaimsInLog;
 import com.hospital.surveyinbox.support.DownstreamSimulator;
 import com.hospital.surveyinbox.support.EmbeddedServices;
 import com.hospital.surveyinbox.support.FreezableTcpProxy;
@@ -144,7 +145,7 @@ class ProductionShapeTest {
             // production: else "no attempt abandoned" would prove nothing about this stop
             int from = pod.log().length();
             await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
-                    .until(() -> registering(pod.log().substring(from)));
+                    .until(() -> !ClaimsInLog.unfinished(pod.log().substring(from)).isEmpty());
             assertThat(pod.terminate(GRACE)).as("pod " + pod.name + " stopped within its grace period:\n" + pod.tail()).isTrue();
             await().atMost(Duration.ofSeconds(20)).until(() -> watch.answers().stream().anyMatch(PodWatch.Answer::refused));
             answers = watch.answers();
@@ -163,18 +164,6 @@ class ProductionShapeTest {
                 .allSatisfy(a -> assertThat(a.status()).isEqualTo(-1));
         assertThat(opsAnswers.stream().filter(a -> a.status() != -1 && a.status() != 503 && a.status() != 200).toList())
                 .as("answers of stopping " + pod.name + " to an operator's read").isEmpty();
-    }
-
-    private static final java.util.regex.Pattern CLAIMED = java.util.regex.Pattern.compile("Inbox (\\d+) claimed");
-    private static final java.util.regex.Pattern FINISHED = java.util.regex.Pattern.compile(
-            "Inbox (\\d+) (COMPLETED|FAILED|DEAD|deferred|attempt \\d+: outcome not recorded)");
-
-    /** A row this log claimed and has not finished yet. */
-    static boolean registering(String log) {
-        java.util.Set<String> open = new java.util.HashSet<>();
-        CLAIMED.matcher(log).results().forEach(m -> open.add(m.group(1)));
-        FINISHED.matcher(log).results().forEach(m -> open.remove(m.group(1)));
-        return !open.isEmpty();
     }
 
     /**

@@ -66,7 +66,7 @@ public abstract class IntegrationTest {
      * as half-open trials: counts of attempts and calls then depended on the order the methods ran in.
      */
     @AfterEach
-    void closeCircuits() {
+    protected void closeCircuits() {
         com.hospital.surveyinbox.processing.DownstreamCircuits.DOWNSTREAMS.forEach(downstreamCircuits::reset);
     }
 
