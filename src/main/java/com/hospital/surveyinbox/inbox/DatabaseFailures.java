@@ -61,6 +61,19 @@ public class DatabaseFailures {
     }
 
     /**
+     * True when a statement may have reached the server and its answer was lost: SQLState 08006 (the connection
+     * failed while in use: a socket timeout, a reset), 08000 and 08007 (transaction resolution unknown), 57P01 and
+     * 57P02 (the backend ended while it worked: a COMMIT waiting for a synchronous standby has committed locally then).
+     * Not a connection that could not be made (08001, 08004, no connection from the pool) nor one closed before use
+     * (08003): nothing was sent on those.
+     */
+    public static boolean answerLost(Throwable failure) {
+        String state = firstState(failure);
+        return "08006".equals(state) || "08000".equals(state) || "08007".equals(state)
+                || "57P01".equals(state) || "57P02".equals(state);
+    }
+
+    /**
      * True for a deadlock or serialization failure (40P01, 40001): the transaction lost a race with another, which
      * was let through; the same rows written again, alone, are not in that race.
      */

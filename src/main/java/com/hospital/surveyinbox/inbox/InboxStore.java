@@ -183,6 +183,8 @@ public class InboxStore implements DisposableBean {
     private final PayloadCipher cipher;
     private final Timer insertTimer;
     private final GroupInsert groupInsert;
+    /** Receptions answered 503 whose write got no answer: counted, named, a group's followed up. */
+    private final UnsettledReceptions unsettled;
     private final java.time.Duration storeTimeout;
     private TraceContext traces = TraceContext.NONE;
 
@@ -208,6 +210,7 @@ public class InboxStore implements DisposableBean {
                        java.time.Duration receptionStatementBound,
                        PayloadCipher cipher, MeterRegistry meters, AdapterProperties properties) {
         this.receptionJdbc = receptionJdbc;
+        this.unsettled = new UnsettledReceptions(jdbc.getJdbcOperations(), meters);
         this.receptionStatementBound = receptionStatementBound;
         this.cipher = cipher;
         this.storeTimeout = properties.getReception().getStoreTimeout();
@@ -270,9 +273,17 @@ public class InboxStore implements DisposableBean {
             }
         }
         for (int tries = 1; ; tries++) {
-            List<Long> ids = receptionJdbc.getJdbcOperations().queryForList(INSERT_ONE, Long.class, message.srvyDrawupNo(),
-                    message.msgType(), cipher.seal(0, message.srvyDrawupNo(), message.payload()).bytes(),
-                    message.idempotencyKey(), message.traceParent(), message.srvyDrawupNo());
+            List<Long> ids;
+            try {
+                ids = receptionJdbc.getJdbcOperations().queryForList(INSERT_ONE, Long.class, message.srvyDrawupNo(),
+                        message.msgType(), cipher.seal(0, message.srvyDrawupNo(), message.payload()).bytes(),
+                        message.idempotencyKey(), message.traceParent(), message.srvyDrawupNo());
+            } catch (RuntimeException e) {
+                if (DatabaseFailures.answerLost(e)) {
+                    unsettled.lone(message, e); // the autocommit insert may have committed: 503, counted and named
+                }
+                throw e;
+            }
             if (!ids.isEmpty()) {
                 return new Acceptance(ids.get(0), message.srvyDrawupNo(), message.msgType(), true, message.traceParent());
             }
@@ -421,13 +432,25 @@ public class InboxStore implements DisposableBean {
                 }
             });
         } catch (RuntimeException e) {
-            if (commitSent[0] && answer.size() == messages.size() && backend[0] != null && committedAfterAll(backend[0])) {
+            Settled settled = commitSent[0] && answer.size() == messages.size() && backend[0] != null
+                    ? settle(receptionJdbc.getJdbcOperations(), backend[0]) : Settled.NOT_COMMITTED;
+            if (settled == Settled.COMMITTED) {
                 org.slf4j.LoggerFactory.getLogger(InboxStore.class).warn(
                         "A group of {} rows committed although its COMMIT got no answer; answered as stored", answer.size());
                 return answer;
             }
+            if (settled == Settled.UNKNOWN) {
+                unsettled.group(backend[0], answer); // 503, yet the COMMIT may still complete: counted, named, followed up
+            }
             throw e;
         }
+    }
+
+    /** What the settle of a group's COMMIT found: committed, not committed (its transaction aborted), or not known. */
+    enum Settled { COMMITTED, NOT_COMMITTED, UNKNOWN }
+
+    /** A group's backend as its first statement read it: its pid and start, its transaction, its server's start. */
+    record GroupBackend(int pid, String xid, String backendStart, String serverStart) {
     }
 
     /**
@@ -436,38 +459,40 @@ public class InboxStore implements DisposableBean {
      * land after the answer); a backend past that point is waited for ({@link #END_BACKEND});
      * then the transaction's status is read. Anything
      * the database cannot say in time counts as not committed: the sender gets 503 and retries — the one admitted
-     * case, a database that answers nothing at all. A COMMIT that completes later (the standby back) leaves a row
-     * the retry finds by its Idempotency-Key; without a key the retry is a second row (a second SEND of a subject
-     * is a resend request): a duplicate, never a loss. The waiting backend holds its connection slot and its
-     * subject locks until then.
+     * case, a database that answers nothing at all ({@link UnsettledReceptions} names those rows and follows them up).
+     * A COMMIT that completes later (the standby back) leaves a row the retry finds by its Idempotency-Key; without a
+     * key the retry is a second row (a second SEND of a subject is a resend request): a duplicate, never a loss. The
+     * waiting backend holds its connection slot and its subject locks until then.
      */
-    private boolean committedAfterAll(GroupBackend group) {
-        return committedAfterAll(receptionJdbc.getJdbcOperations(), group);
-    }
-
-    /** A group's backend as its first statement read it: its pid and start, its transaction, its server's start. */
-    record GroupBackend(int pid, String xid, String backendStart, String serverStart) {
-    }
-
     static boolean committedAfterAll(org.springframework.jdbc.core.JdbcOperations other, GroupBackend group) {
+        return settle(other, group) == Settled.COMMITTED;
+    }
+
+    /**
+     * {@link #committedAfterAll}'s three answers: UNKNOWN when the database could not say in time (the backend still
+     * there after 2 s, another server, no answer), NOT_COMMITTED only when the transaction is known aborted.
+     */
+    static Settled settle(org.springframework.jdbc.core.JdbcOperations other, GroupBackend group) {
         if (group.pid() == 0 || group.xid() == null || group.backendStart() == null || group.serverStart() == null) {
-            return false;
+            return Settled.UNKNOWN;
         }
         try {
             if (!Boolean.TRUE.equals(other.queryForObject(SAME_SERVER, Boolean.class, group.serverStart()))) {
-                return false; // another server (a failover, a restart): what it says of that pid and xid is not the group's
+                return Settled.UNKNOWN; // another server (a failover, a restart): what it says of that pid and xid is not the group's
             }
             other.query(END_BACKEND, rs -> { }, group.pid(), group.backendStart());
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
             while (!Boolean.TRUE.equals(other.queryForObject(BACKEND_GONE, Boolean.class, group.pid(), group.backendStart()))) {
                 if (System.nanoTime() > deadline) {
-                    return false;
+                    return Settled.UNKNOWN;
                 }
                 java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
             }
-            return "committed".equals(other.queryForObject(TRANSACTION_STATUS, String.class, group.xid()));
+            String status = other.queryForObject(TRANSACTION_STATUS, String.class, group.xid());
+            return "committed".equals(status) ? Settled.COMMITTED
+                    : "aborted".equals(status) ? Settled.NOT_COMMITTED : Settled.UNKNOWN;
         } catch (RuntimeException unreachable) {
-            return false;
+            return Settled.UNKNOWN;
         }
     }
 
@@ -507,6 +532,7 @@ public class InboxStore implements DisposableBean {
         if (groupInsert != null) {
             groupInsert.close();
         }
+        unsettled.close();
     }
 
 }

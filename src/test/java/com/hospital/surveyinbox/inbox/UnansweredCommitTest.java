@@ -26,6 +26,8 @@ class UnansweredCommitTest {
 
     private static EmbeddedPostgres postgres;
     private static DataSource data;
+    /** A database of the same server migrated as the service migrates it, for stores built by hand. */
+    private static String inboxUrl;
 
     @BeforeAll
     static void startPrimaryWithoutItsStandby() throws Exception {
@@ -34,7 +36,12 @@ class UnansweredCommitTest {
         data = postgres.getPostgresDatabase();
         try (Connection setup = data.getConnection(); Statement st = setup.createStatement()) {
             st.execute("CREATE TABLE accepted (id int)");
+            st.execute("CREATE DATABASE inbox");
         }
+        inboxUrl = postgres.getJdbcUrl("postgres", "inbox");
+        com.hospital.surveyinbox.config.FlywayConnection.migrate(com.hospital.surveyinbox.config.FlywayConnection.configure(
+                org.flywaydb.core.Flyway.configure(), inboxUrl, "postgres", "", Duration.ofSeconds(5), new java.util.Properties())
+                .locations("classpath:db/migration").load());
         standby("ghost"); // by ALTER SYSTEM, not a start option: a start option would outrank its release
     }
 
@@ -245,5 +252,99 @@ class UnansweredCommitTest {
 
         assertThat(InboxStore.committedAfterAll(other, new InboxStore.GroupBackend(1, committedXid, someBackend, anotherServer)))
                 .isFalse();
+    }
+
+    private static ReceivedMessage message(String subject) {
+        return new ReceivedMessage(subject, "SEND", ("{\"srvyDrawupNo\":\"" + subject + "\"}").getBytes(
+                java.nio.charset.StandardCharsets.UTF_8), null);
+    }
+
+    /**
+     * Receptions whose write got no answer while the standby does not answer: a lone row's autocommit insert and a
+     * group's COMMIT each outlive the socket timeout and are answered 503 — their rows may be stored all the same.
+     * Each is counted ({@code adapter.reception.unsettled}) and named at WARN (the lone row by subject, the group by
+     * its inbox ids), and the group is followed up until its COMMIT's fate is known: once the standby answers, "stored
+     * after all", counted, the same ids. A COMMIT refused with an answer (a trigger) is settled: not counted.
+     */
+    @Test
+    void receptionsWhoseWriteGotNoAnswerAreCountedNamedAndTheGroupFollowedUp() throws Exception {
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry meters = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        com.hospital.surveyinbox.config.AdapterProperties properties = com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of());
+        org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate named = new org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate(
+                new org.springframework.jdbc.datasource.DriverManagerDataSource(inboxUrl + "&socketTimeout=4"));
+        JdbcTemplate inbox = new JdbcTemplate(new org.springframework.jdbc.datasource.DriverManagerDataSource(inboxUrl));
+        InboxStore store = new InboxStore(named, new PayloadCipher(properties), meters, properties);
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(UnsettledReceptions.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> events = new ch.qos.logback.core.read.ListAppender<>();
+        events.start();
+        logger.addAppender(events);
+        try {
+            // again while a write went through before the server's processes had read the required standby
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            String lone;
+            RuntimeException loneFailure = null;
+            int tries = 0;
+            do {
+                assertThat(System.nanoTime() - deadline).as("an insert waiting for the standby within 60 s").isNegative();
+                lone = "UNSETTLED-LONE-" + ++tries;
+                try {
+                    store.acceptOne(message(lone));
+                } catch (RuntimeException e) {
+                    loneFailure = e;
+                }
+            } while (loneFailure == null);
+            assertThat(DatabaseFailures.answerLost(loneFailure)).as(String.valueOf(loneFailure)).isTrue();
+            assertThat(DatabaseFailures.unavailable(loneFailure)).as("answered 503").isTrue();
+            assertThat(meters.get("adapter.reception.unsettled").counter().count()).isEqualTo(1.0);
+            String loneSubject = lone;
+            assertThat(events.list).anySatisfy(e -> assertThat(e.getFormattedMessage())
+                    .contains("a row of " + loneSubject + " SEND may be stored although its sender is answered 503"));
+
+            RuntimeException groupFailure = null;
+            String a;
+            String b;
+            do {
+                assertThat(System.nanoTime() - deadline).as("a COMMIT waiting for the standby within 60 s").isNegative();
+                a = "UNSETTLED-A-" + ++tries;
+                b = "UNSETTLED-B-" + tries;
+                try {
+                    store.acceptGroup(java.util.List.of(message(a), message(b)), Duration.ofSeconds(3));
+                } catch (RuntimeException e) {
+                    groupFailure = e;
+                }
+            } while (groupFailure == null);
+            assertThat(DatabaseFailures.unavailable(groupFailure)).as("answered 503: " + groupFailure).isTrue();
+            assertThat(meters.get("adapter.reception.unsettled").counter().count()).isEqualTo(3.0);
+            assertThat(meters.get("adapter.reception.unsettled.stored").counter().count()).isZero();
+            String named503 = events.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                    .filter(m -> m.contains("may be stored although their senders are answered 503")).findFirst().orElseThrow();
+            java.util.regex.Matcher ids = java.util.regex.Pattern.compile("inbox rows \\[(\\d+), (\\d+)\\]").matcher(named503);
+            assertThat(ids.find()).as(named503).isTrue();
+
+            // the standby answers (here: is no longer required): the waiting COMMITs complete
+            standby("");
+            await().atMost(Duration.ofSeconds(30)).until(() -> meters.get("adapter.reception.unsettled.stored").counter().count() == 2.0);
+            assertThat(events.list).anySatisfy(e -> assertThat(e.getFormattedMessage())
+                    .contains("Inbox rows [" + ids.group(1) + ", " + ids.group(2) + "] were stored after all"));
+            assertThat(inbox.queryForObject("SELECT srvy_drawup_no FROM inbox_message WHERE id = ?", String.class,
+                    Long.parseLong(ids.group(1)))).isEqualTo(a);
+            assertThat(inbox.queryForObject("SELECT srvy_drawup_no FROM inbox_message WHERE id = ?", String.class,
+                    Long.parseLong(ids.group(2)))).isEqualTo(b);
+            assertThat(inbox.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Integer.class, lone))
+                    .as("the lone row, stored too").isOne();
+
+            // a COMMIT refused with an answer is settled (not committed): a 503 that stores nothing, not counted
+            try (com.hospital.surveyinbox.support.CommitRefusal ignored = com.hospital.surveyinbox.support.CommitRefusal
+                    .forSubjectsLike(inbox, "UNSETTLED-REFUSED-%")) {
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.acceptGroup(
+                        java.util.List.of(message("UNSETTLED-REFUSED-1"), message("UNSETTLED-REFUSED-2")), Duration.ofSeconds(3)))
+                        .hasStackTraceContaining(com.hospital.surveyinbox.support.CommitRefusal.MESSAGE);
+            }
+            assertThat(meters.get("adapter.reception.unsettled").counter().count()).isEqualTo(3.0);
+        } finally {
+            logger.detachAppender(events);
+            store.destroy();
+            standby("ghost");
+        }
     }
 }
