@@ -24,6 +24,12 @@ import org.springframework.stereotype.Component;
  * {@code adapter.retention.overdue}: seconds the oldest closed row has been past its retention time with its payload
  * (patient data) still in it; the nightly job keeps it under a day, so more says the job does not run or cannot keep
  * up (a disabled trigger, a misfire skipped night after night) where no failed run would; -1 where retention is off.
+ * {@code adapter.clock.skew}: this pod's clock minus the database's (seconds; positive: the pod runs ahead), read with
+ * the others to within half the read's round trip (a read slower than {@link #SKEW_MAX_ROUND_TRIP_MILLIS} keeps the
+ * last value; NaN before the first). The rows' own clocks are the database's (retry delay, stuck-row reset, lost
+ * events), but the clustered Quartz job runs on each pod's: a pod ahead fires the job early and re-dates its trigger
+ * for every pod, and one more than 7.5 s ahead takes the other pods' check-ins for failed instances and recovers
+ * their jobs (SurveyInboxClockSkew warns at 2 s).
  */
 @Component
 public class InboxGauges implements org.springframework.beans.factory.DisposableBean {
@@ -35,6 +41,8 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
      */
     static final long OVERDUE_REFRESH_NANOS = 60_000_000_000L;
     static final long SCRAPE_WAIT_MILLIS = 1_000;
+    /** A clock reading whose round trip took longer than this is not used (its error is up to half of it). */
+    static final long SKEW_MAX_ROUND_TRIP_MILLIS = 500;
     private static final Logger log = LoggerFactory.getLogger(InboxGauges.class);
 
     private final InboxRowRepository rows;
@@ -58,16 +66,24 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
     private volatile long readAt;
     private volatile long readOkAt = System.nanoTime();
     private volatile boolean failing;
+    /** This pod's clock (the JVM's; a test's offset one). */
+    private final java.time.Clock clock;
+    /** This pod's clock minus the database's at the last usable reading, seconds; NaN before it. */
+    private volatile double clockSkew = Double.NaN;
 
     @org.springframework.beans.factory.annotation.Autowired
     public InboxGauges(InboxRowRepository rows, MeterRegistry meters, com.hospital.surveyinbox.config.AdapterProperties properties) {
-        this(rows, meters, properties, OVERDUE_REFRESH_NANOS);
+        this(rows, meters, properties, OVERDUE_REFRESH_NANOS, java.time.Clock.systemUTC());
     }
 
-    /** {@code overdueRefreshNanos}: how often the retention gauge is read (a test's shorter period). */
+    /**
+     * {@code overdueRefreshNanos}: how often the retention gauge is read (a test's shorter period); {@code clock}: the
+     * pod's clock the database's is compared with.
+     */
     InboxGauges(InboxRowRepository rows, MeterRegistry meters, com.hospital.surveyinbox.config.AdapterProperties properties,
-                long overdueRefreshNanos) {
+                long overdueRefreshNanos, java.time.Clock clock) {
         this.rows = rows;
+        this.clock = clock;
         this.retention = properties.getRetention();
         this.overdueRefreshNanos = overdueRefreshNanos;
         for (InboxStatus status : InboxStatus.values()) {
@@ -89,6 +105,9 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
         Gauge.builder("adapter.inbox.gauges.staleness", () -> refreshed().staleness())
                 .description("seconds since the inbox gauges were last read from the database").baseUnit("seconds")
                 .register(meters);
+        Gauge.builder("adapter.clock.skew", () -> refreshed().clockSkew)
+                .description("this pod's clock minus the database's (positive: the pod runs ahead); NaN before the first reading")
+                .baseUnit("seconds").register(meters);
         failures = io.micrometer.core.instrument.Counter.builder("adapter.inbox.gauges.failures")
                 .description("reads of the inbox gauges from the database that failed").register(meters);
     }
@@ -151,6 +170,12 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
             Oldest age = new Oldest(rows.oldestPendingAgeSeconds(), System.nanoTime());
             long replies = rows.failingReplies();
             Oldest run = new Oldest(rows.lastRedeliveryRunAgeSeconds(), System.nanoTime());
+            long sent = clock.millis();
+            double database = rows.databaseEpochSeconds();
+            long back = clock.millis();
+            if (back - sent <= SKEW_MAX_ROUND_TRIP_MILLIS) {
+                clockSkew = (sent + back) / 2000.0 - database; // the read's midpoint on this pod's clock
+            }
             Oldest pastRetention = overdue;
             if (retention.isEnabled() && (pastRetention == null || System.nanoTime() - pastRetention.at() >= overdueRefreshNanos)) {
                 pastRetention = new Oldest(rows.retentionOverdueSeconds(retention.getCompleted().toSeconds(),

@@ -65,6 +65,10 @@ public interface InboxRowRepository extends JpaRepository<InboxRowEntity, Long> 
               FROM redelivery_run""", nativeQuery = true)
     double lastRedeliveryRunAgeSeconds();
 
+    /** The database's clock now (seconds since the epoch, microseconds), for the pod-versus-database clock gauge. */
+    @Query(value = "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS double precision)", nativeQuery = true)
+    double databaseEpochSeconds();
+
     /**
      * How long the oldest closed row has been past its retention time and still holds its payload (seconds, database
      * clock; 0 when none is): the nightly retention job keeps it under a day. The first entry of each status's range

@@ -29,6 +29,9 @@ class InboxGaugesTest extends IntegrationTest {
     @Autowired
     InboxStore store;
 
+    @Autowired
+    io.micrometer.core.instrument.MeterRegistry serviceMeters;
+
     @Test
     void whileReadsFailTheOldestAgeKeepsGrowingAndTheGaugesSayHowStaleTheyAre() throws Exception {
         String subject = uniqueSubject("GAUGE");
@@ -100,7 +103,8 @@ class InboxGaugesTest extends IntegrationTest {
                 ServiceClient.message(subject, "").getBytes(StandardCharsets.UTF_8), null)).inboxId();
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         // read at each refresh here (once a minute in service)
-        InboxGauges gauges = new InboxGauges(repository, meters, com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of()), 0);
+        InboxGauges gauges = new InboxGauges(repository, meters, com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of()), 0,
+                java.time.Clock.systemUTC());
         SimpleMeterRegistry off = new SimpleMeterRegistry();
         InboxGauges disabled = new InboxGauges(repository, off,
                 com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of("adapter.retention.enabled", "false")));
@@ -119,6 +123,32 @@ class InboxGaugesTest extends IntegrationTest {
             gauges.destroy();
             disabled.destroy();
             jdbc.update("DELETE FROM inbox_message WHERE id = ?", id);
+        }
+    }
+
+    /**
+     * The pod's clock against the database's: a pod whose clock runs 30 s ahead reads 30 s (to within half a read's
+     * round trip), one 30 s behind -30 s, and the service's own gauge (this machine's one clock) about 0.
+     */
+    @Test
+    void theClockGaugeReadsHowFarThePodsClockIsFromTheDatabases() {
+        SimpleMeterRegistry ahead = new SimpleMeterRegistry();
+        SimpleMeterRegistry behind = new SimpleMeterRegistry();
+        InboxGauges aheadGauges = new InboxGauges(repository, ahead, com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of()),
+                InboxGauges.OVERDUE_REFRESH_NANOS, java.time.Clock.offset(java.time.Clock.systemUTC(), Duration.ofSeconds(30)));
+        InboxGauges behindGauges = new InboxGauges(repository, behind, com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of()),
+                InboxGauges.OVERDUE_REFRESH_NANOS, java.time.Clock.offset(java.time.Clock.systemUTC(), Duration.ofSeconds(-30)));
+        try {
+            double slack = InboxGauges.SKEW_MAX_ROUND_TRIP_MILLIS / 2000.0;
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+                    assertThat(gauge(ahead, "adapter.clock.skew")).isBetween(30 - slack, 30 + slack));
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+                    assertThat(gauge(behind, "adapter.clock.skew")).isBetween(-30 - slack, -30 + slack));
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+                    assertThat(serviceMeters.get("adapter.clock.skew").gauge().value()).isBetween(-slack, slack));
+        } finally {
+            aheadGauges.destroy();
+            behindGauges.destroy();
         }
     }
 
