@@ -102,11 +102,37 @@ public class FlywayConnection {
      * timeout): a pod started during a database outage (evicted, restarted, a failover) waits inside its startup
      * probe's window. A single try made the JVM exit and the pod crash-loop, out for minutes of kubelet's back-off
      * after the database was back. Any other failure (a wrong password, a missing database), or the deadline, ends
-     * the start as before.
+     * the start as before. So does a SIGTERM meanwhile (a rollout or a scale-down during the outage, Ctrl-C on the
+     * local run): the wait is left at once. Spring's own shutdown hook waits for the start to end and interrupts
+     * only a thread parked without a timeout, so a pod told to stop stayed up for the rest of the wait (10 minutes)
+     * until the kubelet killed it at the end of its grace period.
      */
     static void awaitRecordsRead(org.flywaydb.core.api.configuration.Configuration configuration, long deadline) {
+        Thread waiting = Thread.currentThread();
+        java.util.concurrent.atomic.AtomicBoolean stopping = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread stop = new Thread(() -> {
+            stopping.set(true);
+            waiting.interrupt();
+        }, "database-wait-stop");
+        Runtime.getRuntime().addShutdownHook(stop); // throws while the JVM is already shutting down: no start then
+        try {
+            awaitRecordsRead(configuration, deadline, stopping);
+        } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(stop);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook ran or runs: the start ends anyway
+            }
+        }
+    }
+
+    private static void awaitRecordsRead(org.flywaydb.core.api.configuration.Configuration configuration, long deadline,
+                                         java.util.concurrent.atomic.AtomicBoolean stopping) {
         long pauseSeconds = 1;
         for (int tried = 1; ; tried++) {
+            if (stopping.get()) {
+                throw new IllegalStateException("the service is stopping: no longer waiting for the database");
+            }
             try {
                 EarlierReleasedTexts.acceptRecords(configuration, historyTable(configuration));
                 if (tried > 1) {
@@ -122,6 +148,9 @@ public class FlywayConnection {
                 org.slf4j.LoggerFactory.getLogger(FlywayConnection.class).warn(
                         "The database cannot be reached to migrate ({}): try {} in {} s, {} s left (adapter.migration.database-wait)",
                         LoggedFailure.describe(sql), tried + 1, pause, java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(left));
+                if (stopping.get()) {
+                    throw new IllegalStateException("the service is stopping: no longer waiting for the database", e);
+                }
                 pause(pause);
                 pauseSeconds = Math.min(pauseSeconds * 2, Math.max(1, configuration.getConnectRetriesInterval()));
             }
@@ -142,7 +171,7 @@ public class FlywayConnection {
             Thread.sleep(seconds * 1000);
         } catch (InterruptedException interrupted) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting for the database", interrupted);
+            throw new IllegalStateException("the service is stopping: no longer waiting for the database", interrupted);
         }
     }
 

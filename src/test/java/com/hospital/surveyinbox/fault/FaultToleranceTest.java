@@ -356,6 +356,34 @@ class FaultToleranceTest extends IntegrationTest {
     }
 
     /**
+     * SIGTERM to a pod that waits at start for a database it cannot reach (a rollout or a scale-down during an outage,
+     * Ctrl-C on the local run): it stops at once. Spring's shutdown hook waited for the start to end, and the wait's
+     * pauses are not interrupted by it, so the pod stayed up for the rest of adapter.migration.database-wait (10
+     * minutes) until the kubelet killed it at the end of its grace period.
+     */
+    @Test
+    void aPodWaitingAtStartForTheDatabaseStopsWhenTold() throws Exception {
+        int nothingListens;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            nothingListens = socket.getLocalPort();
+        }
+        Map<String, String> settings = childProperties("database-wait");
+        settings.put("spring.datasource.url", "jdbc:postgresql://127.0.0.1:" + nothingListens + "/" + EmbeddedServices.DB_NAME);
+        ServiceJvm pod = child("database-wait", settings);
+        try {
+            await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> !pod.alive() || pod.log().contains("The database cannot be reached to migrate"));
+            assertThat(pod.alive()).as("still waiting; its log ends:%n%s", pod.tail()).isTrue();
+
+            assertThat(pod.terminate(Duration.ofSeconds(30))).as("ended within 30 s of SIGTERM; its log ends:%n%s", pod.tail())
+                    .isTrue();
+            assertThat(pod.log()).contains("the service is stopping: no longer waiting for the database");
+        } finally {
+            pod.close();
+        }
+    }
+
+    /**
      * A second instance of the service in its own JVM on this JVM's PostgreSQL, Kafka, Redis and simulator, so a
      * test can stop it with SIGTERM or kill it with SIGKILL mid-processing.
      */
