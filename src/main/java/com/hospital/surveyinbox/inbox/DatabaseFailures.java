@@ -61,6 +61,20 @@ public class DatabaseFailures {
     }
 
     /**
+     * True when the failure is a socket timeout: the statement was sent (the driver reads only after sending) and no
+     * answer came in time; the server may still complete it (an autocommit INSERT waiting for a synchronous standby).
+     * Not a connection found closed at a fast shutdown or a switchover (08006 or 57P01 before the statement ran).
+     */
+    public static boolean answerTimedOut(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof java.net.SocketTimeoutException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * True when a statement may have reached the server and its answer was lost: SQLState 08006 (the connection
      * failed while in use: a socket timeout, a reset), 08000 and 08007 (transaction resolution unknown), 57P01 and
      * 57P02 (the backend ended while it worked: a COMMIT waiting for a synchronous standby has committed locally then).

@@ -279,8 +279,8 @@ public class InboxStore implements DisposableBean {
                         message.msgType(), cipher.seal(0, message.srvyDrawupNo(), message.payload()).bytes(),
                         message.idempotencyKey(), message.traceParent(), message.srvyDrawupNo());
             } catch (RuntimeException e) {
-                if (DatabaseFailures.answerLost(e)) {
-                    unsettled.lone(message, e); // the autocommit insert may have committed: 503, counted and named
+                if (DatabaseFailures.answerTimedOut(e)) {
+                    unsettled.lone(message, e); // the autocommit insert may still commit: 503, counted and named
                 }
                 throw e;
             }
@@ -439,8 +439,9 @@ public class InboxStore implements DisposableBean {
                         "A group of {} rows committed although its COMMIT got no answer; answered as stored", answer.size());
                 return answer;
             }
-            if (settled == Settled.UNKNOWN) {
-                unsettled.group(backend[0], answer); // 503, yet the COMMIT may still complete: counted, named, followed up
+            // an error the server answered the COMMIT with aborted it; a lost answer leaves it unknown
+            if (settled == Settled.UNKNOWN && DatabaseFailures.answerLost(e)) {
+                unsettled.group(backend[0], messages, answer); // 503, yet the COMMIT may complete: counted, named, followed up
             }
             throw e;
         }

@@ -1,45 +1,77 @@
 package com.hospital.surveyinbox.inbox;
 
+import com.hospital.surveyinbox.config.LoggedFailure;
+import com.hospital.surveyinbox.config.RepeatedLogLines;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import com.hospital.surveyinbox.config.LoggedFailure;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.Marker;
+import org.slf4j.MarkerFactory;
 import org.springframework.jdbc.core.JdbcOperations;
 
 /**
  * Receptions answered 503 whose row may be stored all the same: their write reached the database and its answer
- * was lost (a COMMIT waiting for a synchronous standby past the socket timeout, a connection cut while the row was
- * written). The sender retries, as a 503 asks; if the first write committed after all, the retry is a second row
- * unless it carries the first one's {@code Idempotency-Key} (a second {@code SEND} of a subject reads as a resend
- * request: the patient is sent the survey twice). Nothing is lost either way, but an operator has to know which
- * rows to look at, so each such reception is counted ({@code adapter_reception_unsettled_total}) and named at WARN:
+ * was lost (a COMMIT waiting for a synchronous standby past the socket timeout, a connection cut while the COMMIT
+ * was under way). The sender retries, as a 503 asks; if the first write committed after all, a retry without
+ * {@code Idempotency-Key} is a second row (a second {@code SEND} of a subject reads as a resend request: the patient
+ * is sent the survey twice). A reception with a key is left out: its retry is answered with the first row. Nothing is
+ * lost either way, but an operator has to know which rows to look at, so each such reception is counted
+ * ({@code adapter_reception_unsettled_total}) and named at WARN, every line written however many there are
+ * ({@link RepeatedLogLines#ALWAYS}: the counter bounds them):
  * <ul>
- *   <li>a group's COMMIT that {@link InboxStore#committedAfterAll} could not settle: its new rows' inbox ids, then,
- *       followed up every {@link #FOLLOW_UP_EVERY} on another connection for up to {@link #FOLLOW_UP_FOR}, the
- *       transaction's fate: "stored after all" (counted in {@code adapter_reception_unsettled_stored_total}) or
- *       "not stored";</li>
- *   <li>a lone row's autocommit insert whose answer was lost ({@link DatabaseFailures#answerLost}): its id was never
- *       read, so the WARN names its subject and type (the console's list filtered by {@code srvyDrawupNo} finds it).</li>
+ *   <li>a group's COMMIT that {@link InboxStore#settle} could not settle: its new rows' inbox ids; then, every
+ *       {@link #FOLLOW_UP_EVERY} for up to {@link #FOLLOW_UP_FOR}, all such groups are followed up together (two
+ *       statements a round, whatever their number): a backend still idle in its transaction is ended (nothing
+ *       committed then), and each transaction's fate logged once known: "were stored after all" (counted in
+ *       {@code adapter_reception_unsettled_stored_total}) or "were not stored";</li>
+ *   <li>a lone row's autocommit insert that outlived the socket timeout ({@link DatabaseFailures#answerTimedOut}): its
+ *       id was never read, so the WARN names its subject, type and trace ({@code trace_parent} of the row, if stored).</li>
  * </ul>
  */
 final class UnsettledReceptions implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(UnsettledReceptions.class);
+    private static final Marker ALWAYS = MarkerFactory.getMarker(RepeatedLogLines.ALWAYS);
 
     static final Duration FOLLOW_UP_EVERY = Duration.ofSeconds(5);
     static final Duration FOLLOW_UP_FOR = Duration.ofHours(1);
+
+    /** The pending groups' backends still in their transaction, idle or waiting on a lock: ended (as END_BACKEND). */
+    static final String END_BACKENDS = """
+            SELECT pg_terminate_backend(a.pid)
+              FROM pg_stat_activity a
+              JOIN unnest(CAST(? AS int[]), CAST(? AS text[])) AS g(pid, started)
+                ON a.pid = g.pid AND a.backend_start = CAST(g.started AS timestamptz)
+             WHERE a.backend_xid IS NOT NULL
+               AND (a.state IN ('idle in transaction', 'idle in transaction (aborted)')
+                    OR a.wait_event_type IN ('Lock', 'BufferPin')
+                    OR a.wait_event = 'PgSleep')
+            """;
+
+    /** Each pending group's transaction's status: committed, aborted, in progress (or null: no longer known). */
+    static final String STATUSES = """
+            SELECT x, CAST(pg_xact_status(CAST(x AS xid8)) AS text) AS status
+              FROM unnest(CAST(? AS text[])) AS x
+            """;
+
+    /** A group whose fate is not known yet. */
+    private record Pending(InboxStore.GroupBackend backend, List<Long> ids, long deadline) {
+    }
 
     private final JdbcOperations other;
     private final Counter unsettled;
     private final Counter storedAfterAll;
     private final Duration every;
     private final Duration lasting;
+    private final ConcurrentLinkedQueue<Pending> pending = new ConcurrentLinkedQueue<>();
     private final ScheduledExecutorService followUps = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "unsettled-receptions");
         t.setDaemon(true);
@@ -55,79 +87,122 @@ final class UnsettledReceptions implements AutoCloseable {
         this.every = every;
         this.lasting = lasting;
         this.unsettled = Counter.builder("adapter.reception.unsettled")
-                .description("receptions answered 503 whose write reached the database and got no answer: their row may be"
-                        + " stored (WARN \"may be stored although\" names them); a retry without its Idempotency-Key is a"
-                        + " second row").register(meters);
+                .description("receptions without Idempotency-Key answered 503 whose write reached the database and got no"
+                        + " answer: their row may be stored (WARN \"may be stored although\" names them); a retry is a second row")
+                .register(meters);
         this.storedAfterAll = Counter.builder("adapter.reception.unsettled.stored")
                 .description("of adapter.reception.unsettled, the rows of a group whose COMMIT was later found committed"
-                        + " (WARN \"stored after all\" names them)").register(meters);
+                        + " (WARN \"were stored after all\" names them)").register(meters);
+        followUps.scheduleWithFixedDelay(this::followUp, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** A group's COMMIT got no answer and was not found committed: its senders are answered 503. */
-    void group(InboxStore.GroupBackend backend, List<Acceptance> rows) {
-        List<Long> ids = rows.stream().filter(a -> a != null && a.fresh()).map(Acceptance::inboxId).toList();
+    /**
+     * A group's COMMIT got no answer and could not be settled: its senders are answered 503. {@code messages} and
+     * {@code rows} in the same order (a row null: the member was left out of the group, nothing written for it).
+     */
+    void group(InboxStore.GroupBackend backend, List<ReceivedMessage> messages, List<Acceptance> rows) {
+        List<Long> ids = new ArrayList<>();
+        for (int i = 0; i < rows.size(); i++) {
+            Acceptance row = rows.get(i);
+            if (row != null && row.fresh() && messages.get(i).idempotencyKey() == null) {
+                ids.add(row.inboxId());
+            }
+        }
         if (ids.isEmpty()) {
-            return; // replays of stored rows only: nothing new could have been written
+            return; // replays, and rows whose retry is answered by their key: no second row can come of them
         }
         unsettled.increment(ids.size());
-        log.warn("A group's COMMIT got no answer and could not be settled: inbox rows {} may be stored although their"
-                        + " senders are answered 503 (a retry without its Idempotency-Key is a second row; a SEND's, a resend"
-                        + " request); followed up every {} s for {} min on another connection",
+        log.warn(ALWAYS, "A group's COMMIT got no answer and could not be settled: inbox rows {} may be stored although"
+                        + " their senders are answered 503 (their retry, without Idempotency-Key, is a second row; a SEND's"
+                        + " a resend request); followed up every {} s for up to {} min",
                 ids, every.toSeconds(), lasting.toMinutes());
-        long deadline = System.nanoTime() + lasting.toNanos();
-        try {
-            followUps.schedule(() -> followUp(backend, ids, deadline), every.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException stopping) {
-            log.warn("Inbox rows {} not followed up: the service is stopping; look them up in the console", ids);
+        if (backend.xid() == null || backend.serverStart() == null || backend.backendStart() == null) {
+            log.warn(ALWAYS, "Inbox rows {}: their transaction was not read, so they cannot be followed up; look them up"
+                    + " in the console", ids);
+            return;
         }
+        pending.add(new Pending(backend, List.copyOf(ids), System.nanoTime() + lasting.toNanos()));
     }
 
-    /** A lone row's insert whose answer was lost: its sender is answered 503. */
+    /** A lone row's insert that outlived the socket timeout: its sender is answered 503. */
     void lone(ReceivedMessage message, Throwable failure) {
+        if (message.idempotencyKey() != null) {
+            return; // its retry is answered with the first row, if there is one
+        }
         unsettled.increment();
-        log.warn("A reception's insert got no answer ({}): a row of {} {} may be stored although its sender is answered 503"
-                        + " (a retry without its Idempotency-Key is a second row; a SEND's, a resend request)",
-                LoggedFailure.describe(failure), message.srvyDrawupNo(), message.msgType());
+        log.warn(ALWAYS, "A reception's insert got no answer ({}): a row of {} {} may be stored although its sender is"
+                        + " answered 503 (its retry, without Idempotency-Key, is a second row; a SEND's a resend request);"
+                        + " its trace: {}",
+                LoggedFailure.describe(failure), message.srvyDrawupNo(), message.msgType(),
+                message.traceParent() == null ? "none" : message.traceParent());
     }
 
-    private void followUp(InboxStore.GroupBackend backend, List<Long> ids, long deadline) {
-        String status;
-        try {
-            if (!Boolean.TRUE.equals(other.queryForObject(InboxStore.SAME_SERVER, Boolean.class, backend.serverStart()))) {
-                log.warn("Inbox rows {}: the database restarted or failed over since their COMMIT; whether they are stored"
-                        + " cannot be read from it; look them up in the console", ids);
-                return;
-            }
-            status = other.queryForObject(InboxStore.TRANSACTION_STATUS, String.class, backend.xid());
-        } catch (RuntimeException unreachable) {
-            status = "in progress"; // not known yet: asked again
+    /** One round over every pending group: two statements, whatever their number. */
+    private void followUp() {
+        if (pending.isEmpty()) {
+            return;
         }
-        if ("committed".equals(status)) {
-            storedAfterAll.increment(ids.size());
-            log.warn("Inbox rows {} were stored after all: their COMMIT completed after their senders were answered 503;"
-                    + " a retry without its Idempotency-Key is a second row of its subject", ids);
-        } else if ("aborted".equals(status)) {
-            log.info("Inbox rows {} were not stored: their COMMIT failed; their senders' retries are their only rows", ids);
-        } else if (!"in progress".equals(status)) {
-            log.warn("Inbox rows {}: the database no longer knows their transaction; look them up in the console", ids);
-        } else if (System.nanoTime() - deadline >= 0) {
-            log.warn("Inbox rows {}: their COMMIT is still unsettled after {} min; no longer followed up; look them up in"
-                    + " the console", ids, lasting.toMinutes());
-        } else {
-            try {
-                followUps.schedule(() -> followUp(backend, ids, deadline), every.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.RejectedExecutionException stopping) {
-                log.warn("Inbox rows {} no longer followed up: the service is stopping; look them up in the console", ids);
+        List<Pending> round = new ArrayList<>(pending);
+        java.util.Map<String, String> statuses = new java.util.HashMap<>();
+        // per server start a group read (nearly always one): whether this is still that server
+        java.util.Map<String, Boolean> sameServer = new java.util.HashMap<>();
+        boolean read;
+        try {
+            for (Pending p : round) {
+                sameServer.computeIfAbsent(p.backend().serverStart(), start -> Boolean.TRUE.equals(
+                        other.queryForObject(InboxStore.SAME_SERVER, Boolean.class, start)));
             }
+            List<Pending> here = round.stream().filter(p -> sameServer.get(p.backend().serverStart())).toList();
+            if (!here.isEmpty()) {
+                Object[] pids = here.stream().map(p -> p.backend().pid()).toArray();
+                Object[] starts = here.stream().map(p -> p.backend().backendStart()).toArray();
+                other.query(END_BACKENDS, ps -> {
+                    ps.setArray(1, ps.getConnection().createArrayOf("int4", pids));
+                    ps.setArray(2, ps.getConnection().createArrayOf("text", starts));
+                }, rs -> { });
+                Object[] xids = here.stream().map(p -> p.backend().xid()).toArray();
+                other.query(STATUSES, ps -> ps.setArray(1, ps.getConnection().createArrayOf("text", xids)),
+                        rs -> {
+                            statuses.put(rs.getString("x"), rs.getString("status"));
+                        });
+            }
+            read = true;
+        } catch (RuntimeException unreachable) {
+            read = false; // not known this round: asked again at the next
+        }
+        for (Pending group : round) {
+            String status = !read ? "in progress" : !sameServer.get(group.backend().serverStart()) ? "another server"
+                    : statuses.getOrDefault(group.backend().xid(), "in progress");
+            if ("committed".equals(status)) {
+                storedAfterAll.increment(group.ids().size());
+                log.warn(ALWAYS, "Inbox rows {} were stored after all: their COMMIT completed after their senders were"
+                        + " answered 503; a retry of theirs is a second row of its subject", group.ids());
+            } else if ("aborted".equals(status)) {
+                log.info(ALWAYS, "Inbox rows {} were not stored: their transaction did not commit; their senders' retries"
+                        + " are their only rows", group.ids());
+            } else if ("another server".equals(status)) {
+                log.warn(ALWAYS, "Inbox rows {}: the database restarted or failed over since their COMMIT; whether they"
+                        + " are stored cannot be read from it; look them up in the console", group.ids());
+            } else if (status == null) {
+                log.warn(ALWAYS, "Inbox rows {}: the database no longer knows their transaction; look them up in the"
+                        + " console", group.ids());
+            } else if (System.nanoTime() - group.deadline() >= 0) {
+                log.warn(ALWAYS, "Inbox rows {}: their COMMIT is still unsettled after {} min and no longer followed up;"
+                        + " look them up in the console", group.ids(), lasting.toMinutes());
+            } else {
+                continue; // in progress: the next round
+            }
+            pending.remove(group);
         }
     }
 
     @Override
     public void close() {
-        List<Runnable> pending = followUps.shutdownNow();
-        if (!pending.isEmpty()) {
-            log.warn("{} unsettled group(s) of receptions no longer followed up: the service is stopping; their rows"
-                    + " were named above", pending.size());
+        followUps.shutdownNow();
+        List<Long> left = pending.stream().flatMap(p -> p.ids().stream()).toList();
+        if (!left.isEmpty()) {
+            log.warn(ALWAYS, "Inbox rows {} no longer followed up: the service is stopping; whether they are stored is"
+                    + " not known; look them up in the console", left);
         }
     }
 }

@@ -25,8 +25,8 @@ import org.springframework.stereotype.Component;
  * (patient data) still in it; the nightly job keeps it under a day, so more says the job does not run or cannot keep
  * up (a disabled trigger, a misfire skipped night after night) where no failed run would; -1 where retention is off.
  * {@code adapter.clock.skew}: this pod's clock minus the database's (seconds; positive: the pod runs ahead), read with
- * the others to within half the read's round trip (a read slower than {@link #SKEW_MAX_ROUND_TRIP_MILLIS} keeps the
- * last value; NaN before the first). The rows' own clocks are the database's (retry delay, stuck-row reset, lost
+ * the others to within half the read's round trip (a read slower than {@link #SKEW_MAX_ROUND_TRIP_MILLIS} is not used;
+ * NaN without a usable reading of the last minute). The rows' own clocks are the database's (retry delay, stuck-row reset, lost
  * events), but the clustered Quartz job runs on each pod's: a pod ahead fires the job early and re-dates its trigger
  * for every pod, and one more than 7.5 s ahead takes the other pods' check-ins for failed instances and recovers
  * their jobs (SurveyInboxClockSkew warns at 2 s).
@@ -43,6 +43,8 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
     static final long SCRAPE_WAIT_MILLIS = 1_000;
     /** A clock reading whose round trip took longer than this is not used (its error is up to half of it). */
     static final long SKEW_MAX_ROUND_TRIP_MILLIS = 500;
+    /** A clock reading older than this is not shown (NaN): reads slower than the bound for a minute, or failing. */
+    static final long SKEW_KEPT_NANOS = 60_000_000_000L;
     private static final Logger log = LoggerFactory.getLogger(InboxGauges.class);
 
     private final InboxRowRepository rows;
@@ -68,8 +70,8 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
     private volatile boolean failing;
     /** This pod's clock (the JVM's; a test's offset one). */
     private final java.time.Clock clock;
-    /** This pod's clock minus the database's at the last usable reading, seconds; NaN before it. */
-    private volatile double clockSkew = Double.NaN;
+    /** This pod's clock minus the database's at the last usable reading, seconds, and when (nanoTime); NaN before it. */
+    private volatile Oldest clockSkew = new Oldest(Double.NaN, System.nanoTime());
 
     @org.springframework.beans.factory.annotation.Autowired
     public InboxGauges(InboxRowRepository rows, MeterRegistry meters, com.hospital.surveyinbox.config.AdapterProperties properties) {
@@ -105,8 +107,9 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
         Gauge.builder("adapter.inbox.gauges.staleness", () -> refreshed().staleness())
                 .description("seconds since the inbox gauges were last read from the database").baseUnit("seconds")
                 .register(meters);
-        Gauge.builder("adapter.clock.skew", () -> refreshed().clockSkew)
-                .description("this pod's clock minus the database's (positive: the pod runs ahead); NaN before the first reading")
+        Gauge.builder("adapter.clock.skew", () -> refreshed().clockSkew())
+                .description("this pod's clock minus the database's (positive: the pod runs ahead); NaN without a reading"
+                        + " of the last minute")
                 .baseUnit("seconds").register(meters);
         failures = io.micrometer.core.instrument.Counter.builder("adapter.inbox.gauges.failures")
                 .description("reads of the inbox gauges from the database that failed").register(meters);
@@ -130,6 +133,12 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
         }
         Oldest read = overdue;
         return read != null && read.seconds() > 0 ? read.grown() : 0;
+    }
+
+    /** The last reading, or NaN when there is none of the last minute (the alert must not act on an old one). */
+    double clockSkew() {
+        Oldest read = clockSkew;
+        return System.nanoTime() - read.at() <= SKEW_KEPT_NANOS ? read.seconds() : Double.NaN;
     }
 
     double staleness() {
@@ -174,7 +183,7 @@ public class InboxGauges implements org.springframework.beans.factory.Disposable
             double database = rows.databaseEpochSeconds();
             long back = clock.millis();
             if (back - sent <= SKEW_MAX_ROUND_TRIP_MILLIS) {
-                clockSkew = (sent + back) / 2000.0 - database; // the read's midpoint on this pod's clock
+                clockSkew = new Oldest((sent + back) / 2000.0 - database, System.nanoTime()); // the read's midpoint
             }
             Oldest pastRetention = overdue;
             if (retention.isEnabled() && (pastRetention == null || System.nanoTime() - pastRetention.at() >= overdueRefreshNanos)) {

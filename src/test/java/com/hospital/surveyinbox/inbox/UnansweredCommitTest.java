@@ -255,8 +255,12 @@ class UnansweredCommitTest {
     }
 
     private static ReceivedMessage message(String subject) {
+        return message(subject, null);
+    }
+
+    private static ReceivedMessage message(String subject, String idempotencyKey) {
         return new ReceivedMessage(subject, "SEND", ("{\"srvyDrawupNo\":\"" + subject + "\"}").getBytes(
-                java.nio.charset.StandardCharsets.UTF_8), null);
+                java.nio.charset.StandardCharsets.UTF_8), idempotencyKey);
     }
 
     /**
@@ -264,7 +268,8 @@ class UnansweredCommitTest {
      * group's COMMIT each outlive the socket timeout and are answered 503 — their rows may be stored all the same.
      * Each is counted ({@code adapter.reception.unsettled}) and named at WARN (the lone row by subject, the group by
      * its inbox ids), and the group is followed up until its COMMIT's fate is known: once the standby answers, "stored
-     * after all", counted, the same ids. A COMMIT refused with an answer (a trigger) is settled: not counted.
+     * after all", counted, the same ids. A member with an Idempotency-Key is not counted (its retry gets the first row
+     * back). A COMMIT refused with an answer (a trigger) is settled: not counted.
      */
     @Test
     void receptionsWhoseWriteGotNoAnswerAreCountedNamedAndTheGroupFollowedUp() throws Exception {
@@ -308,7 +313,8 @@ class UnansweredCommitTest {
                 a = "UNSETTLED-A-" + ++tries;
                 b = "UNSETTLED-B-" + tries;
                 try {
-                    store.acceptGroup(java.util.List.of(message(a), message(b)), Duration.ofSeconds(3));
+                    store.acceptGroup(java.util.List.of(message(a), message(b), message("UNSETTLED-KEYED-" + tries,
+                            "key-" + tries)), Duration.ofSeconds(3));
                 } catch (RuntimeException e) {
                     groupFailure = e;
                 }
@@ -318,7 +324,7 @@ class UnansweredCommitTest {
             assertThat(meters.get("adapter.reception.unsettled.stored").counter().count()).isZero();
             String named503 = events.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
                     .filter(m -> m.contains("may be stored although their senders are answered 503")).findFirst().orElseThrow();
-            java.util.regex.Matcher ids = java.util.regex.Pattern.compile("inbox rows \\[(\\d+), (\\d+)\\]").matcher(named503);
+            java.util.regex.Matcher ids = java.util.regex.Pattern.compile("inbox rows \\[(\\d+), (\\d+)\\] may").matcher(named503);
             assertThat(ids.find()).as(named503).isTrue();
 
             // the standby answers (here: is no longer required): the waiting COMMITs complete
