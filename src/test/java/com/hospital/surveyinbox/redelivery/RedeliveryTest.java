@@ -447,35 +447,6 @@ class RedeliveryTest extends IntegrationTest {
                 .satisfies(r -> assertThat(r.get("reasonCode").asText()).isEqualTo("NOTIFY_SKIPPED"));
     }
 
-    /**
-     * Rows whose own calls always get a 5xx, and no other traffic: the circuit opens and half-opens again and
-     * again; the trial calls of each half-open phase are charged, so every such row goes DEAD (one reply each)
-     * instead of being deferred uncharged forever, blocking its subject's successors. Four rows, one more than the
-     * circuit's threshold: a half-open phase lets at most three trials through and a failed one opens the circuit
-     * again, so in every phase some row is deferred uncharged, and each still gets its trials in later phases.
-     */
-    @Test
-    void poisonRowsGoDeadWhileTheirCircuitFlapsEachWithOneReply() {
-        String run = uniqueSubject("POISON");
-        DownstreamSimulator.Fault poison = simulator().failWhen("GET /legacy/patients/P-" + run, 500, "{\"error\":\"boom\"}");
-        List<String> ids = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
-            ids.add(client.accept(send(run + "-" + i, "P-" + run + "-" + i, "")));
-        }
-        // 5 charged attempts each at retry-delay 1 s; the circuit (threshold 3, open 2 s) charges one to three trials
-        // per half-open phase (rows retried at the same tick are tried together): up to 17 phases of about 2 s
-        for (String id : ids) {
-            rows.awaitStatus(id, "DEAD", Duration.ofSeconds(90));
-        }
-        simulator().remove(poison);
-        for (int i = 0; i < 4; i++) {
-            String subject = run + "-" + i;
-            await().atMost(Duration.ofSeconds(20)).until(() -> simulator().replies(subject).size() == 1);
-            assertThat(simulator().replies(subject).get(0).get("reasonCode").asText()).isEqualTo("DEAD");
-        }
-        assertThat(ids).allSatisfy(id -> assertThat(rows.attempts(id)).isEqualTo(5));
-    }
-
     @Test
     void aDownstreamOutageDefersRowsUnchargedAndEveryRowCompletesWhenItIsBack() {
         DownstreamSimulator.Fault outage = simulator().failWhen("GET /legacy/patients/", 503, "{\"error\":\"maintenance\"}");
