@@ -29,7 +29,8 @@ import org.springframework.stereotype.Component;
  * <p>
  * Restarts back off: each one joins the group anew, a rebalance for every pod, so a cause that stays (an ACL not
  * fixed yet) restarts the route after one period, then two, four... at most every {@link #MAX_BACKOFF}. A restart
- * stops the route as a shutdown does: it waits for the rows its workers are registering (Camel's shutdown timeout).
+ * stops the consumers: it waits for the records being handed to workers (at most the hand-off's wait), not for the
+ * rows the workers register (route inbox-process-row goes on).
  */
 @Component
 public class KafkaConsumerWatch {

@@ -356,6 +356,54 @@ class FaultToleranceTest extends IntegrationTest {
     }
 
     /**
+     * A pod cut off from the database while this one reaches it (its node's network, a NetworkPolicy): its workers'
+     * claims fail, and its consumers kept its partitions, so the redelivery job republished their rows to it again and
+     * again: a share of the rows waited as long as the pod stayed up. Its consumers now leave the group once its
+     * statements only fail (watch every second here), the rows of its partitions complete here, each registered once,
+     * and with the database back it rejoins and takes partitions again.
+     */
+    @Test
+    void aPodCutOffFromTheDatabaseHandsItsPartitionsToThePodsThatReachIt() throws Exception {
+        try (com.hospital.surveyinbox.support.FreezableTcpProxy proxy =
+                     new com.hospital.surveyinbox.support.FreezableTcpProxy(EmbeddedServices.get().postgresPort())) {
+            Map<String, String> settings = childProperties("cut-off");
+            settings.put("spring.datasource.url", "jdbc:postgresql://localhost:" + proxy.port() + "/" + EmbeddedServices.DB_NAME);
+            settings.put("adapter.kafka.watch-period-ms", "1000");
+            ServiceJvm b = child("cut-off", settings);
+            try {
+                awaitStarted(b);
+                awaitPartitionsOf("cut-off");
+
+                proxy.cutOff(); // its connections closed, new ones refused: this JVM's go on
+                String prefix = uniqueSubject("CUTOFF") + "-";
+                List<String> subjects = new ArrayList<>();
+                for (int i = 0; i < 48; i++) {
+                    subjects.add(prefix + i);
+                }
+                Map<String, String> acknowledged = sendAll(subjects, subject -> ServiceClient.message(subject, ""));
+                assertThat(acknowledged).hasSize(48);
+
+                rows.awaitAllClosed(prefix, 48, Duration.ofSeconds(150));
+                assertThat(rows.count(prefix, "COMPLETED")).isEqualTo(48);
+                for (String subject : subjects) {
+                    assertThat(simulator().bundleCreates(subject)).as(subject).isEqualTo(1);
+                }
+                assertThat(b.log()).as("B's workers failed on the database, then its consumers left")
+                        .contains("the database did not answer").contains("its Kafka consumers leave the group");
+
+                proxy.restore();
+                await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250))
+                        .until(() -> b.log().contains("The database answers this pod again: its Kafka consumers rejoin the group"));
+                awaitPartitionsOf("cut-off");
+                // a graceful leave (a SIGKILL would leave its partitions unserved until its session timed out)
+                assertThat(b.terminate(Duration.ofSeconds(60))).as("B stopped within 60 s of SIGTERM").isTrue();
+            } finally {
+                b.close();
+            }
+        }
+    }
+
+    /**
      * SIGTERM to a pod that waits at start for a database it cannot reach (a rollout or a scale-down during an outage,
      * Ctrl-C on the local run): it stops at once. Spring's shutdown hook waited for the start to end, and the wait's
      * pauses are not interrupted by it, so the pod stayed up for the rest of adapter.migration.database-wait (10
