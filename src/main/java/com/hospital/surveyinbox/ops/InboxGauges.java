@@ -25,11 +25,11 @@ import org.springframework.stereotype.Component;
  * (patient data) still in it; the nightly job keeps it under a day, so more says the job does not run or cannot keep
  * up (a disabled trigger, a misfire skipped night after night) where no failed run would; -1 where retention is off.
  * {@code adapter.clock.skew}: this pod's clock minus the database's (seconds; positive: the pod runs ahead), read with
- * the others to within half the read's round trip (a read slower than {@link #SKEW_MAX_ROUND_TRIP_MILLIS} is not used;
- * NaN without a usable reading of the last minute). The rows' own clocks are the database's (retry delay, stuck-row reset, lost
- * events), but the clustered Quartz job runs on each pod's: a pod ahead fires the job early and re-dates its trigger
- * for every pod, and one more than 7.5 s ahead takes the other pods' check-ins for failed instances and recovers
- * their jobs (SurveyInboxClockSkew warns at 2 s).
+ * the others to within half the read's round trip (a read slower than {@link #SKEW_MAX_ROUND_TRIP_MILLIS} is not
+ * used; NaN without a usable reading of the last minute). The rows' own clocks are the database's (retry delay,
+ * stuck-row reset, lost events), but the clustered Quartz job runs on each pod's: a pod ahead fires the job early and
+ * re-dates its trigger for every pod, and one more than 7.5 s ahead takes the other pods' check-ins for failed
+ * instances and recovers their jobs (SurveyInboxClockSkew warns at 2 s).
  */
 @Component
 public class InboxGauges implements org.springframework.beans.factory.DisposableBean {
