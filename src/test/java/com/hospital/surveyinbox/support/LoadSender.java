@@ -11,10 +11,15 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Senders that keep POSTing new messages (as the legacy system would during a fault) until stopped,
  * recording every attempt, every answer and the acknowledged set (subject -> inboxId of each 200).
+ * Each sender paces itself at {@link #PER_SENDER_PER_SECOND} (a hospital's feed, not a flood): unpaced, four
+ * senders stored about 150 rows a second here, and each fault scenario then spent half a minute draining the
+ * backlog of thousands its outage piled up, proving nothing more. A request slower than its slot (a frozen
+ * database, a refused store) is followed at once by the next.
  */
 public final class LoadSender implements AutoCloseable {
 
@@ -25,6 +30,9 @@ public final class LoadSender implements AutoCloseable {
     public final Map<String, String> acknowledged = new ConcurrentHashMap<>();
     public final List<String> attempted = Collections.synchronizedList(new ArrayList<>());
     private final List<Answer> answers = Collections.synchronizedList(new ArrayList<>());
+    /** Requests per second per sender: four senders keep 40 receptions a second coming. */
+    public static final int PER_SENDER_PER_SECOND = 10;
+
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final ExecutorService pool;
     private final List<Future<?>> futures = new ArrayList<>();
@@ -34,7 +42,15 @@ public final class LoadSender implements AutoCloseable {
         pool = Executors.newFixedThreadPool(senders);
         for (int t = 0; t < senders; t++) {
             futures.add(pool.submit(() -> {
+                long interval = TimeUnit.SECONDS.toNanos(1) / PER_SENDER_PER_SECOND;
+                long next = System.nanoTime();
                 while (running.get()) {
+                    // the pace of a feed: wait for this sender's next slot, never behind it
+                    long now = System.nanoTime();
+                    if (next > now) {
+                        LockSupport.parkNanos(next - now);
+                    }
+                    next = Math.max(next, now) + interval;
                     String subject = prefix + seq.incrementAndGet();
                     attempted.add(subject);
                     long sent = System.nanoTime();
