@@ -119,16 +119,26 @@ public class InboxStore implements DisposableBean {
      * loses (UnansweredCommitTest). An allow-list, not a deny-list: a deny-list of three waits missed PostgreSQL 17's
      * spelling (WalSync) and the waits it did not name.
      */
-    static final String END_BACKEND = """
-            SELECT pg_terminate_backend(pid)
-              FROM pg_stat_activity
-             WHERE pid = ?
-               AND backend_start = CAST(? AS timestamptz)
-               AND backend_xid IS NOT NULL
-               AND (state IN ('idle in transaction', 'idle in transaction (aborted)')
-                    OR wait_event_type IN ('Lock', 'BufferPin')
-                    OR wait_event = 'PgSleep')
+    static final String END_BACKENDS = """
+            SELECT pg_terminate_backend(a.pid)
+              FROM pg_stat_activity a
+              JOIN unnest(CAST(? AS int[]), CAST(? AS text[])) AS g(pid, started)
+                ON a.pid = g.pid AND a.backend_start = CAST(g.started AS timestamptz)
+             WHERE a.backend_xid IS NOT NULL
+               AND (a.state IN ('idle in transaction', 'idle in transaction (aborted)')
+                    OR a.wait_event_type IN ('Lock', 'BufferPin')
+                    OR a.wait_event = 'PgSleep')
             """;
+
+    /** {@link #END_BACKENDS} for these groups' backends, in one statement (the unsettled follow-up ends many at once). */
+    static void endBackends(org.springframework.jdbc.core.JdbcOperations other, List<GroupBackend> groups) {
+        Object[] pids = groups.stream().map(GroupBackend::pid).toArray();
+        Object[] starts = groups.stream().map(GroupBackend::backendStart).toArray();
+        other.query(END_BACKENDS, ps -> {
+            ps.setArray(1, ps.getConnection().createArrayOf("int4", pids));
+            ps.setArray(2, ps.getConnection().createArrayOf("text", starts));
+        }, rs -> { });
+    }
 
     static final String BACKEND_GONE = """
             SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity
@@ -138,7 +148,7 @@ public class InboxStore implements DisposableBean {
     /**
      * Whether the settling connection reached the server the group ran on (its postmaster's start): after a failover
      * or a restart of another server, the group's pid can belong to another session there (ended by
-     * {@link #END_BACKEND}, a stranger's transaction lost), and its xid to another transaction (read as "committed":
+     * {@link #END_BACKENDS}, a stranger's transaction lost), and its xid to another transaction (read as "committed":
      * rows answered stored that were never written). The group's backend is told apart from a later one with its pid
      * by its start ({@code backend_start}).
      */
@@ -313,7 +323,7 @@ public class InboxStore implements DisposableBean {
      * The same, every statement after the first bounded by {@code budget}. A COMMIT that got no answer (the
      * connection cut or timed out while it was in flight) is settled by asking on another connection whether
      * the rows exist: they are answered 200 if they do, so a slow commit becomes a 503 for a stored row only while
-     * it still waits (for a synchronous standby: {@link #END_BACKEND}), never once it is done. A group of two or
+     * it still waits (for a synchronous standby: {@link #END_BACKENDS}), never once it is done. A group of two or
      * more never waits for a subject's lock ({@link #NEXT_IDS_TRIED}): a member whose subject another transaction
      * holds is answered null, nothing written for it, for its caller to write alone.
      */
@@ -457,7 +467,7 @@ public class InboxStore implements DisposableBean {
     /**
      * After a COMMIT without an answer: did it commit? Asked on another connection. The group's backend, if it
      * is still there and not yet writing its commit record, is ended first (a COMMIT still on its way could otherwise
-     * land after the answer); a backend past that point is waited for ({@link #END_BACKEND});
+     * land after the answer); a backend past that point is waited for ({@link #END_BACKENDS});
      * then the transaction's status is read. Anything
      * the database cannot say in time counts as not committed: the sender gets 503 and retries — the one admitted
      * case, a database that answers nothing at all ({@link UnsettledReceptions} names those rows and follows them up).
@@ -481,7 +491,7 @@ public class InboxStore implements DisposableBean {
             if (!Boolean.TRUE.equals(other.queryForObject(SAME_SERVER, Boolean.class, group.serverStart()))) {
                 return Settled.UNKNOWN; // another server (a failover, a restart): what it says of that pid and xid is not the group's
             }
-            other.query(END_BACKEND, rs -> { }, group.pid(), group.backendStart());
+            endBackends(other, List.of(group));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
             while (!Boolean.TRUE.equals(other.queryForObject(BACKEND_GONE, Boolean.class, group.pid(), group.backendStart()))) {
                 if (System.nanoTime() > deadline) {

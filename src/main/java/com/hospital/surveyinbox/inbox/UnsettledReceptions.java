@@ -44,18 +44,6 @@ final class UnsettledReceptions implements AutoCloseable {
     static final Duration FOLLOW_UP_EVERY = Duration.ofSeconds(5);
     static final Duration FOLLOW_UP_FOR = Duration.ofHours(1);
 
-    /** The pending groups' backends still in their transaction, idle or waiting on a lock: ended (as END_BACKEND). */
-    static final String END_BACKENDS = """
-            SELECT pg_terminate_backend(a.pid)
-              FROM pg_stat_activity a
-              JOIN unnest(CAST(? AS int[]), CAST(? AS text[])) AS g(pid, started)
-                ON a.pid = g.pid AND a.backend_start = CAST(g.started AS timestamptz)
-             WHERE a.backend_xid IS NOT NULL
-               AND (a.state IN ('idle in transaction', 'idle in transaction (aborted)')
-                    OR a.wait_event_type IN ('Lock', 'BufferPin')
-                    OR a.wait_event = 'PgSleep')
-            """;
-
     /** Each pending group's transaction's status: committed, aborted, in progress (or null: no longer known). */
     static final String STATUSES = """
             SELECT x, CAST(pg_xact_status(CAST(x AS xid8)) AS text) AS status
@@ -72,11 +60,9 @@ final class UnsettledReceptions implements AutoCloseable {
     private final Duration every;
     private final Duration lasting;
     private final ConcurrentLinkedQueue<Pending> pending = new ConcurrentLinkedQueue<>();
-    private final ScheduledExecutorService followUps = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "unsettled-receptions");
-        t.setDaemon(true);
-        return t;
-    });
+    /** Started with the first pending group (most pods never have one); null until then and once closed. */
+    private ScheduledExecutorService followUps;
+    private boolean closed;
 
     UnsettledReceptions(JdbcOperations other, MeterRegistry meters) {
         this(other, meters, FOLLOW_UP_EVERY, FOLLOW_UP_FOR);
@@ -93,6 +79,17 @@ final class UnsettledReceptions implements AutoCloseable {
         this.storedAfterAll = Counter.builder("adapter.reception.unsettled.stored")
                 .description("of adapter.reception.unsettled, the rows of a group whose COMMIT was later found committed"
                         + " (WARN \"were stored after all\" names them)").register(meters);
+    }
+
+    private synchronized void startFollowUps() {
+        if (followUps != null || closed) {
+            return;
+        }
+        followUps = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "unsettled-receptions");
+            t.setDaemon(true);
+            return t;
+        });
         followUps.scheduleWithFixedDelay(this::followUp, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
     }
 
@@ -122,6 +119,7 @@ final class UnsettledReceptions implements AutoCloseable {
             return;
         }
         pending.add(new Pending(backend, List.copyOf(ids), System.nanoTime() + lasting.toNanos()));
+        startFollowUps();
     }
 
     /** A lone row's insert that outlived the socket timeout: its sender is answered 503. */
@@ -154,12 +152,8 @@ final class UnsettledReceptions implements AutoCloseable {
             }
             List<Pending> here = round.stream().filter(p -> sameServer.get(p.backend().serverStart())).toList();
             if (!here.isEmpty()) {
-                Object[] pids = here.stream().map(p -> p.backend().pid()).toArray();
-                Object[] starts = here.stream().map(p -> p.backend().backendStart()).toArray();
-                other.query(END_BACKENDS, ps -> {
-                    ps.setArray(1, ps.getConnection().createArrayOf("int4", pids));
-                    ps.setArray(2, ps.getConnection().createArrayOf("text", starts));
-                }, rs -> { });
+                // the backends still in their transaction, idle or waiting on a lock: ended, as a lone settle does
+                InboxStore.endBackends(other, here.stream().map(Pending::backend).toList());
                 Object[] xids = here.stream().map(p -> p.backend().xid()).toArray();
                 other.query(STATUSES, ps -> ps.setArray(1, ps.getConnection().createArrayOf("text", xids)),
                         rs -> {
@@ -198,7 +192,12 @@ final class UnsettledReceptions implements AutoCloseable {
 
     @Override
     public void close() {
-        followUps.shutdownNow();
+        synchronized (this) {
+            closed = true;
+            if (followUps != null) {
+                followUps.shutdownNow();
+            }
+        }
         List<Long> left = pending.stream().flatMap(p -> p.ids().stream()).toList();
         if (!left.isEmpty()) {
             log.warn(ALWAYS, "Inbox rows {} no longer followed up: the service is stopping; whether they are stored is"

@@ -10,7 +10,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import org.apache.camel.CamelContext;
-import org.apache.camel.ServiceStatus;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Component;
@@ -151,7 +150,6 @@ public class ConsumerDatabaseWatch {
     }
 
     private boolean started(String routeId) {
-        ServiceStatus status = camel.getRouteController().getRouteStatus(routeId);
-        return status != null && status.isStarted();
+        return KafkaConsumerWatch.started(camel, routeId);
     }
 }

@@ -133,6 +133,11 @@ public class KafkaConsumerWatch {
     }
 
     private boolean started(String routeId) {
+        return started(camel, routeId);
+    }
+
+    /** {@code routeId} is started (both watches ask before and after the step they take on it). */
+    static boolean started(CamelContext camel, String routeId) {
         ServiceStatus status = camel.getRouteController().getRouteStatus(routeId);
         return status != null && status.isStarted();
     }

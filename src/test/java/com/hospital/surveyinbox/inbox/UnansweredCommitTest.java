@@ -136,7 +136,7 @@ class UnansweredCommitTest {
      * A COMMIT caught under way before its standby wait (on the CPU between two waits, flushing WAL — PostgreSQL 17
      * names that wait WalSync, not WALSync —, in a commit_delay): ending its backend then makes it commit on the
      * primary alone, as in the wait itself. Only a backend idle in its transaction, or waiting on a lock, a buffer pin
-     * or a sleep, is ended (END_BACKEND); this one is waited for and counted as not committed. Under the old deny-list
+     * or a sleep, is ended (END_BACKENDS); this one is waited for and counted as not committed. Under the old deny-list
      * of three waits named the old way it was ended, committed without its standby, and the group was answered stored.
      */
     @Test
