@@ -33,7 +33,11 @@ import org.springframework.jdbc.core.JdbcOperations;
  *       committed then), and each transaction's fate logged once known: "were stored after all" (counted in
  *       {@code adapter_reception_unsettled_stored_total}) or "were not stored";</li>
  *   <li>a lone row's autocommit insert that outlived the socket timeout ({@link DatabaseFailures#answerTimedOut}): its
- *       id was never read, so the WARN names its subject, type and trace ({@code trace_parent} of the row, if stored).</li>
+ *       id was never read, so the WARN names its subject, type and trace ({@code trace_parent} of the row, if stored:
+ *       the reception's own span, so no retry of it has the same), and it is followed up with the groups, looked for
+ *       by them (one statement a round, on the subject's index): "was stored after all" with its inbox id (counted
+ *       too), or after {@link #FOLLOW_UP_FOR} "no row of it" (it has no transaction to read: an insert still waiting
+ *       then is not told apart from one that never committed).</li>
  * </ul>
  */
 final class UnsettledReceptions implements AutoCloseable {
@@ -50,8 +54,23 @@ final class UnsettledReceptions implements AutoCloseable {
               FROM unnest(CAST(? AS text[])) AS x
             """;
 
+    /**
+     * The pending lone receptions' rows, if stored: by subject (its index), type and trace, the reception's own span's
+     * (a retry of it is another request, another span).
+     */
+    static final String LONE_ROWS = """
+            SELECT l.trace, m.id
+              FROM unnest(CAST(? AS text[]), CAST(? AS text[]), CAST(? AS text[])) AS l(subject, msg_type, trace)
+              JOIN inbox_message m
+                ON m.srvy_drawup_no = l.subject AND m.msg_type = l.msg_type AND m.trace_parent = l.trace
+            """;
+
     /** A group whose fate is not known yet. */
     private record Pending(InboxStore.GroupBackend backend, List<Long> ids, long deadline) {
+    }
+
+    /** A lone reception whose row has not been found yet. */
+    private record PendingLone(String subject, String msgType, String traceParent, long deadline) {
     }
 
     private final JdbcOperations other;
@@ -60,7 +79,8 @@ final class UnsettledReceptions implements AutoCloseable {
     private final Duration every;
     private final Duration lasting;
     private final ConcurrentLinkedQueue<Pending> pending = new ConcurrentLinkedQueue<>();
-    /** Started with the first pending group (most pods never have one); null until then and once closed. */
+    private final ConcurrentLinkedQueue<PendingLone> lones = new ConcurrentLinkedQueue<>();
+    /** Started with the first pending reception (most pods never have one); null until then. */
     private ScheduledExecutorService followUps;
     private boolean closed;
 
@@ -77,8 +97,9 @@ final class UnsettledReceptions implements AutoCloseable {
                         + " answer: their row may be stored (WARN \"may be stored although\" names them); a retry is a second row")
                 .register(meters);
         this.storedAfterAll = Counter.builder("adapter.reception.unsettled.stored")
-                .description("of adapter.reception.unsettled, the rows of a group whose COMMIT was later found committed"
-                        + " (WARN \"were stored after all\" names them)").register(meters);
+                .description("of adapter.reception.unsettled, the rows later found stored: a group's whose COMMIT"
+                        + " committed, a lone row found by its subject and trace (WARN \"stored after all\" names them)")
+                .register(meters);
     }
 
     private synchronized void startFollowUps() {
@@ -88,6 +109,8 @@ final class UnsettledReceptions implements AutoCloseable {
         followUps = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "unsettled-receptions");
             t.setDaemon(true);
+            // started by a request thread: not Tomcat's web-app loader, which its stop would report as leaked
+            t.setContextClassLoader(UnsettledReceptions.class.getClassLoader());
             return t;
         });
         followUps.scheduleWithFixedDelay(this::followUp, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
@@ -133,10 +156,19 @@ final class UnsettledReceptions implements AutoCloseable {
                         + " its trace: {}",
                 LoggedFailure.describe(failure), message.srvyDrawupNo(), message.msgType(),
                 message.traceParent() == null ? "none" : message.traceParent());
+        if (message.traceParent() == null) {
+            log.warn(ALWAYS, "The reception of {} {} has no trace, so its row cannot be told from its retry's and is not"
+                    + " followed up; look the subject up in the console", message.srvyDrawupNo(), message.msgType());
+            return;
+        }
+        lones.add(new PendingLone(message.srvyDrawupNo(), message.msgType(), message.traceParent(),
+                System.nanoTime() + lasting.toNanos()));
+        startFollowUps();
     }
 
-    /** One round over every pending group: two statements, whatever their number. */
+    /** One round over every pending reception: three statements, whatever their number. */
     private void followUp() {
+        followUpLones();
         if (pending.isEmpty()) {
             return;
         }
@@ -190,6 +222,44 @@ final class UnsettledReceptions implements AutoCloseable {
         }
     }
 
+    /** The lone receptions: each row found is stored after all; one not found within the hour is given up. */
+    private void followUpLones() {
+        List<PendingLone> round = new ArrayList<>(lones);
+        if (round.isEmpty()) {
+            return;
+        }
+        java.util.Map<String, Long> found = new java.util.HashMap<>();
+        try {
+            Object[] subjects = round.stream().map(PendingLone::subject).toArray();
+            Object[] types = round.stream().map(PendingLone::msgType).toArray();
+            Object[] traces = round.stream().map(PendingLone::traceParent).toArray();
+            other.query(LONE_ROWS, ps -> {
+                ps.setArray(1, ps.getConnection().createArrayOf("text", subjects));
+                ps.setArray(2, ps.getConnection().createArrayOf("text", types));
+                ps.setArray(3, ps.getConnection().createArrayOf("text", traces));
+            }, rs -> {
+                found.put(rs.getString("trace"), rs.getLong("id"));
+            });
+        } catch (RuntimeException unreachable) {
+            return; // not known this round: asked again at the next
+        }
+        for (PendingLone lone : round) {
+            Long id = found.get(lone.traceParent());
+            if (id != null) {
+                storedAfterAll.increment();
+                log.warn(ALWAYS, "Inbox row {} ({} {}) was stored after all: its insert completed after its sender was"
+                        + " answered 503; a retry of it is a second row of its subject", id, lone.subject(), lone.msgType());
+            } else if (System.nanoTime() - lone.deadline() >= 0) {
+                log.warn(ALWAYS, "The reception of {} {} answered 503 (trace {}): no row of it after {} min, no longer"
+                                + " followed up; an insert still waiting would be stored later: look the subject up in the console",
+                        lone.subject(), lone.msgType(), lone.traceParent(), lasting.toMinutes());
+            } else {
+                continue; // not there yet: the next round
+            }
+            lones.remove(lone);
+        }
+    }
+
     @Override
     public void close() {
         synchronized (this) {
@@ -202,6 +272,11 @@ final class UnsettledReceptions implements AutoCloseable {
         if (!left.isEmpty()) {
             log.warn(ALWAYS, "Inbox rows {} no longer followed up: the service is stopping; whether they are stored is"
                     + " not known; look them up in the console", left);
+        }
+        for (PendingLone lone : lones) {
+            log.warn(ALWAYS, "The reception of {} {} (trace {}) no longer followed up: the service is stopping; whether"
+                    + " it is stored is not known; look the subject up in the console", lone.subject(), lone.msgType(),
+                    lone.traceParent());
         }
     }
 }

@@ -267,8 +267,8 @@ class UnansweredCommitTest {
      * Receptions whose write got no answer while the standby does not answer: a lone row's autocommit insert and a
      * group's COMMIT each outlive the socket timeout and are answered 503 — their rows may be stored all the same.
      * Each is counted ({@code adapter.reception.unsettled}) and named at WARN (the lone row by subject, the group by
-     * its inbox ids), and the group is followed up until its COMMIT's fate is known: once the standby answers, "stored
-     * after all", counted, the same ids. A member with an Idempotency-Key is not counted (its retry gets the first row
+     * its inbox ids), and both are followed up until their fate is known: once the standby answers, "stored after
+     * all", counted, the group's ids and the lone row's (found by its subject and trace). A member with an Idempotency-Key is not counted (its retry gets the first row
      * back). A COMMIT refused with an answer (a trigger) is settled: not counted.
      */
     @Test
@@ -293,7 +293,8 @@ class UnansweredCommitTest {
                 assertThat(System.nanoTime() - deadline).as("an insert waiting for the standby within 60 s").isNegative();
                 lone = "UNSETTLED-LONE-" + ++tries;
                 try {
-                    store.acceptOne(message(lone));
+                    // in a trace of its own, as each reception is (InboxStore.accept): the follow-up finds its row by it
+                    store.acceptOne(message(lone).inTrace(String.format("00-%032x-%016x-01", tries, tries)));
                 } catch (RuntimeException e) {
                     loneFailure = e;
                 }
@@ -329,9 +330,13 @@ class UnansweredCommitTest {
 
             // the standby answers (here: is no longer required): the waiting COMMITs complete
             standby("");
-            await().atMost(Duration.ofSeconds(30)).until(() -> meters.get("adapter.reception.unsettled.stored").counter().count() == 2.0);
+            // the group's two rows and the lone row
+            await().atMost(Duration.ofSeconds(30)).until(() -> meters.get("adapter.reception.unsettled.stored").counter().count() == 3.0);
             assertThat(events.list).anySatisfy(e -> assertThat(e.getFormattedMessage())
                     .contains("Inbox rows [" + ids.group(1) + ", " + ids.group(2) + "] were stored after all"));
+            long loneId = inbox.queryForObject("SELECT id FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, loneSubject);
+            assertThat(events.list).anySatisfy(e -> assertThat(e.getFormattedMessage())
+                    .contains("Inbox row " + loneId + " (" + loneSubject + " SEND) was stored after all"));
             assertThat(inbox.queryForObject("SELECT srvy_drawup_no FROM inbox_message WHERE id = ?", String.class,
                     Long.parseLong(ids.group(1)))).isEqualTo(a);
             assertThat(inbox.queryForObject("SELECT srvy_drawup_no FROM inbox_message WHERE id = ?", String.class,
