@@ -312,7 +312,8 @@ class FaultToleranceTest extends IntegrationTest {
                     "spring.quartz.scheduler-name", "fault-tests-storm-a",
                     "camel.component.kafka.client-id", "storm-a",
                     "adapter.inbox.max-attempts", "8",
-                    "adapter.reception.rate-limit.enabled", "false"));
+                    "adapter.reception.rate-limit.enabled", "false",
+                    "camel.component.kafka.session-timeout-ms", "10000"));
             io.micrometer.core.instrument.Counter completedByA = a.getBean(io.micrometer.core.instrument.MeterRegistry.class)
                     .counter(com.hospital.surveyinbox.processing.ProcessingRecord.OUTCOMES, "outcome", "completed");
             awaitStarted(b);
@@ -325,8 +326,13 @@ class FaultToleranceTest extends IntegrationTest {
                     completedByA.count() > 0 && completedByChild.matcher(b.log()).find());
             double aCompleted = completedByA.count();
             note.accept("A and B completed messages");
-            a.close(); // as SIGTERM's shutdown hook does: Camel's graceful shutdown, the consumers leave the group
-            assertThat(a.isActive()).as("A stopped gracefully").isFalse();
+            // as SIGTERM's shutdown hook does: Camel's graceful shutdown (its rows finished), the consumers leave the
+            // group at once (not after their session times out), within the 40 s a pod's grace period leaves it
+            long closing = System.nanoTime();
+            a.close();
+            assertThat(Duration.ofNanos(System.nanoTime() - closing)).as("A stopped gracefully within 40 s")
+                    .isLessThan(Duration.ofSeconds(40));
+            awaitNoMember("storm-a", Duration.ofSeconds(5));
             note.accept("A left (graceful stop)");
             // registrations slow for a moment (300-400 ms per call), so B dies holding rows it claimed since: only
             // its log from here on counts (a row it claimed earlier and left otherwise is the main JVM's by now)
@@ -474,6 +480,15 @@ class FaultToleranceTest extends IntegrationTest {
     }
 
     /** Its consumers have joined the group and hold partitions; else the first JVM could take every event. */
+    /** No consumer of {@code clientIdPrefix} in the group any more, within {@code within}. */
+    private void awaitNoMember(String clientIdPrefix, Duration within) {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, services().kafkaBrokers()))) {
+            await().atMost(within).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() ->
+                    admin.describeConsumerGroups(List.of("fault-tests")).describedGroups().get("fault-tests").get()
+                            .members().stream().noneMatch(member -> member.clientId().startsWith(clientIdPrefix)));
+        }
+    }
+
     private void awaitPartitionsOf(String clientIdPrefix) {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, services().kafkaBrokers()))) {
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).ignoreExceptions().until(() -> {

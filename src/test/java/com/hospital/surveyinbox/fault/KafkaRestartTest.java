@@ -77,9 +77,11 @@ class KafkaRestartTest extends IntegrationTest {
     @Test
     void brokerStoppedAndRestartedDuringLoadLosesNothingAcknowledged() throws Exception {
         String prefix = uniqueSubject("KAFKADOWN") + "-";
-        LoadSender load = new LoadSender(client, prefix, 4);
+        // two senders (20 a second): the outage's backlog drains through the redelivery job's paced republishing
+        LoadSender load = new LoadSender(client, prefix, 2);
         await().atMost(Duration.ofSeconds(60)).until(() -> rows.count(prefix, "COMPLETED") >= 20);
 
+        double notPublished = meters.get(com.hospital.surveyinbox.inbox.InboxEventPublisher.PUBLISH_FAILURES).counter().count();
         kafka.stopBroker();
         long stopped = System.nanoTime();
         long restarted;
@@ -87,6 +89,10 @@ class KafkaRestartTest extends IntegrationTest {
             // reception keeps acknowledging: the inbox, not Kafka, is what a 200 promises
             await().atMost(Duration.ofSeconds(60)).until(() ->
                     load.answers().stream().filter(a -> a.sentAt() > stopped && a.status() == 200).count() >= 30);
+            // and down long enough that acknowledged rows' events are given up (max-block, the delivery timeout): those
+            // rows reach the consumers through the redelivery job only
+            await().atMost(Duration.ofSeconds(60)).until(() -> meters.get(
+                    com.hospital.surveyinbox.inbox.InboxEventPublisher.PUBLISH_FAILURES).counter().count() > notPublished);
         } finally {
             kafka.startBroker();
             restarted = System.nanoTime();

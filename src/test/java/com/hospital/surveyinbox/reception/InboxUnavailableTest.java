@@ -17,8 +17,11 @@ import org.junit.jupiter.api.Test;
 /** When the inbox cannot be written, the sender is told to retry (503) and nothing is published. */
 class InboxUnavailableTest extends IntegrationTest {
 
+    @org.springframework.beans.factory.annotation.Autowired
+    private com.hospital.surveyinbox.inbox.ReceptionConnections receptions;
+
     @Test
-    void answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers() {
+    void answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers() throws java.sql.SQLException {
         TopicProbe topic = TopicProbe.get("survey-send-info-received");
         String warmup = client.accept(ServiceClient.message(uniqueSubject("UP"), ""));
         await().atMost(Duration.ofSeconds(20)).until(() -> !topic.forInboxId(warmup).isEmpty());
@@ -57,7 +60,13 @@ class InboxUnavailableTest extends IntegrationTest {
             assertThat(client.management("/actuator/health/readiness").status()).isEqualTo(200);
             assertThat(client.management("/actuator/health/liveness").status()).isEqualTo(200);
             // receptionDb: the sender retries its 503 (the contract); a borrow drops the pool's dead connections (the
-            // first 503 above may have dropped only the one it used), else they leave within keepalive-time (30 s)
+            // first 503 above may have dropped only the one it used). With no reception at all they leave within
+            // keepalive-time, HikariCP's own check of idle connections (at its 2-minute default, receptionDb said UP
+            // over a dead pool that long): the setting reaches both pools, 30 s (HikariCP's minimum)
+            for (javax.sql.DataSource pool : List.of(jdbc.getDataSource(), receptions.dataSource())) {
+                assertThat(pool.unwrap(com.zaxxer.hikari.HikariDataSource.class).getKeepaliveTime())
+                        .as("spring.datasource.hikari.keepalive-time of " + pool).isEqualTo(30_000L);
+            }
             for (String component : List.of("db", "receptionDb")) {
                 await().atMost(Duration.ofSeconds(45)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
                     assertThat(client.receive(ServiceClient.message(subject, "")).status()).isEqualTo(503);
