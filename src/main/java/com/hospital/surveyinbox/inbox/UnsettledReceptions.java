@@ -48,6 +48,13 @@ final class UnsettledReceptions implements AutoCloseable {
     static final Duration FOLLOW_UP_EVERY = Duration.ofSeconds(5);
     static final Duration FOLLOW_UP_FOR = Duration.ofHours(1);
 
+    /**
+     * Lone receptions followed up at once, at most: each is a reception pool's connection held for the socket timeout,
+     * so an hour's worth is a few thousand; beyond this bound one is named and not followed (a hard bound on memory
+     * and on the round's statement).
+     */
+    static final int MAX_LONES = 10_000;
+
     /** Each pending group's transaction's status: committed, aborted, in progress (or null: no longer known). */
     static final String STATUSES = """
             SELECT x, CAST(pg_xact_status(CAST(x AS xid8)) AS text) AS status
@@ -59,7 +66,7 @@ final class UnsettledReceptions implements AutoCloseable {
      * (a retry of it is another request, another span).
      */
     static final String LONE_ROWS = """
-            SELECT l.trace, m.id
+            SELECT l.subject, l.msg_type, l.trace, m.id
               FROM unnest(CAST(? AS text[]), CAST(? AS text[]), CAST(? AS text[])) AS l(subject, msg_type, trace)
               JOIN inbox_message m
                 ON m.srvy_drawup_no = l.subject AND m.msg_type = l.msg_type AND m.trace_parent = l.trace
@@ -78,6 +85,7 @@ final class UnsettledReceptions implements AutoCloseable {
     private final Counter storedAfterAll;
     private final Duration every;
     private final Duration lasting;
+    private final int maxLones;
     private final ConcurrentLinkedQueue<Pending> pending = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<PendingLone> lones = new ConcurrentLinkedQueue<>();
     /** Started with the first pending reception (most pods never have one); null until then. */
@@ -85,13 +93,14 @@ final class UnsettledReceptions implements AutoCloseable {
     private boolean closed;
 
     UnsettledReceptions(JdbcOperations other, MeterRegistry meters) {
-        this(other, meters, FOLLOW_UP_EVERY, FOLLOW_UP_FOR);
+        this(other, meters, FOLLOW_UP_EVERY, FOLLOW_UP_FOR, MAX_LONES);
     }
 
-    UnsettledReceptions(JdbcOperations other, MeterRegistry meters, Duration every, Duration lasting) {
+    UnsettledReceptions(JdbcOperations other, MeterRegistry meters, Duration every, Duration lasting, int maxLones) {
         this.other = other;
         this.every = every;
         this.lasting = lasting;
+        this.maxLones = maxLones;
         this.unsettled = Counter.builder("adapter.reception.unsettled")
                 .description("receptions without Idempotency-Key answered 503 whose write reached the database and got no"
                         + " answer: their row may be stored (WARN \"may be stored although\" names them); a retry is a second row")
@@ -161,14 +170,34 @@ final class UnsettledReceptions implements AutoCloseable {
                     + " followed up; look the subject up in the console", message.srvyDrawupNo(), message.msgType());
             return;
         }
+        if (lones.size() >= maxLones) {
+            log.warn(ALWAYS, "The reception of {} {} is not followed up: {} are already; look the subject up in the console",
+                    message.srvyDrawupNo(), message.msgType(), maxLones);
+            return;
+        }
         lones.add(new PendingLone(message.srvyDrawupNo(), message.msgType(), message.traceParent(),
                 System.nanoTime() + lasting.toNanos()));
         startFollowUps();
     }
 
-    /** One round over every pending reception: three statements, whatever their number. */
+    /**
+     * One round over every pending reception: four statements at most, whatever their number. Nothing thrown leaves
+     * it (a task of a scheduled executor that throws is never run again: no follow-up for anyone after).
+     */
     private void followUp() {
-        followUpLones();
+        try {
+            followUpLones();
+        } catch (RuntimeException e) {
+            log.warn("Lone receptions' follow-up round failed: {}", LoggedFailure.describe(e));
+        }
+        try {
+            followUpGroups();
+        } catch (RuntimeException e) {
+            log.warn("Groups' follow-up round failed: {}", LoggedFailure.describe(e));
+        }
+    }
+
+    private void followUpGroups() {
         if (pending.isEmpty()) {
             return;
         }
@@ -228,7 +257,8 @@ final class UnsettledReceptions implements AutoCloseable {
         if (round.isEmpty()) {
             return;
         }
-        java.util.Map<String, Long> found = new java.util.HashMap<>();
+        java.util.Map<List<String>, Long> found = new java.util.HashMap<>();
+        boolean read;
         try {
             Object[] subjects = round.stream().map(PendingLone::subject).toArray();
             Object[] types = round.stream().map(PendingLone::msgType).toArray();
@@ -238,21 +268,26 @@ final class UnsettledReceptions implements AutoCloseable {
                 ps.setArray(2, ps.getConnection().createArrayOf("text", types));
                 ps.setArray(3, ps.getConnection().createArrayOf("text", traces));
             }, rs -> {
-                found.put(rs.getString("trace"), rs.getLong("id"));
+                found.put(List.of(rs.getString("subject"), rs.getString("msg_type"), rs.getString("trace")), rs.getLong("id"));
             });
+            read = true;
         } catch (RuntimeException unreachable) {
-            return; // not known this round: asked again at the next
+            // not known this round: asked again at the next, and given up at its hour all the same
+            log.warn("Lone receptions answered 503 not looked up this round ({} pending): {}", round.size(),
+                    LoggedFailure.describe(unreachable));
+            read = false;
         }
         for (PendingLone lone : round) {
-            Long id = found.get(lone.traceParent());
+            Long id = found.get(List.of(lone.subject(), lone.msgType(), lone.traceParent()));
             if (id != null) {
                 storedAfterAll.increment();
                 log.warn(ALWAYS, "Inbox row {} ({} {}) was stored after all: its insert completed after its sender was"
                         + " answered 503; a retry of it is a second row of its subject", id, lone.subject(), lone.msgType());
             } else if (System.nanoTime() - lone.deadline() >= 0) {
-                log.warn(ALWAYS, "The reception of {} {} answered 503 (trace {}): no row of it after {} min, no longer"
-                                + " followed up; an insert still waiting would be stored later: look the subject up in the console",
-                        lone.subject(), lone.msgType(), lone.traceParent(), lasting.toMinutes());
+                log.warn(ALWAYS, "The reception of {} {} answered 503 (trace {}): {} after {} min, no longer followed"
+                                + " up; an insert still waiting would be stored later: look the subject up in the console",
+                        lone.subject(), lone.msgType(), lone.traceParent(),
+                        read ? "no row of it" : "its row could not be looked up", lasting.toMinutes());
             } else {
                 continue; // not there yet: the next round
             }

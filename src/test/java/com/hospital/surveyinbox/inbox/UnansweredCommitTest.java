@@ -264,6 +264,56 @@ class UnansweredCommitTest {
     }
 
     /**
+     * A lone reception is followed up for a bounded time and in a bounded number: one whose row never appears is given
+     * up after the follow-up's time ("no row of it"); one whose lookup keeps failing (its database away) is given up
+     * all the same ("could not be looked up"), not kept and retried for good; one without a trace is not followed (its
+     * row could not be told from its retry's); beyond the bound, one is named and not followed.
+     */
+    @Test
+    void loneReceptionsAreFollowedUpForABoundedTimeAndInABoundedNumber() throws Exception {
+        int nothingListens;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            nothingListens = socket.getLocalPort();
+        }
+        JdbcTemplate inbox = new JdbcTemplate(new org.springframework.jdbc.datasource.DriverManagerDataSource(inboxUrl));
+        JdbcTemplate away = new JdbcTemplate(new org.springframework.jdbc.datasource.DriverManagerDataSource(
+                "jdbc:postgresql://127.0.0.1:" + nothingListens + "/inbox?connectTimeout=1", "postgres", ""));
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(UnsettledReceptions.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> events = new ch.qos.logback.core.read.ListAppender<>();
+        events.start();
+        logger.addAppender(events);
+        RuntimeException timedOut = new RuntimeException("Read timed out");
+        try (UnsettledReceptions here = new UnsettledReceptions(inbox, new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
+                Duration.ofMillis(100), Duration.ofSeconds(1), 2);
+             UnsettledReceptions cutOff = new UnsettledReceptions(away, new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
+                     Duration.ofMillis(100), Duration.ofSeconds(1), 2)) {
+            here.lone(message("LONE-NEVER").inTrace(String.format("00-%032x-%016x-01", 901, 901)), timedOut);
+            here.lone(message("LONE-UNTRACED"), timedOut);
+            here.lone(message("LONE-SECOND").inTrace(String.format("00-%032x-%016x-01", 902, 902)), timedOut);
+            here.lone(message("LONE-BEYOND").inTrace(String.format("00-%032x-%016x-01", 903, 903)), timedOut);
+            cutOff.lone(message("LONE-AWAY").inTrace(String.format("00-%032x-%016x-01", 904, 904)), timedOut);
+
+            // appended from the follow-up threads under the appender's lock (AppenderBase.doAppend)
+            java.util.function.Supplier<java.util.List<String>> lines = () -> {
+                synchronized (events) {
+                    return events.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage).toList();
+                }
+            };
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(lines.get())
+                    .anySatisfy(m -> assertThat(m).startsWith("The reception of LONE-NEVER SEND answered 503")
+                            .contains("no row of it after"))
+                    .anySatisfy(m -> assertThat(m).startsWith("The reception of LONE-AWAY SEND answered 503")
+                            .contains("its row could not be looked up")));
+            assertThat(lines.get())
+                    .anySatisfy(m -> assertThat(m).startsWith("The reception of LONE-UNTRACED SEND has no trace"))
+                    .anySatisfy(m -> assertThat(m).startsWith("The reception of LONE-BEYOND SEND is not followed up: 2 are already"))
+                    .noneSatisfy(m -> assertThat(m).startsWith("The reception of LONE-UNTRACED SEND answered 503"));
+        } finally {
+            logger.detachAppender(events);
+        }
+    }
+
+    /**
      * Receptions whose write got no answer while the standby does not answer: a lone row's autocommit insert and a
      * group's COMMIT each outlive the socket timeout and are answered 503 — their rows may be stored all the same.
      * Each is counted ({@code adapter.reception.unsettled}) and named at WARN (the lone row by subject, the group by
