@@ -111,9 +111,13 @@ final class UnsettledReceptions implements AutoCloseable {
                 .register(meters);
     }
 
-    private synchronized void startFollowUps() {
-        if (followUps != null || closed) {
-            return;
+    /** False once closed: the reception is then named as not followed up, as those pending at the close are. */
+    private synchronized boolean startFollowUps() {
+        if (closed) {
+            return false;
+        }
+        if (followUps != null) {
+            return true;
         }
         followUps = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "unsettled-receptions");
@@ -123,6 +127,7 @@ final class UnsettledReceptions implements AutoCloseable {
             return t;
         });
         followUps.scheduleWithFixedDelay(this::followUp, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
+        return true;
     }
 
     /**
@@ -150,8 +155,13 @@ final class UnsettledReceptions implements AutoCloseable {
                     + " in the console", ids);
             return;
         }
-        pending.add(new Pending(backend, List.copyOf(ids), System.nanoTime() + lasting.toNanos()));
-        startFollowUps();
+        Pending group = new Pending(backend, List.copyOf(ids), System.nanoTime() + lasting.toNanos());
+        pending.add(group);
+        if (!startFollowUps()) {
+            pending.remove(group);
+            log.warn(ALWAYS, "Inbox rows {} not followed up: the service is stopping; whether they are stored is not"
+                    + " known; look them up in the console", ids);
+        }
     }
 
     /** A lone row's insert that outlived the socket timeout: its sender is answered 503. */
@@ -175,9 +185,15 @@ final class UnsettledReceptions implements AutoCloseable {
                     message.srvyDrawupNo(), message.msgType(), maxLones);
             return;
         }
-        lones.add(new PendingLone(message.srvyDrawupNo(), message.msgType(), message.traceParent(),
-                System.nanoTime() + lasting.toNanos()));
-        startFollowUps();
+        PendingLone lone = new PendingLone(message.srvyDrawupNo(), message.msgType(), message.traceParent(),
+                System.nanoTime() + lasting.toNanos());
+        lones.add(lone);
+        if (!startFollowUps()) {
+            lones.remove(lone);
+            log.warn(ALWAYS, "The reception of {} {} (trace {}) not followed up: the service is stopping; whether it is"
+                    + " stored is not known; look the subject up in the console", lone.subject(), lone.msgType(),
+                    lone.traceParent());
+        }
     }
 
     /**

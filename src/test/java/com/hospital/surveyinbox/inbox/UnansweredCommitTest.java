@@ -267,7 +267,8 @@ class UnansweredCommitTest {
      * A lone reception is followed up for a bounded time and in a bounded number: one whose row never appears is given
      * up after the follow-up's time ("no row of it"); one whose lookup keeps failing (its database away) is given up
      * all the same ("could not be looked up"), not kept and retried for good; one without a trace is not followed (its
-     * row could not be told from its retry's); beyond the bound, one is named and not followed.
+     * row could not be told from its retry's); beyond the bound, one is named and not followed; and so is one that
+     * comes once the follow-up has closed.
      */
     @Test
     void loneReceptionsAreFollowedUpForABoundedTimeAndInABoundedNumber() throws Exception {
@@ -304,7 +305,12 @@ class UnansweredCommitTest {
                             .contains("no row of it after"))
                     .anySatisfy(m -> assertThat(m).startsWith("The reception of LONE-AWAY SEND answered 503")
                             .contains("its row could not be looked up")));
+            // one whose insert timed out as the service stops (a request outliving the graceful shutdown) is named too
+            cutOff.close();
+            cutOff.lone(message("LONE-LATE").inTrace(String.format("00-%032x-%016x-01", 905, 905)), timedOut);
             assertThat(lines.get())
+                    .anySatisfy(m -> assertThat(m).startsWith("The reception of LONE-LATE SEND (trace")
+                            .contains("not followed up: the service is stopping"))
                     .anySatisfy(m -> assertThat(m).startsWith("The reception of LONE-UNTRACED SEND has no trace"))
                     .anySatisfy(m -> assertThat(m).startsWith("The reception of LONE-BEYOND SEND is not followed up: 2 are already"))
                     .noneSatisfy(m -> assertThat(m).startsWith("The reception of LONE-UNTRACED SEND answered 503"));
