@@ -235,18 +235,28 @@ class FaultToleranceTest extends IntegrationTest {
         assertNoBundleTwice(load.attempted);
     }
 
+    /**
+     * What makes another instance a member of this class's consumer group, as {@code clientId}: the topic and group,
+     * its own Quartz cluster (joining ours with the default cron would reschedule our 1 s trigger), this class's
+     * attempts, no rate limit.
+     */
+    private static Map<String, String> groupMember(String clientId, String schedulerName) {
+        Map<String, String> props = new java.util.LinkedHashMap<>();
+        props.put("adapter.kafka.topic", "fault-tests");
+        props.put("adapter.kafka.group-id", "fault-tests");
+        props.put("spring.quartz.scheduler-name", schedulerName);
+        props.put("camel.component.kafka.client-id", clientId);
+        props.put("adapter.inbox.max-attempts", "8");
+        props.put("adapter.reception.rate-limit.enabled", "false");
+        return props;
+    }
+
     /** The settings of a second service JVM in this class's consumer group. */
     private Map<String, String> childProperties(String clientId) {
         Map<String, String> props = com.hospital.surveyinbox.support.SecondInstance.testProfile();
         props.put("spring.profiles.active", "test");
-        props.put("adapter.kafka.topic", "fault-tests");
-        props.put("adapter.kafka.group-id", "fault-tests");
-        // its own Quartz cluster: joining ours with the default cron would reschedule our 1 s trigger
-        props.put("spring.quartz.scheduler-name", "fault-tests-child");
-        props.put("adapter.inbox.max-attempts", "8");
-        props.put("adapter.reception.rate-limit.enabled", "false");
+        props.putAll(groupMember(clientId, "fault-tests-child"));
         props.put("logging.level.com.hospital.surveyinbox", "INFO");
-        props.put("camel.component.kafka.client-id", clientId);
         return props;
     }
 
@@ -258,9 +268,10 @@ class FaultToleranceTest extends IntegrationTest {
      * group, then one leaves gracefully (its context closed, what SIGTERM runs in a rolling update) and the
      * other, a JVM of its own, dies (SIGKILL, as an OOM kill does) in the middle of registrations it claimed —
      * each change moving partitions between instances mid-registration. The graceful one is a warm instance in
-     * this JVM: two service JVMs starting together under the flow took 48 s here, one takes about half. Every acknowledged message is stored and ends COMPLETED, no bundle is created
-     * twice, whatever instance held its partition when, and each row the killed JVM held has its attempt closed
-     * ABANDONED before the one that completed it.
+     * this JVM: two service JVMs starting together under the flow took 48 s here, one takes about half. Every
+     * acknowledged message is stored and ends COMPLETED, no bundle is created twice, whatever instance held its
+     * partition when, and each row the killed JVM held has its attempt closed ABANDONED before the one that
+     * completed it.
      */
     @Test
     void aConsumerRebalanceStormWhile2000MessagesFlowLosesAndDuplicatesNothing() throws Exception {
@@ -306,14 +317,9 @@ class FaultToleranceTest extends IntegrationTest {
         ServiceJvm b = child("storm-b", stormChild);
         org.springframework.context.ConfigurableApplicationContext a = null;
         try {
-            a = com.hospital.surveyinbox.support.SecondInstance.start(Map.of(
-                    "adapter.kafka.topic", "fault-tests",
-                    "adapter.kafka.group-id", "fault-tests",
-                    "spring.quartz.scheduler-name", "fault-tests-storm-a",
-                    "camel.component.kafka.client-id", "storm-a",
-                    "adapter.inbox.max-attempts", "8",
-                    "adapter.reception.rate-limit.enabled", "false",
-                    "camel.component.kafka.session-timeout-ms", "10000"));
+            Map<String, String> stormA = groupMember("storm-a", "fault-tests-storm-a");
+            stormA.put("camel.component.kafka.session-timeout-ms", "10000");
+            a = com.hospital.surveyinbox.support.SecondInstance.start(stormA);
             io.micrometer.core.instrument.Counter completedByA = a.getBean(io.micrometer.core.instrument.MeterRegistry.class)
                     .counter(com.hospital.surveyinbox.processing.ProcessingRecord.OUTCOMES, "outcome", "completed");
             awaitStarted(b);
@@ -388,18 +394,13 @@ class FaultToleranceTest extends IntegrationTest {
         try (com.hospital.surveyinbox.support.FreezableTcpProxy proxy =
                      new com.hospital.surveyinbox.support.FreezableTcpProxy(EmbeddedServices.get().postgresPort())) {
             // a second instance in this JVM (a warm start), in this group, its database through the proxy
-            org.springframework.context.ConfigurableApplicationContext b = com.hospital.surveyinbox.support.SecondInstance.start(Map.of(
-                    com.hospital.surveyinbox.support.EmbeddedServicesInitializer.POSTGRES_OVERRIDE,
-                    "jdbc:postgresql://localhost:" + proxy.port() + "/" + EmbeddedServices.DB_NAME,
-                    "adapter.kafka.topic", "fault-tests",
-                    "adapter.kafka.group-id", "fault-tests",
-                    "spring.quartz.scheduler-name", "fault-tests-cut-off",
-                    "camel.component.kafka.client-id", "cut-off",
-                    "adapter.kafka.watch-period-ms", "1000",
-                    // its workers give up on a statement sooner (4 tries of a 0.5 s wait for a connection, not 2 s)
-                    "spring.datasource.hikari.connection-timeout", "500",
-                    "adapter.inbox.max-attempts", "8",
-                    "adapter.reception.rate-limit.enabled", "false"));
+            Map<String, String> cutOff = groupMember("cut-off", "fault-tests-cut-off");
+            cutOff.put(com.hospital.surveyinbox.support.EmbeddedServicesInitializer.POSTGRES_OVERRIDE,
+                    "jdbc:postgresql://localhost:" + proxy.port() + "/" + EmbeddedServices.DB_NAME);
+            cutOff.put("adapter.kafka.watch-period-ms", "1000");
+            // its workers give up on a statement sooner (4 tries of a 0.5 s wait for a connection, not 2 s)
+            cutOff.put("spring.datasource.hikari.connection-timeout", "500");
+            org.springframework.context.ConfigurableApplicationContext b = com.hospital.surveyinbox.support.SecondInstance.start(cutOff);
             try {
                 io.micrometer.core.instrument.MeterRegistry meters = b.getBean(io.micrometer.core.instrument.MeterRegistry.class);
                 awaitPartitionsOf("cut-off");
@@ -479,7 +480,6 @@ class FaultToleranceTest extends IntegrationTest {
         assertThat(process.alive()).as("service JVM started").isTrue();
     }
 
-    /** Its consumers have joined the group and hold partitions; else the first JVM could take every event. */
     /** No consumer of {@code clientIdPrefix} in the group any more, within {@code within}. */
     private void awaitNoMember(String clientIdPrefix, Duration within) {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, services().kafkaBrokers()))) {
@@ -489,6 +489,7 @@ class FaultToleranceTest extends IntegrationTest {
         }
     }
 
+    /** Its consumers have joined the group and hold partitions; else the first JVM could take every event. */
     private void awaitPartitionsOf(String clientIdPrefix) {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, services().kafkaBrokers()))) {
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).ignoreExceptions().until(() -> {

@@ -324,8 +324,8 @@ class UnansweredCommitTest {
      * group's COMMIT each outlive the socket timeout and are answered 503 — their rows may be stored all the same.
      * Each is counted ({@code adapter.reception.unsettled}) and named at WARN (the lone row by subject, the group by
      * its inbox ids), and both are followed up until their fate is known: once the standby answers, "stored after
-     * all", counted, the group's ids and the lone row's (found by its subject and trace). A member with an Idempotency-Key is not counted (its retry gets the first row
-     * back). A COMMIT refused with an answer (a trigger) is settled: not counted.
+     * all", counted, the group's ids and the lone row's (found by its subject and trace). A member with an
+     * Idempotency-Key is not counted (its retry gets the first row back). A COMMIT refused with an answer (a trigger) is settled: not counted.
      */
     @Test
     void receptionsWhoseWriteGotNoAnswerAreCountedNamedAndTheGroupFollowedUp() throws Exception {

@@ -134,10 +134,9 @@ public final class KafkaProcess implements AutoCloseable {
         List<String> command = new ArrayList<>();
         // a session of its own where setsid exists: a Ctrl-C in the terminal reaches the service, which stops the broker last
         Tools.setsid().ifPresent(setsid -> command.add(setsid.toString()));
-        command.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                // no bytecode verification of the classpath's classes (as ServiceJvm.QUICK_START): a restart sooner
-                "-Xmx384m", "-XX:+UnlockDiagnosticVMOptions", "-XX:-BytecodeVerificationRemote",
-                "-Dlogback.configurationFile=" + quietLogging(), "-cp", classpath, mainClass));
+        command.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx384m"));
+        command.addAll(ServiceJvm.NO_VERIFICATION); // a restart sooner
+        command.addAll(List.of("-Dlogback.configurationFile=" + quietLogging(), "-cp", classpath, mainClass));
         command.addAll(List.of(args));
         return new ProcessBuilder(command).directory(new File(".")).redirectErrorStream(true);
     }

@@ -25,6 +25,9 @@ import org.awaitility.Awaitility;
  */
 public final class ServiceJvm implements AutoCloseable {
 
+    /** The part of {@link #QUICK_START} any test JVM can take (the test broker): no bytecode verification. */
+    public static final List<String> NO_VERIFICATION = List.of("-XX:+UnlockDiagnosticVMOptions", "-XX:-BytecodeVerificationRemote");
+
     /**
      * Options for a service JVM that must start fast on two shared cores (C1 only, serial collector, small stacks,
      * no bytecode verification of the classpath's classes, our build's and Maven's): measured on the production-shape
@@ -32,8 +35,8 @@ public final class ServiceJvm implements AutoCloseable {
      * under load took 74-77 s with the defaults. Without verification a start took 12.4-15.3 s against 14.9-17.9 s
      * (alternating, idle machine). Not for figures (benchmark), never for a deployment.
      */
-    public static final List<String> QUICK_START = List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k",
-            "-XX:+UnlockDiagnosticVMOptions", "-XX:-BytecodeVerificationRemote");
+    public static final List<String> QUICK_START = java.util.stream.Stream.concat(
+            java.util.stream.Stream.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k"), NO_VERIFICATION.stream()).toList();
 
     /** The service's main class. */
     public static final String SERVICE = "com.hospital.surveyinbox.SurveyInboxAdapterApplication";
