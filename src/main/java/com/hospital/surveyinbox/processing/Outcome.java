@@ -74,6 +74,17 @@ public record Outcome(boolean success, String failureReason, String failureCode,
     }
 
     /**
+     * This worker's claim was gone before a call it may make only while it holds the row (the resend): reset as
+     * stuck (the worker was paused past stuck-processing-after) or requeued, and perhaps registered by another worker
+     * since. Nothing was sent; the record of this outcome is fenced like any other and changes nothing (a stale
+     * outcome).
+     */
+    public static Outcome claimLost() {
+        String reason = "claim lost before the resend: the row was reset or requeued while this worker held it";
+        return new Outcome(false, reason, null, null, null, null, true, reason);
+    }
+
+    /**
      * The payload is sealed with a key this instance lacks: not charged (a configuration fault; another instance, or
      * this one once configured, registers it), the reason naming the key id.
      */

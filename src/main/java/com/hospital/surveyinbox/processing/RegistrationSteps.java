@@ -11,6 +11,10 @@ import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
+import java.util.Map;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Component;
 
 /**
@@ -20,6 +24,8 @@ import org.springframework.stereotype.Component;
  */
 @Component("registrationSteps")
 public class RegistrationSteps {
+
+    private static final Logger log = LoggerFactory.getLogger(RegistrationSteps.class);
 
     /** Strict: 20260230093000 is no date (the default resolver took it for 28 February, a day the sender never named). */
     /** {@code sendAt} as the bundle carries it: seconds always, no fraction, the offset (RFC 3339). */
@@ -38,6 +44,21 @@ public class RegistrationSteps {
     /** The key id a failure says this instance lacks to open the payload ({@link PayloadKeyMissingException}), or null. */
     public String missingKey(Throwable failure) {
         return PayloadKeyMissingException.keyIdIn(failure);
+    }
+
+    /** Named parameters of step {@code inbox-register-renew-claim} ({@code sql/renew-claim.sql}): the row and this worker's claim. */
+    public Map<String, Object> claim(ClaimedRow row) {
+        return Map.of("id", row.inboxId(), "token", Objects.requireNonNull(row.claimToken(), "a claimed row's token").toString());
+    }
+
+    /**
+     * Step {@code inbox-register-claim-lost}: the claim was gone before the resend ({@code sql/renew-claim.sql} found
+     * no row); said, and the outcome that sends nothing.
+     */
+    public Outcome claimLost(ClaimedRow row) {
+        log.warn("Inbox {} attempt {}: its claim was gone before the resend (the row was reset as stuck or requeued while "
+                + "this worker held it, e.g. paused past stuck-processing-after); not resent", row.inboxId(), row.attempt());
+        return Outcome.claimLost();
     }
 
     /** Step {@code inbox-register-read}: the claimed payload as the fields the flow uses. */

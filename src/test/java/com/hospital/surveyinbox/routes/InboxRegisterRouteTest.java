@@ -3,9 +3,18 @@ package com.hospital.surveyinbox.routes;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.hospital.surveyinbox.inbox.ClaimedRow;
 import com.hospital.surveyinbox.processing.Outcome;
 import com.hospital.surveyinbox.support.ServiceClient;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.sql.Timestamp;
+import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import org.apache.camel.http.base.HttpOperationFailedException;
 import org.junit.jupiter.api.Test;
 
@@ -184,5 +193,66 @@ class InboxRegisterRouteTest extends RouteKit {
         assertThat(outcome.deferred()).as(outcome.toString()).isTrue();
         assertThat(outcome.failureReason()).isEqualTo("waiting: the database did not answer");
         assertThat(mock("mock:bundle").getReceivedCounter()).isZero();
+    }
+
+    /**
+     * A worker paused past stuck-processing-after with a resend ahead (a frozen pod, a stop-the-world pause): its row
+     * was reset by the redelivery job and claimed by another worker meanwhile. Resumed, it sends nothing (the survey
+     * side cannot tell a second resend from a new request: the patient got the questionnaire twice) and its outcome
+     * sends nothing. The worker whose claim holds resends, its claim renewed so the reset cannot take the row then.
+     */
+    @Test
+    void aWorkerWhoseRowWasResetWhilePausedDoesNotResend() throws Exception {
+        String subject = uniqueSubject("ALONE-PAUSED");
+        String json = ServiceClient.message(subject, "P-" + subject, "");
+        long first = stored(subject);
+        jdbc.update("UPDATE inbox_message SET status = 'COMPLETED' WHERE id = ?", first);
+        bundleOnTheSurveySide(subject, json);
+        long second = stored(subject);
+        UUID paused = UUID.randomUUID();
+        UUID other = UUID.randomUUID();
+        // the paused worker's claim; reset as stuck (reset-stuck-rows.sql: RECEIVED, no token) and claimed by another
+        // worker (claim-row.sql: a new token, the attempt counted), who has not reached its resend yet
+        jdbc.update("UPDATE inbox_message SET status = 'RECEIVED', attempts = 1, claim_token = NULL WHERE id = ?", second);
+        jdbc.update("UPDATE inbox_message SET status = 'PROCESSING', attempts = 2, claim_token = ?, "
+                + "updated_at = now() - INTERVAL '3 minutes' WHERE id = ?", other, second);
+        Timestamp claimedAt = jdbc.queryForObject("SELECT updated_at FROM inbox_message WHERE id = ?",
+                Timestamp.class, second);
+
+        Outcome resumed = register(new ClaimedRow(second, subject, "SEND",
+                json.getBytes(StandardCharsets.UTF_8), 1, paused));
+
+        assertThat(resends(subject)).as("the paused worker resent").isZero();
+        assertThat(resumed.success()).isFalse();
+        assertThat(resumed.failureReason()).startsWith("claim lost before the resend");
+        assertThat(jdbc.queryForMap("SELECT status, claim_token, updated_at FROM inbox_message WHERE id = ?", second))
+                .as("the other worker's claim, untouched").containsEntry("status", "PROCESSING")
+                .containsEntry("claim_token", other).containsEntry("updated_at", claimedAt);
+
+        Outcome holder = register(new ClaimedRow(second, subject, "SEND",
+                json.getBytes(StandardCharsets.UTF_8), 2, other));
+
+        assertThat(holder.success()).as(holder.toString()).isTrue();
+        assertThat(resends(subject)).isOne();
+        assertThat(jdbc.queryForObject("SELECT updated_at > ? FROM inbox_message WHERE id = ?", Boolean.class, claimedAt, second))
+                .as("the claim renewed before the resend").isTrue();
+    }
+
+    private long resends(String subject) {
+        return simulator().requests().stream()
+                .filter(r -> r.line().startsWith("POST /survey/dispatch-bundles/" + subject + "/resend")).count();
+    }
+
+    /** The bundle the first SEND created (the kit's bundle step is a mock): created on the simulator's survey side. */
+    private void bundleOnTheSurveySide(String subject, String json) throws Exception {
+        JsonNode message = mapper.readTree(json);
+        String body = mapper.writeValueAsString(Map.of("srvyDrawupNo", subject, "formCd", message.path("formCd").asText(),
+                "guestId", "G-" + subject, "consents", List.of(), "notify", true));
+        HttpResponse<String> created = HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(URI.create(simulator().baseUrl() + "/survey/dispatch-bundles"))
+                        .header("Idempotency-Key", subject).header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
     }
 }

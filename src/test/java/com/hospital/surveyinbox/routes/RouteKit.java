@@ -147,6 +147,15 @@ abstract class RouteKit extends IntegrationTest {
         return done.getProperty("outcome", Outcome.class);
     }
 
+    /** inbox-register on a claimed row (as a worker runs it), no inbound headers. */
+    protected Outcome register(ClaimedRow row) {
+        Exchange exchange = new DefaultExchange(camel);
+        exchange.setProperty("row", row);
+        Exchange done = template.send("direct:inbox-register", exchange);
+        assertThat(done.getException()).isNull();
+        return done.getProperty("outcome", Outcome.class);
+    }
+
     /**
      * A DataSource whose next statement containing {@code fragment} runs (and, autocommitted, commits) on the server
      * and then fails as a connection dropped before its answer came back; {@code lost} goes from 1 to 0 then. A route's
