@@ -27,6 +27,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *       keys only the bundle's create; a submission or a resend repeated reaches the patient twice);</li>
  *   <li>every DEAD row has exactly one DEAD reply; nothing is left unfinished.</li>
  * </ul>
+ * It names the rows that finished otherwise than their form says ({@link Report#againstTheirForm}): a scenario
+ * without downstream faults asserts there are none (a message the survey side accepts never goes DEAD there).
  * It also counts what a scenario without downstream faults must not see ({@link Report#abandoned}, attempts the
  * redelivery job ended for a worker gone; {@link Report#completedOnRetry}, COMPLETED rows registered more than
  * once): a pod stopping mid-registration that the redelivery job rescues still ends "all COMPLETED", 15 minutes late
@@ -35,12 +37,14 @@ import org.springframework.jdbc.core.JdbcTemplate;
 final class HistoryChecker {
 
     record Report(long acknowledged, long refused503, long storedWithout200, long noAnswer, List<String> violations,
-                  Map<String, Long> answers, long abandoned, long completedOnRetry, java.util.Set<String> pods) {
+                  Map<String, Long> answers, long abandoned, long completedOnRetry, java.util.Set<String> pods,
+                  List<String> againstTheirForm) {
         @Override
         public String toString() {
             return "acknowledged " + acknowledged + ", 503 " + refused503 + ", no HTTP answer " + noAnswer
                     + ", stored without a 200 " + storedWithout200 + ", abandoned attempts " + abandoned
                     + ", COMPLETED on a retry " + completedOnRetry + ", answered by " + pods
+                    + (againstTheirForm.isEmpty() ? "" : ", finished against their form " + againstTheirForm)
                     + ", answers " + answers + (violations.isEmpty() ? "" : ", VIOLATIONS:\n  " + String.join("\n  ", violations));
         }
     }
@@ -152,6 +156,20 @@ final class HistoryChecker {
                 violations.add(subject + ": " + dead.get("n") + " DEAD rows, " + replies + " DEAD replies");
             }
         }
+        // rows that finished otherwise than their form says (RecordingSenders.unregistered): a row the survey side
+        // accepts gone DEAD, or an unregistered form's SEND COMPLETED. Asserted where no downstream fails (a poisoned
+        // lookup sends rows of a known form DEAD on purpose)
+        List<String> againstTheirForm = new ArrayList<>();
+        for (Map<String, Object> r : jdbc.queryForList("SELECT id, srvy_drawup_no, msg_type, status FROM inbox_message"
+                + " WHERE srvy_drawup_no LIKE ? AND status IN ('COMPLETED', 'DEAD')", like)) {
+            boolean dead = "DEAD".equals(r.get("status"));
+            boolean unregisteredSend = "SEND".equals(r.get("msg_type"))
+                    && RecordingSenders.unregistered((String) r.get("srvy_drawup_no"));
+            if (dead != unregisteredSend) {
+                againstTheirForm.add(r.get("msg_type") + " " + r.get("srvy_drawup_no") + " (inbox " + r.get("id") + ") "
+                        + r.get("status"));
+            }
+        }
         long abandoned = jdbc.queryForObject("SELECT count(*) FROM inbox_attempt a JOIN inbox_message m ON m.id = a.inbox_id"
                 + " WHERE m.srvy_drawup_no LIKE ? AND a.outcome = 'ABANDONED'", Long.class, like);
         long completedOnRetry = jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ?"
@@ -165,6 +183,6 @@ final class HistoryChecker {
                 + (a.answeredAt() - a.sentAt()) / 1_000_000 + " ms").distinct().limit(5)
                 .forEach(e -> System.out.println("[shape] no HTTP answer: " + e));
         return new Report(acknowledged, refused, storedWithout200, noAnswer, violations, answers, abandoned, completedOnRetry,
-                pods);
+                pods, againstTheirForm);
     }
 }

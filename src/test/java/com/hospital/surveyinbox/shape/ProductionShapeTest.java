@@ -228,13 +228,15 @@ class ProductionShapeTest {
     /**
      * What a scenario without downstream faults promises beyond the checker's: no registration abandoned by a pod
      * that stopped (the redelivery job would rescue it, 15 minutes late in production, and register it again), no
-     * row registered twice, traffic answered by more than one pod, and every pod still running registered rows.
+     * row registered twice, no row finished otherwise than its form says (a message the survey side accepts gone
+     * DEAD), traffic answered by more than one pod, and every pod still running registered rows.
      */
     private static void assertNothingAbandoned(HistoryChecker.Report report, int answeringPods) {
         assertThat(report.violations()).isEmpty();
         assertThat(report.storedWithout200()).isZero();
         assertThat(report.abandoned()).as("attempts abandoned by a stopping pod").isZero();
         assertThat(report.completedOnRetry()).as("rows registered more than once").isZero();
+        assertThat(report.againstTheirForm()).as("rows of a known form DEAD, or of an unknown one COMPLETED").isEmpty();
         assertThat(report.pods()).as("pods that answered").hasSizeGreaterThanOrEqualTo(answeringPods);
         for (ServicePod pod : pods) {
             assertThat(java.util.regex.Pattern.compile("Inbox \\d+ COMPLETED").matcher(pod.log()).find())

@@ -72,7 +72,7 @@ final class RecordingSenders implements AutoCloseable {
                     int n = subjects.incrementAndGet();
                     String subject = prefix + n;
                     // every tenth subject's form is not registered: it fails, is retried, goes DEAD with one reply
-                    boolean unregistered = n % 10 == 0;
+                    boolean unregistered = unregistered(subject);
                     if (deliver(http, reception, subject, "SEND", unregistered) && !unregistered) {
                         deliver(http, reception, subject, "SUBMIT", false);
                     }
@@ -128,6 +128,12 @@ final class RecordingSenders implements AutoCloseable {
 
     String prefix() {
         return prefix;
+    }
+
+    /** Whether the senders sent this subject's SEND with a form the survey side does not know (every tenth subject). */
+    static boolean unregistered(String subject) {
+        java.util.regex.Matcher n = java.util.regex.Pattern.compile("(\\d+)$").matcher(subject);
+        return n.find() && Long.parseLong(n.group(1)) % 10 == 0;
     }
 
     /** A request another sender made (a {@link PodWatch} straight to a pod), checked with these senders' own. */
