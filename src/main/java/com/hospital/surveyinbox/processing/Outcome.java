@@ -74,13 +74,14 @@ public record Outcome(boolean success, String failureReason, String failureCode,
     }
 
     /**
-     * This worker's claim was gone before a call it may make only while it holds the row (the resend): reset as
+     * This worker's claim was gone before a call it may make only while it holds the row (a submission or a
+     * resend, which the survey side does not key): reset as
      * stuck (the worker was paused past stuck-processing-after) or requeued, and perhaps registered by another worker
      * since. Nothing was sent; the record of this outcome is fenced like any other and changes nothing (a stale
      * outcome).
      */
     public static Outcome claimLost() {
-        String reason = "claim lost before the resend: the row was reset or requeued while this worker held it";
+        String reason = "claim lost before a submission or resend: the row was reset or requeued while this worker held it";
         return new Outcome(false, reason, null, null, null, null, true, reason);
     }
 

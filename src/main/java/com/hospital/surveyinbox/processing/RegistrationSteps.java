@@ -52,12 +52,13 @@ public class RegistrationSteps {
     }
 
     /**
-     * Step {@code inbox-register-claim-lost}: the claim was gone before the resend ({@code sql/renew-claim.sql} found
-     * no row); said, and the outcome that sends nothing.
+     * Step {@code inbox-register-when-claim-lost}: the claim was gone before a submission or a resend
+     * ({@code sql/renew-claim.sql} found no row); said, and the outcome that sends nothing.
      */
     public Outcome claimLost(ClaimedRow row) {
-        log.warn("Inbox {} attempt {}: its claim was gone before the resend (the row was reset as stuck or requeued while "
-                + "this worker held it, e.g. paused past stuck-processing-after); not resent", row.inboxId(), row.attempt());
+        log.warn("Inbox {} attempt {}: its claim was gone before the {} (the row was reset as stuck or requeued while "
+                + "this worker held it, e.g. paused past stuck-processing-after); nothing sent", row.inboxId(), row.attempt(),
+                "SUBMIT".equals(row.msgType()) ? "submission" : "resend");
         return Outcome.claimLost();
     }
 

@@ -224,7 +224,7 @@ class InboxRegisterRouteTest extends RouteKit {
 
         assertThat(resends(subject)).as("the paused worker resent").isZero();
         assertThat(resumed.success()).isFalse();
-        assertThat(resumed.failureReason()).startsWith("claim lost before the resend");
+        assertThat(resumed.failureReason()).startsWith("claim lost before a submission or resend");
         assertThat(jdbc.queryForMap("SELECT status, claim_token, updated_at FROM inbox_message WHERE id = ?", second))
                 .as("the other worker's claim, untouched").containsEntry("status", "PROCESSING")
                 .containsEntry("claim_token", other).containsEntry("updated_at", claimedAt);
@@ -236,6 +236,34 @@ class InboxRegisterRouteTest extends RouteKit {
         assertThat(resends(subject)).isOne();
         assertThat(jdbc.queryForObject("SELECT updated_at > ? FROM inbox_message WHERE id = ?", Boolean.class, claimedAt, second))
                 .as("the claim renewed before the resend").isTrue();
+    }
+
+    /** The same for a SUBMIT: the survey side does not key a submission either (a second one is recorded twice). */
+    @Test
+    void aWorkerWhoseSubmitRowWasResetWhilePausedDoesNotSubmit() throws Exception {
+        String subject = uniqueSubject("ALONE-PAUSEDSUB");
+        String json = ServiceClient.message(subject, "P-" + subject, "\"msgType\":\"SUBMIT\"");
+        bundleOnTheSurveySide(subject, json);
+        long row = store.accept(new com.hospital.surveyinbox.inbox.ReceivedMessage(subject, "SUBMIT",
+                json.getBytes(StandardCharsets.UTF_8), null)).inboxId();
+        UUID paused = UUID.randomUUID();
+        UUID other = UUID.randomUUID();
+        jdbc.update("UPDATE inbox_message SET status = 'PROCESSING', attempts = 2, claim_token = ? WHERE id = ?", other, row);
+
+        Outcome resumed = register(new ClaimedRow(row, subject, "SUBMIT", json.getBytes(StandardCharsets.UTF_8), 1, paused));
+
+        assertThat(submissions(subject)).as("the paused worker submitted").isZero();
+        assertThat(resumed.failureReason()).startsWith("claim lost before a submission or resend");
+
+        Outcome holder = register(new ClaimedRow(row, subject, "SUBMIT", json.getBytes(StandardCharsets.UTF_8), 2, other));
+
+        assertThat(holder.success()).as(holder.toString()).isTrue();
+        assertThat(submissions(subject)).isOne();
+    }
+
+    private long submissions(String subject) {
+        return simulator().requests().stream()
+                .filter(r -> r.line().startsWith("POST /survey/dispatch-bundles/" + subject + "/submission")).count();
     }
 
     private long resends(String subject) {
