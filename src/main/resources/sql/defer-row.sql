@@ -1,7 +1,8 @@
 -- Records an attempt that is not charged: a downstream it needs is plainly down (its circuit is open), the
 -- database did not answer the registration's resend check (Outcome.databaseUnavailable), or the payload is sealed
 -- with a key this instance lacks, within adapter.crypto.key-wait (Outcome.payloadKeyMissing), so the attempt count
--- goes back down and the row waits as FAILED for the next retry. Closes the
+-- goes back down and the row waits as FAILED for the next retry; and a claim found gone before a submission or resend
+-- (Outcome.claimLost: its token is dead, so this changes nothing and the outcome is stale). Closes the
 -- attempt as DEFERRED in the same statement. Autocommit.
 -- Run by: routes/inbox-process.camel.yaml, step inbox-process-record-deferred (camel-sql).
 -- Why this WHERE: fenced by the claim token like complete-row.sql; nothing back = stale outcome, unless

@@ -196,6 +196,36 @@ class InboxProcessRouteTest extends RouteKit {
     }
 
     /**
+     * A worker whose claim was gone before a submission or a resend (inbox-register's claim fence: its row was reset
+     * while it was paused and taken by another worker) records nothing: its outcome is fenced like any other and
+     * counted stale; no reply, no later row released, the other worker's claim untouched.
+     */
+    @Test
+    void aClaimLostBeforeAnUnkeyedCallRecordsNothing() throws Exception {
+        String subject = uniqueSubject("ALONE-CLAIMLOST");
+        long[] ids = stored(subject, 2);
+        java.util.UUID other = java.util.UUID.randomUUID();
+        mock("mock:register").whenAnyExchangeReceived(e -> {
+            // meanwhile: reset as stuck and claimed by another worker (a new token, its attempt counted)
+            jdbc.update("UPDATE inbox_message SET claim_token = ?, attempts = attempts + 1 WHERE id = ?", other, ids[0]);
+            e.setProperty("outcome", Outcome.claimLost());
+        });
+        String outcomes = com.hospital.surveyinbox.processing.ProcessingRecord.OUTCOMES;
+        double stale = meters.counter(outcomes, "outcome", "stale").count();
+
+        template.sendBody("direct:process-alone", event(ids[0], subject));
+
+        await().atMost(java.time.Duration.ofSeconds(20)).until(() -> meters.counter(outcomes, "outcome", "stale").count() == stale + 1);
+        assertThat(jdbc.queryForMap("SELECT status, claim_token, attempts, reply_status FROM inbox_message WHERE id = ?", ids[0]))
+                .containsEntry("status", "PROCESSING").containsEntry("claim_token", other).containsEntry("attempts", 2)
+                .containsEntry("reply_status", "NONE");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_attempt WHERE inbox_id = ? AND finished_at IS NOT NULL",
+                Long.class, ids[0])).as("attempts closed by the stale outcome").isZero();
+        assertThat(mock("mock:legacy-reply").getReceivedCounter()).isZero();
+        assertThat(published(ids[1])).as("the later row released").isFalse();
+    }
+
+    /**
      * The COMMIT of a row's outcome goes through and its answer is lost: the step's database redelivery runs the
      * statement again, finds the row finished and gets nothing back. The outcome is read back (find-own-outcome.sql)
      * and goes on as recorded: counted completed, its NOTIFY_SKIPPED reply sent at once, the subject's next row

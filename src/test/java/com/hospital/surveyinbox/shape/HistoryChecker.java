@@ -164,7 +164,7 @@ final class HistoryChecker {
                 + " WHERE srvy_drawup_no LIKE ? AND status IN ('COMPLETED', 'DEAD')", like)) {
             boolean dead = "DEAD".equals(r.get("status"));
             boolean unregisteredSend = "SEND".equals(r.get("msg_type"))
-                    && RecordingSenders.unregistered((String) r.get("srvy_drawup_no"));
+                    && senders.unregistered((String) r.get("srvy_drawup_no"));
             if (dead != unregisteredSend) {
                 againstTheirForm.add(r.get("msg_type") + " " + r.get("srvy_drawup_no") + " (inbox " + r.get("id") + ") "
                         + r.get("status"));

@@ -130,10 +130,13 @@ final class RecordingSenders implements AutoCloseable {
         return prefix;
     }
 
-    /** Whether the senders sent this subject's SEND with a form the survey side does not know (every tenth subject). */
-    static boolean unregistered(String subject) {
-        java.util.regex.Matcher n = java.util.regex.Pattern.compile("(\\d+)$").matcher(subject);
-        return n.find() && Long.parseLong(n.group(1)) % 10 == 0;
+    /**
+     * Whether these senders sent this subject's SEND with a form the survey side does not know: every tenth of their
+     * own subjects ({@code prefix + n}); a {@link PodWatch} subject ({@code prefix + "w" + pod + "-" + n}) never.
+     */
+    boolean unregistered(String subject) {
+        String n = subject.startsWith(prefix) ? subject.substring(prefix.length()) : "";
+        return !n.isEmpty() && n.chars().allMatch(c -> c >= '0' && c <= '9') && Long.parseLong(n) % 10 == 0;
     }
 
     /** A request another sender made (a {@link PodWatch} straight to a pod), checked with these senders' own. */
