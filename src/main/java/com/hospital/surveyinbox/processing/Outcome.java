@@ -74,15 +74,17 @@ public record Outcome(boolean success, String failureReason, String failureCode,
     }
 
     /**
-     * This worker's claim was gone before a call it may make only while it holds the row (a submission or a
-     * resend, which the survey side does not key): reset as
-     * stuck (the worker was paused past stuck-processing-after) or requeued, and perhaps registered by another worker
-     * since. Nothing was sent; the record of this outcome is fenced like any other and changes nothing (a stale
-     * outcome).
+     * This registration's claim was gone before a call it may make only while it holds the row (a submission or a
+     * resend, which the survey side does not key): reset as stuck (the worker was paused past stuck-processing-after)
+     * or requeued, or on the synchronous path its subject's lease taken over, and perhaps registered by another since.
+     * Nothing was sent; the record of this outcome is fenced like any other and changes nothing (a stale outcome); the
+     * synchronous path answers 503 and records nothing.
      */
     public static Outcome claimLost() {
-        String reason = "claim lost before a submission or resend: the row was reset or requeued while this worker held it";
-        return new Outcome(false, reason, null, null, null, null, true, reason);
+        String reason = "claim lost before a submission or resend: the row was reset or requeued (or the synchronous"
+                + " registration's lease taken over) while this registration held it";
+        // "registration lease" as the failed downstream: the synchronous path answers "<failedDownstream> unavailable"
+        return new Outcome(false, reason, null, null, null, "registration lease", true, reason);
     }
 
     /**

@@ -46,9 +46,13 @@ public class RegistrationSteps {
         return PayloadKeyMissingException.keyIdIn(failure);
     }
 
-    /** Named parameters of step {@code inbox-register-renew-claim} ({@code sql/renew-claim.sql}): the row and this worker's claim. */
+    /**
+     * Named parameters of step {@code inbox-register-renew-claim} ({@code sql/renew-claim.sql}): the row, its subject and
+     * this registration's claim (a stored row's claim token, or on the synchronous path its subject's lease holder).
+     */
     public Map<String, Object> claim(ClaimedRow row) {
-        return Map.of("id", row.inboxId(), "token", Objects.requireNonNull(row.claimToken(), "a claimed row's token").toString());
+        return Map.of("id", row.inboxId(), "srvyDrawupNo", row.srvyDrawupNo(),
+                "token", Objects.requireNonNull(row.claimToken(), "a claimed row's token").toString());
     }
 
     /**
@@ -56,9 +60,15 @@ public class RegistrationSteps {
      * ({@code sql/renew-claim.sql} found no row); said, and the outcome that sends nothing.
      */
     public Outcome claimLost(ClaimedRow row) {
-        log.warn("Inbox {} attempt {}: its claim was gone before the {} (the row was reset as stuck or requeued while "
-                + "this worker held it, e.g. paused past stuck-processing-after); nothing sent", row.inboxId(), row.attempt(),
-                "SUBMIT".equals(row.msgType()) ? "submission" : "resend");
+        String call = "SUBMIT".equals(row.msgType()) ? "submission" : "resend";
+        if (row.inboxId() == ClaimedRow.NOT_STORED) {
+            log.warn("Synchronous registration of {}: its subject's lease was taken over (expired) before the {}; nothing "
+                    + "sent, answered 503", row.srvyDrawupNo(), call);
+        } else {
+            log.warn("Inbox {} attempt {}: its claim was gone before the {} (the row was reset as stuck or requeued while "
+                    + "this worker held it, e.g. paused past stuck-processing-after); nothing sent", row.inboxId(),
+                    row.attempt(), call);
+        }
         return Outcome.claimLost();
     }
 

@@ -104,18 +104,18 @@ public class SynchronousRegistration {
         return slots.availablePermits();
     }
 
-    /** Sorts after every stored row, so resend detection sees every completed SEND of the inbox. */
-    private static final long NOT_STORED = Long.MAX_VALUE;
-
     /**
-     * The received message as the row the registration route reads; the subject goes into this request's log
+     * The received message as the row the registration route reads, not stored ({@link ClaimedRow#NOT_STORED}), its
+     * claim the subject's lease ({@code holder}: inbox-register renews it before a submission or a resend, and sends
+     * nothing once another registration took it over); the subject goes into this request's log
      * context (as the worker's claim puts it there; RequestThreadMdc clears it when the request ends). A synchronous
      * registration leaves no row when it fails: its log lines ("Refused by survey…", "System error from…") are all an
      * operator has of it, and they named no subject.
      */
-    public ClaimedRow row(ReceivedMessage message) {
+    public ClaimedRow row(ReceivedMessage message, String holder) {
         org.slf4j.MDC.put("srvyDrawupNo", message.srvyDrawupNo());
-        return new ClaimedRow(NOT_STORED, message.srvyDrawupNo(), message.msgType(), message.payload(), 1, null);
+        return new ClaimedRow(ClaimedRow.NOT_STORED, message.srvyDrawupNo(), message.msgType(), message.payload(), 1,
+                java.util.UUID.fromString(java.util.Objects.requireNonNull(holder, "the subject's lease holder")));
     }
 
     /**

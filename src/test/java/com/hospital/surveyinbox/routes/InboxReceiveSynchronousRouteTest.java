@@ -22,15 +22,18 @@ class InboxReceiveSynchronousRouteTest extends RouteKit {
 
     @Test
     void aFailureAfterAFailedRegistrationIsStillAnsweredAsTheContractSays() throws Exception {
+        String subject = uniqueSubject("ALONE-SYNC");
+        // the added step fails for this test's message only (the advice stays in the class's context)
         AdviceWith.adviceWith(camel, "inbox-receive", a -> a.weaveById("inbox-receive-if-registered").after()
                 .process(e -> {
-                    throw new IllegalStateException("a step added after the registration failed");
+                    if (subject.equals(e.getVariable("received", com.hospital.surveyinbox.inbox.ReceivedMessage.class).srvyDrawupNo())) {
+                        throw new IllegalStateException("a step added after the registration failed");
+                    }
                 }));
         mock("mock:bundle").whenAnyExchangeReceived(e -> {
             throw new HttpOperationFailedException("http://survey", 422, "Unprocessable", null, Map.of(),
                     "{\"code\":\"FORM_NOT_REGISTERED\",\"message\":\"form F100 is not registered\"}");
         });
-        String subject = uniqueSubject("ALONE-SYNC");
 
         Exchange answer = template.request("direct:receive-alone", e -> e.getMessage()
                 .setBody(ServiceClient.message(subject, "P-" + subject, "").getBytes(StandardCharsets.UTF_8)));
@@ -90,5 +93,39 @@ class InboxReceiveSynchronousRouteTest extends RouteKit {
         Exchange retry = template.request("direct:receive-alone", e -> e.getMessage().setBody(message));
         assertThat(retry.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE)).isNotEqualTo(503);
         assertThat(mock("mock:bundle").getReceivedCounter()).as("the retry registered the message").isEqualTo(1);
+    }
+
+    /**
+     * A synchronous registration paused past its lease (a frozen pod) between the lease and its SUBMIT: the lease
+     * expired and was taken over by the sender's retry on another pod, which registered the subject. Resumed, it
+     * submits nothing (the survey side does not key a submission: it was recorded twice), answers 503 and records
+     * nothing, and leaves the other registration's lease alone. The same message whose lease holds is submitted.
+     */
+    @Test
+    void aRegistrationWhoseLeaseWasTakenOverWhilePausedDoesNotSubmit() throws Exception {
+        String subject = uniqueSubject("ALONE-SYNCPAUSED");
+        byte[] submit = ServiceClient.message(subject, "P-" + subject, "\"msgType\":\"SUBMIT\"").getBytes(StandardCharsets.UTF_8);
+        bundleOnTheSurveySide(subject, new String(submit, StandardCharsets.UTF_8));
+        // while it is paused (here: just before its resend check): its lease expired and another registration took it
+        mock("mock:resend-check").whenAnyExchangeReceived(e -> jdbc.update("UPDATE synchronous_lease SET holder = 'another-pod',"
+                + " taken_at = now(), expires_at = now() + INTERVAL '5 minutes' WHERE srvy_drawup_no = ?", subject));
+
+        Exchange resumed = template.request("direct:receive-alone", e -> e.getMessage().setBody(submit));
+
+        assertThat(submissions(subject)).as("the paused registration submitted").isZero();
+        assertThat(resumed.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE)).isEqualTo(503);
+        assertThat(resumed.getMessage().getHeader("X-Result-Code")).isEqualTo("N");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject)).isZero();
+        assertThat(jdbc.queryForObject("SELECT holder FROM synchronous_lease WHERE srvy_drawup_no = ?", String.class, subject))
+                .isEqualTo("another-pod");
+
+        // the other registration ends (its lease given back); the sender's next retry holds its own lease and submits
+        jdbc.update("DELETE FROM synchronous_lease WHERE srvy_drawup_no = ?", subject);
+        mock("mock:resend-check").whenAnyExchangeReceived(e -> { });
+
+        Exchange retried = template.request("direct:receive-alone", e -> e.getMessage().setBody(submit));
+
+        assertThat(retried.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE)).isEqualTo(200);
+        assertThat(submissions(subject)).isOne();
     }
 }

@@ -6,13 +6,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.hospital.surveyinbox.inbox.ClaimedRow;
 import com.hospital.surveyinbox.processing.Outcome;
 import com.hospital.surveyinbox.support.ServiceClient;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.sql.Timestamp;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.apache.camel.http.base.HttpOperationFailedException;
@@ -261,26 +256,8 @@ class InboxRegisterRouteTest extends RouteKit {
         assertThat(submissions(subject)).isOne();
     }
 
-    private long submissions(String subject) {
-        return simulator().requests().stream()
-                .filter(r -> r.line().startsWith("POST /survey/dispatch-bundles/" + subject + "/submission")).count();
-    }
-
     private long resends(String subject) {
         return simulator().requests().stream()
                 .filter(r -> r.line().startsWith("POST /survey/dispatch-bundles/" + subject + "/resend")).count();
-    }
-
-    /** The bundle the first SEND created (the kit's bundle step is a mock): created on the simulator's survey side. */
-    private void bundleOnTheSurveySide(String subject, String json) throws Exception {
-        JsonNode message = mapper.readTree(json);
-        String body = mapper.writeValueAsString(Map.of("srvyDrawupNo", subject, "formCd", message.path("formCd").asText(),
-                "guestId", "G-" + subject, "consents", List.of(), "notify", true));
-        HttpResponse<String> created = HttpClient.newHttpClient().send(
-                HttpRequest.newBuilder(URI.create(simulator().baseUrl() + "/survey/dispatch-bundles"))
-                        .header("Idempotency-Key", subject).header("Content-Type", "application/json")
-                        .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
     }
 }

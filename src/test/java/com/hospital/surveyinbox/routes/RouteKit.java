@@ -147,6 +147,25 @@ abstract class RouteKit extends IntegrationTest {
         return done.getProperty("outcome", Outcome.class);
     }
 
+    /** Submissions the simulator was asked for, for this subject. */
+    protected long submissions(String subject) {
+        return simulator().requests().stream()
+                .filter(r -> r.line().startsWith("POST /survey/dispatch-bundles/" + subject + "/submission")).count();
+    }
+
+    /** The bundle the first SEND created (the kit's bundle step is a mock): created on the simulator's survey side. */
+    protected void bundleOnTheSurveySide(String subject, String json) throws Exception {
+        com.fasterxml.jackson.databind.JsonNode message = mapper.readTree(json);
+        String body = mapper.writeValueAsString(Map.of("srvyDrawupNo", subject, "formCd", message.path("formCd").asText(),
+                "guestId", "G-" + subject, "consents", java.util.List.of(), "notify", true));
+        java.net.http.HttpResponse<String> created = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create(simulator().baseUrl() + "/survey/dispatch-bundles"))
+                        .header("Idempotency-Key", subject).header("Content-Type", "application/json")
+                        .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+    }
+
     /** inbox-register on a claimed row (as a worker runs it), no inbound headers. */
     protected Outcome register(ClaimedRow row) {
         Exchange exchange = new DefaultExchange(camel);
