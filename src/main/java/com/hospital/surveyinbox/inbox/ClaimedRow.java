@@ -5,7 +5,8 @@ import java.util.UUID;
 /**
  * A row this worker owns: the payload came back from the same UPDATE that claimed it, and every
  * outcome write must present {@code claimToken}. On the synchronous path, a message not stored ({@link #NOT_STORED})
- * whose {@code claimToken} is its subject's lease holder (null where no lease was taken).
+ * whose {@code claimToken} is its subject's lease holder (null only for a registration run without a lease, as the
+ * route kit's tests run one: no claim to renew).
  *
  * @param missingKey the key the payload was sealed with while the row waits for it (this instance does not have it and
  *                   the row is younger than adapter.crypto.key-wait; payload null), else null — past key-wait the
