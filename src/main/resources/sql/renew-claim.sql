@@ -2,7 +2,7 @@
 -- create is keyed by srvyDrawupNo, those are not): does this registration still hold its claim, and if so renewed.
 -- A stored row's claim is its claim token (updated_at renewed: the worker's sign of life that reset-stuck-rows.sql
 -- reads, so the reset cannot take the row while the call runs); a synchronous registration's (the rollback toggle:
--- a message not stored, id above every stored one) is its subject's lease, still unexpired and held by its holder
+-- a message not stored, id above every stored one) is its subject's lease, held by its holder with 10 s or more left
 -- (taken again now for its own length, so neither a takeover nor an inbox claim of the subject, claim-row.sql, can come
 -- while the call runs). Only one of the two can match: the other finds no row.
 -- Run by: routes/inbox-register.camel.yaml, step inbox-register-renew-claim (camel-sql), with :#id, :#token (the
@@ -28,7 +28,9 @@ WITH row_claim AS (
            expires_at = GREATEST(expires_at, now() + (expires_at - taken_at))
      WHERE srvy_drawup_no = CAST(:#srvyDrawupNo AS TEXT)
        AND holder = CAST(:#token AS TEXT)
-       AND expires_at > now()
+       -- with some of it left: an inbox claim (claim-row.sql) reads the lease from its statement's start without a
+       -- lock, so a renewal committing across the expiry could let both go ahead
+       AND expires_at > now() + INTERVAL '10 seconds'
     RETURNING srvy_drawup_no
 )
 SELECT id FROM row_claim

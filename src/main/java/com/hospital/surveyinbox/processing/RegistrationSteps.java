@@ -62,8 +62,8 @@ public class RegistrationSteps {
     public Outcome claimLost(ClaimedRow row) {
         String call = "SUBMIT".equals(row.msgType()) ? "submission" : "resend";
         if (row.inboxId() == ClaimedRow.NOT_STORED) {
-            log.warn("Synchronous registration of {}: its subject's lease was taken over (expired) before the {}; nothing "
-                    + "sent, answered 503", row.srvyDrawupNo(), call);
+            log.warn("Synchronous registration of {}: its subject's lease expired, was taken over or removed before the {}; "
+                    + "nothing sent, answered 503", row.srvyDrawupNo(), call);
         } else {
             log.warn("Inbox {} attempt {}: its claim was gone before the {} (the row was reset as stuck or requeued while "
                     + "this worker held it, e.g. paused past stuck-processing-after); nothing sent", row.inboxId(),

@@ -137,7 +137,10 @@ abstract class RouteKit extends IntegrationTest {
         return mapper.writeValueAsString(new InboxEvent(Long.toString(id), subject, "SEND"));
     }
 
-    /** inbox-register on a row that is not stored (as the synchronous path does), with some inbound headers. */
+    /**
+     * inbox-register on a row that is not stored (as the synchronous path does), with some inbound headers; run without
+     * a lease (no claim token), so the claim's renewal before a submission or resend is not part of it.
+     */
     protected Outcome register(String subject, String json, Map<String, Object> inboundHeaders) {
         Exchange exchange = new DefaultExchange(camel);
         exchange.setProperty("row", new ClaimedRow(Long.MAX_VALUE, subject, "SEND", json.getBytes(StandardCharsets.UTF_8), 1, null));
