@@ -6,7 +6,9 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -218,9 +220,9 @@ final class UnsettledReceptions implements AutoCloseable {
             return;
         }
         List<Pending> round = new ArrayList<>(pending);
-        java.util.Map<String, String> statuses = new java.util.HashMap<>();
+        Map<String, String> statuses = new HashMap<>();
         // per server start a group read (nearly always one): whether this is still that server
-        java.util.Map<String, Boolean> sameServer = new java.util.HashMap<>();
+        Map<String, Boolean> sameServer = new HashMap<>();
         boolean read;
         try {
             for (Pending p : round) {
@@ -273,7 +275,7 @@ final class UnsettledReceptions implements AutoCloseable {
         if (round.isEmpty()) {
             return;
         }
-        java.util.Map<List<String>, Long> found = new java.util.HashMap<>();
+        Map<List<String>, Long> found = new HashMap<>();
         boolean read;
         try {
             Object[] subjects = round.stream().map(PendingLone::subject).toArray();

@@ -116,7 +116,7 @@ class InboxReceiveSynchronousRouteTest extends RouteKit {
         // while it is paused (here: just before its resend check): its lease expired and another registration took it
         Exchange resumed = pausedSubmit(takenOver, "holder = 'another-pod', taken_at = now(), expires_at = now() + INTERVAL '5 minutes'");
 
-        assertThat(submissions(takenOver)).as("the paused registration submitted").isZero();
+        assertThat(surveyCalls(takenOver, "submission")).as("the paused registration submitted").isZero();
         assertThat(resumed.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE)).isEqualTo(503);
         assertThat(resumed.getMessage().getHeader("X-Result-Code")).isEqualTo("N");
         assertThat(resumed.getMessage().getBody(String.class)).contains("nothing registered, please retry");
@@ -127,7 +127,7 @@ class InboxReceiveSynchronousRouteTest extends RouteKit {
         String expired = uniqueSubject("ALONE-SYNCEXPIRED");
         Exchange late = pausedSubmit(expired, "taken_at = now() - INTERVAL '10 minutes', expires_at = now() - INTERVAL '1 second'");
 
-        assertThat(submissions(expired)).as("the registration whose lease expired submitted").isZero();
+        assertThat(surveyCalls(expired, "submission")).as("the registration whose lease expired submitted").isZero();
         assertThat(late.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE)).isEqualTo(503);
 
         String held = uniqueSubject("ALONE-SYNCHELD");
@@ -135,7 +135,7 @@ class InboxReceiveSynchronousRouteTest extends RouteKit {
         Exchange submitted = pausedSubmit(held, "taken_at = now() - INTERVAL '60 seconds', expires_at = now() + INTERVAL '20 seconds'");
 
         assertThat(submitted.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE)).isEqualTo(200);
-        assertThat(submissions(held)).isOne();
+        assertThat(surveyCalls(held, "submission")).isOne();
         assertThat(renewed).as("the lease taken again before the call").containsEntry(held, true);
     }
 

@@ -217,7 +217,7 @@ class InboxRegisterRouteTest extends RouteKit {
         Outcome resumed = register(new ClaimedRow(second, subject, "SEND",
                 json.getBytes(StandardCharsets.UTF_8), 1, paused));
 
-        assertThat(resends(subject)).as("the paused worker resent").isZero();
+        assertThat(surveyCalls(subject, "resend")).as("the paused worker resent").isZero();
         assertThat(resumed.success()).isFalse();
         assertThat(resumed.failureReason()).startsWith("claim lost before a submission or resend");
         assertThat(jdbc.queryForMap("SELECT status, claim_token, updated_at FROM inbox_message WHERE id = ?", second))
@@ -228,7 +228,7 @@ class InboxRegisterRouteTest extends RouteKit {
                 json.getBytes(StandardCharsets.UTF_8), 2, other));
 
         assertThat(holder.success()).as(holder.toString()).isTrue();
-        assertThat(resends(subject)).isOne();
+        assertThat(surveyCalls(subject, "resend")).isOne();
         assertThat(jdbc.queryForObject("SELECT updated_at > ? FROM inbox_message WHERE id = ?", Boolean.class, claimedAt, second))
                 .as("the claim renewed before the resend").isTrue();
     }
@@ -247,17 +247,12 @@ class InboxRegisterRouteTest extends RouteKit {
 
         Outcome resumed = register(new ClaimedRow(row, subject, "SUBMIT", json.getBytes(StandardCharsets.UTF_8), 1, paused));
 
-        assertThat(submissions(subject)).as("the paused worker submitted").isZero();
+        assertThat(surveyCalls(subject, "submission")).as("the paused worker submitted").isZero();
         assertThat(resumed.failureReason()).startsWith("claim lost before a submission or resend");
 
         Outcome holder = register(new ClaimedRow(row, subject, "SUBMIT", json.getBytes(StandardCharsets.UTF_8), 2, other));
 
         assertThat(holder.success()).as(holder.toString()).isTrue();
-        assertThat(submissions(subject)).isOne();
-    }
-
-    private long resends(String subject) {
-        return simulator().requests().stream()
-                .filter(r -> r.line().startsWith("POST /survey/dispatch-bundles/" + subject + "/resend")).count();
+        assertThat(surveyCalls(subject, "submission")).isOne();
     }
 }

@@ -143,17 +143,17 @@ abstract class RouteKit extends IntegrationTest {
      */
     protected Outcome register(String subject, String json, Map<String, Object> inboundHeaders) {
         Exchange exchange = new DefaultExchange(camel);
-        exchange.setProperty("row", new ClaimedRow(Long.MAX_VALUE, subject, "SEND", json.getBytes(StandardCharsets.UTF_8), 1, null));
+        exchange.setProperty("row", new ClaimedRow(ClaimedRow.NOT_STORED, subject, "SEND", json.getBytes(StandardCharsets.UTF_8), 1, null));
         exchange.getMessage().setHeaders(new java.util.HashMap<>(inboundHeaders));
         Exchange done = template.send("direct:inbox-register", exchange);
         assertThat(done.getException()).isNull();
         return done.getProperty("outcome", Outcome.class);
     }
 
-    /** Submissions the simulator was asked for, for this subject. */
-    protected long submissions(String subject) {
+    /** The simulator's requests for one unkeyed call ({@code submission}, {@code resend}) of this subject's bundle. */
+    protected long surveyCalls(String subject, String call) {
         return simulator().requests().stream()
-                .filter(r -> r.line().startsWith("POST /survey/dispatch-bundles/" + subject + "/submission")).count();
+                .filter(r -> r.line().startsWith("POST /survey/dispatch-bundles/" + subject + "/" + call)).count();
     }
 
     /** The bundle the first SEND created (the kit's bundle step is a mock): created on the simulator's survey side. */
