@@ -215,11 +215,27 @@ class InboxReplyRouteTest extends RouteKit {
                 .setHeader("CamelSqlDataSource", a.constant(losing)));
         double sent = meters.counter("adapter.replies", "reason", "DEAD", "outcome", "sent").count();
         double stale = meters.counter("adapter.replies", "reason", "DEAD", "outcome", "stale").count();
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logged = new ch.qos.logback.core.read.ListAppender<>();
+        ch.qos.logback.classic.Logger root = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        logged.start();
+        root.addAppender(logged);
 
-        Exchange done = template.send("direct:inbox-reply", e -> e.getMessage().setBody(Map.of("id", id)));
+        Exchange done;
+        try {
+            done = template.send("direct:inbox-reply", e -> e.getMessage().setBody(Map.of("id", id)));
+        } finally {
+            root.detachAppender(logged);
+        }
 
         assertThat(done.getException()).isNull();
         assertThat(lost.get()).as("mark-reply-sent.sql's first answer was lost").isZero();
+        // the try again is logged in our words: Camel's own retry line printed Spring's exception, the statement's text
+        // and the driver's message in it
+        java.util.List<String> lines = logged.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage).toList();
+        assertThat(lines).anySatisfy(line -> assertThat(line)
+                .startsWith("inbox-reply: the database did not answer (").contains("[SQLState 08006]").endsWith("try 1 of 8 follows"));
+        assertThat(lines).noneSatisfy(line -> assertThat(line).containsAnyOf("reply_status", "I/O error", "caught:"));
+        assertThat(logged.list).allSatisfy(event -> assertThat(event.getThrowableProxy()).isNull());
         assertThat(rows.row(Long.toString(id))).containsEntry("reply_status", "SENT");
         assertThat(meters.counter("adapter.replies", "reason", "DEAD", "outcome", "sent").count()).isEqualTo(sent + 1);
         assertThat(meters.counter("adapter.replies", "reason", "DEAD", "outcome", "stale").count()).isEqualTo(stale);
