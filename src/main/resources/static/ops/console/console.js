@@ -250,7 +250,8 @@
     try { body = await r.json(); } catch (e) { /* no body */ }
     if (r.ok) {
       const change = (body.audit || []).slice(-1)[0];
-      showMessage('Inbox ' + inboxId + ' requeued' + (change ? ' (' + change.fromStatus + ' → ' + change.toStatus + ')' : '')
+      showMessage(body.status === undefined ? body.resultMessage // requeued, the row not read back
+        : 'Inbox ' + inboxId + ' requeued' + (change ? ' (' + change.fromStatus + ' → ' + change.toStatus + ')' : '')
         + '; now ' + body.status + '.', true);
     } else if (r.status === 409) {
       showMessage('Inbox ' + inboxId + ' not requeued (409): ' + body.error + ' — it is ' + body.status + ' now.', false);

@@ -32,7 +32,8 @@ final class ExpectedRoutes {
             "inbox-retry-reply",
             "inbox-reply-action-answer",
             "inbox-requeue-many",
-            "inbox-requeue-publish");
+            "inbox-requeue-publish",
+            "inbox-ops-changed-row");
 
     private ExpectedRoutes() {
     }

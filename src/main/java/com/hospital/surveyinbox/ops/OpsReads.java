@@ -110,6 +110,15 @@ public class OpsReads {
         return InboxRowView.of(row, history.attempts(row.getId()), history.audit(row.getId()));
     }
 
+    /**
+     * The answer to an operator's change whose row could not be read back (route inbox-ops-changed-row): the change
+     * is committed, so what was done and where to read the row, not an error.
+     */
+    public Map<String, String> changedUnread(Long inboxId, String done) {
+        return Map.of("inboxId", Long.toString(inboxId), "resultMessage",
+                "inbox " + inboxId + " " + done + "; the row could not be read back just now: GET /ops/inbox/" + inboxId + " shows it");
+    }
+
     /** The body of a 404 for a path that names no row. */
     public Map<String, String> noSuchRow() {
         return error("no such inbox row");

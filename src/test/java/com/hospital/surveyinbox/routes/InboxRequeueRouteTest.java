@@ -83,6 +83,37 @@ class InboxRequeueRouteTest extends RouteKit {
     }
 
     /**
+     * A requeue and a reply retry whose row cannot be read back once the change committed (the pool exhausted for a
+     * moment): answered 200 with what was done and where to read the row. Both were answered 503 "please retry" before,
+     * and the operator's retry was refused (409) for a change already made.
+     */
+    @Test
+    void aChangeWhoseRowCannotBeReadBackIsAnsweredAsDone() {
+        mock("mock:changed-row-find").whenAnyExchangeReceived(e -> {
+            throw new java.sql.SQLTransientConnectionException("connection is not available, request timed out", "08001");
+        });
+        long dead = aged(uniqueSubject("RQ-UNREAD"), "DEAD", 1);
+        long owed = aged(uniqueSubject("RQ-UNREAD-REPLY"), "COMPLETED", 1);
+        jdbc.update("UPDATE inbox_message SET reply_status = 'FAILED', reply_reason_code = 'NOTIFY_SKIPPED', reply_attempts = 2, "
+                + "reply_failures = 2, reply_last_error = 'legacy answered HTTP 503', reply_updated_at = now() WHERE id = ?", owed);
+
+        Reply requeued = client.opsPost("/ops/inbox/" + dead + "/requeue");
+        Reply retried = client.opsPost("/ops/inbox/" + owed + "/reply/retry");
+
+        assertThat(requeued.status()).as(requeued.body()).isEqualTo(200);
+        assertThat(requeued.json().get("inboxId").asText()).isEqualTo(Long.toString(dead));
+        assertThat(requeued.json().get("resultMessage").asText()).isEqualTo("inbox " + dead
+                + " requeued; the row could not be read back just now: GET /ops/inbox/" + dead + " shows it");
+        assertThat(rows.status(Long.toString(dead))).isEqualTo("RECEIVED");
+        assertThat(audits(dead)).isOne();
+        await().atMost(Duration.ofSeconds(10)).until(() -> eventsOf(dead) == 1);
+        assertThat(retried.status()).as(retried.body()).isEqualTo(200);
+        assertThat(retried.json().get("resultMessage").asText()).startsWith("inbox " + owed + " set to go at the next redelivery tick;");
+        assertThat(audits(owed)).isOne();
+        assertThat(mock("mock:changed-row-find").getReceivedCounter()).isEqualTo(2);
+    }
+
+    /**
      * A bulk requeue whose second row fails (the database went away part-way): the answer is a 500 in JSON, the
      * first row stays requeued with its audit and its event is still published, the rows after it are untouched,
      * and the room the call reserved is handed back (a bulk requeue right after has all of it).

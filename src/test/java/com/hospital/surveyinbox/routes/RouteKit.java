@@ -91,6 +91,8 @@ abstract class RouteKit extends IntegrationTest {
             AdviceWith.adviceWith(camel, "inbox-retention", a -> a.replaceFromWith("direct:retention-tick"));
             AdviceWith.adviceWith(camel, "inbox-requeue-many", a ->
                     a.weaveById("inbox-requeue-many-row").before().to("mock:requeue-row"));
+            AdviceWith.adviceWith(camel, "inbox-ops-changed-row", a ->
+                    a.weaveById("inbox-ops-changed-row-find").before().to("mock:changed-row-find"));
             // last: an advised route moves to the front of the routes Camel builds, and this one must be built before
             // any route with a static sql: or http call (config/InterceptorsFirst)
             AdviceWith.adviceWith(camel, "inbox-interceptors-first", a -> { });
