@@ -180,6 +180,28 @@ class RollbackToggleTest extends IntegrationTest {
                 .orElseThrow(() -> new AssertionError("adapter_reception_synchronous_unrecorded_total not exported"));
     }
 
+    /**
+     * A sender's W3C baggage does not ride along on the downstream calls of a synchronous registration (docs/security.md:
+     * no inbound header is sent downstream): the registration runs on the request's thread, inside the trace the
+     * sender's traceparent opened, and only the trace context the service writes (traceparent) goes out.
+     */
+    @Test
+    void aSendersBaggageIsNotSentDownstream() {
+        String subject = uniqueSubject("SYNCBAG");
+        int before = simulator().requests().size();
+
+        Reply reply = client.receive(send(subject, ""), java.util.Map.of("baggage", "ward=oncology,caller=P-" + subject,
+                "traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"));
+
+        assertThat(reply.status()).as(reply.body()).isEqualTo(200);
+        java.util.List<DownstreamSimulator.Request> sent = simulator().requests().subList(before, simulator().requests().size());
+        assertThat(sent).as("the registration's calls").hasSizeGreaterThanOrEqualTo(3)
+                .allSatisfy(request -> {
+                    assertThat(request.header("baggage")).as(request.line()).isNull();
+                    assertThat(request.header("traceparent")).as(request.line()).startsWith("00-0af7651916cd43dd8448eb211c80319c-");
+                });
+    }
+
     /** What was registered stays on record as a COMPLETED row without payload, no reply owed, no event to send. */
     @Test
     void answersWithTheRegistrationOutcomeAndKeepsARecordWithoutThePayload() {
