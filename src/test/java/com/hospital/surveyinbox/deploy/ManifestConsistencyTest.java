@@ -578,6 +578,8 @@ class ManifestConsistencyTest {
         List<Map<String, Object>> spread = at(deployment(), "spec", "template", "spec", "topologySpreadConstraints");
         assertThat(spread).extracting(c -> c.get("topologyKey"))
                 .contains("kubernetes.io/hostname", "topology.kubernetes.io/zone");
+        // preferred: a node without room counts as an empty domain, and a required spread left pods Pending
+        assertThat(spread).extracting(c -> c.get("whenUnsatisfiable")).containsOnly("ScheduleAnyway");
 
         Map<String, Object> c = container();
         assertThat((Boolean) at(deployment(), "spec", "template", "spec", "securityContext", "runAsNonRoot")).isTrue();
