@@ -336,6 +336,12 @@ public class AdapterProperties {
          * or authorization error from the broker) and restarts the route (backing off while they keep ending).
          */
         @Min(1000) @jakarta.validation.constraints.Max(300000) private final int watchPeriodMs;
+        /**
+         * How long the topic keeps events (retention.ms, set when the service creates the topic; a topic that keeps
+         * them shorter is said at every start): a database restore replays the topic from before its restore point, so
+         * at least the database's point-in-time-recovery window.
+         */
+        @NotNull @DurationMin(hours = 1) private final Duration retention;
 
         public Kafka(@DefaultValue("survey-send-info-received") String topic,
                 @DefaultValue("survey-inbox-adapter") String groupId,
@@ -348,7 +354,8 @@ public class AdapterProperties {
                 @DefaultValue("4") int publishThreads,
                 @DefaultValue("5000") int publishQueue,
                 @DefaultValue("16") int workers,
-                @DefaultValue("10000") int watchPeriodMs) {
+                @DefaultValue("10000") int watchPeriodMs,
+                @DefaultValue("P14D") @DurationUnit(ChronoUnit.DAYS) Duration retention) {
             this.topic = topic;
             this.groupId = groupId;
             this.partitions = partitions;
@@ -361,7 +368,10 @@ public class AdapterProperties {
             this.publishQueue = publishQueue;
             this.workers = workers;
             this.watchPeriodMs = watchPeriodMs;
+            this.retention = retention;
         }
+
+        public Duration getRetention() { return retention; }
 
         public int getWatchPeriodMs() { return watchPeriodMs; }
 

@@ -127,10 +127,43 @@ public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
      * one replica a minimum it can never reach, and every publish (acks=all) failed with NOT_ENOUGH_REPLICAS. Two
      * replicas keep the cluster's default.
      */
-    static NewTopic newTopic(String topic, int partitions, short replicationFactor) {
-        NewTopic created = new NewTopic(topic, partitions, replicationFactor);
-        return replicationFactor >= 3 ? created.configs(Map.of("min.insync.replicas", "2"))
-                : replicationFactor == 1 ? created.configs(Map.of("min.insync.replicas", "1")) : created;
+    static NewTopic newTopic(String topic, int partitions, short replicationFactor, Duration retention) {
+        Map<String, String> configs = new java.util.HashMap<>();
+        // the events a database restore replays (docs/operations.md): kept as long as adapter.kafka.retention says,
+        // not the broker's default (7 days, often less)
+        configs.put("retention.ms", Long.toString(retention.toMillis()));
+        if (replicationFactor >= 3) {
+            configs.put("min.insync.replicas", "2");
+        } else if (replicationFactor == 1) {
+            configs.put("min.insync.replicas", "1");
+        }
+        return new NewTopic(topic, partitions, replicationFactor).configs(configs);
+    }
+
+    /**
+     * What to say of an existing topic's retention: one shorter than adapter.kafka.retention loses the events a
+     * database restore would replay (infinite, -1, is never short). Not altered here: the topic's settings are the
+     * Kafka operator's, as its replicas are.
+     */
+    private Optional<String> retentionProblem(Admin admin, String topic) {
+        long wanted = properties.getKafka().getRetention().toMillis();
+        org.apache.kafka.common.config.ConfigResource resource = new org.apache.kafka.common.config.ConfigResource(
+                org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
+        try {
+            org.apache.kafka.clients.admin.ConfigEntry entry = admin.describeConfigs(List.of(resource)).all()
+                    .get(15, TimeUnit.SECONDS).get(resource).get("retention.ms");
+            long kept = entry == null || entry.value() == null ? -1 : Long.parseLong(entry.value());
+            if (kept >= 0 && kept < wanted) {
+                return Optional.of("Topic " + topic + " keeps events " + Duration.ofMillis(kept) + ", less than adapter.kafka.retention ("
+                        + properties.getKafka().getRetention() + "): a database restore further back finds no events to replay; "
+                        + "raise it with kafka-configs --alter --add-config retention.ms=" + wanted + " (docs/deploying.md)");
+            }
+            return Optional.empty();
+        } catch (Exception e) {
+            // no DESCRIBE_CONFIGS right, a slow broker: events flow, the retention is not known
+            return Optional.of("Topic " + topic + ": its retention could not be read (" + LoggedFailure.describe(e)
+                    + "); it must keep events at least adapter.kafka.retention (" + properties.getKafka().getRetention() + ")");
+        }
     }
 
     /**
@@ -145,7 +178,8 @@ public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
         try (Admin admin = Admin.create(KafkaClientSecurity.admin(security, brokers, 5_000, 10_000))) {
             Throwable notCreated = null;
             try {
-                admin.createTopics(List.of(newTopic(topic, partitions, replicationFactor))).all().get(15, TimeUnit.SECONDS);
+                admin.createTopics(List.of(newTopic(topic, partitions, replicationFactor, properties.getKafka().getRetention())))
+                        .all().get(15, TimeUnit.SECONDS);
                 log.info("Created topic {} with {} partitions", topic, partitions);
                 return new Check(true, Optional.empty());
             } catch (ExecutionException e) {
@@ -185,10 +219,15 @@ public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
                     } // InvalidPartitions: another instance grew it first
                 }
             }
+            List<String> problems = new java.util.ArrayList<>();
             if (foundReplicas < replicationFactor) {
-                return new Check(true, Optional.of("Topic " + topic + " exists with " + foundReplicas + " replicas, fewer than "
+                problems.add("Topic " + topic + " exists with " + foundReplicas + " replicas, fewer than "
                         + "adapter.kafka.replication-factor (" + replicationFactor + "): one broker's restart can stop "
-                        + "processing; raise them with kafka-reassign-partitions (docs/deploying.md)"));
+                        + "processing; raise them with kafka-reassign-partitions (docs/deploying.md)");
+            }
+            retentionProblem(admin, topic).ifPresent(problems::add);
+            if (!problems.isEmpty()) {
+                return new Check(true, Optional.of(String.join("; ", problems)));
             }
             log.info("Topic {} exists with {} replicas", topic, foundReplicas);
             return new Check(true, Optional.empty());

@@ -30,7 +30,9 @@ class KafkaTopicProvisionerTest extends IntegrationTest {
     void aTopicThatExistsWithFewerPartitionsIsGrownAndOneItCreatesHasThemAll() throws Exception {
         String small = "provisioner-small-" + System.nanoTime();
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers))) {
-            admin.createTopics(List.of(new NewTopic(small, 1, (short) 1))).all().get(15, TimeUnit.SECONDS);
+            // kept long enough (a shorter retention is said: aTopicKeepingEventsShorterThanARestoreNeedsIsSaid)
+            admin.createTopics(List.of(new NewTopic(small, 1, (short) 1).configs(Map.of("retention.ms", "-1"))))
+                    .all().get(15, TimeUnit.SECONDS);
             // an existing topic: its metadata known to the broker (a topic made moments ago may not be yet)
             org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(15)).ignoreExceptions()
                     .until(() -> admin.describeTopics(List.of(small)).allTopicNames().get(5, TimeUnit.SECONDS).containsKey(small));
@@ -137,9 +139,11 @@ class KafkaTopicProvisionerTest extends IntegrationTest {
     /** Three replicas or more: an acknowledged event is on two of them (one broker here: the request as built). */
     @Test
     void aTopicWithThreeReplicasAcknowledgesOnlyWhatTwoHave() {
-        assertThat(KafkaTopicProvisioner.newTopic("t", 8, (short) 3).configs()).containsEntry("min.insync.replicas", "2");
+        assertThat(KafkaTopicProvisioner.newTopic("t", 8, (short) 3, java.time.Duration.ofDays(14)).configs())
+                .containsEntry("min.insync.replicas", "2");
         // two replicas keep the cluster's default (a hardened 2 is reachable)
-        assertThat(KafkaTopicProvisioner.newTopic("t", 8, (short) 2).configs()).isNullOrEmpty();
+        assertThat(KafkaTopicProvisioner.newTopic("t", 8, (short) 2, java.time.Duration.ofDays(14)).configs())
+                .doesNotContainKey("min.insync.replicas");
     }
 
     /**
@@ -159,5 +163,34 @@ class KafkaTopicProvisionerTest extends IntegrationTest {
             assertThat(minimum.value()).isEqualTo("1");
             assertThat(minimum.source()).isEqualTo(org.apache.kafka.clients.admin.ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG);
         }
+    }
+
+    /**
+     * The topic keeps its events adapter.kafka.retention (P14D): a database restore replays them from before its
+     * restore point (docs/operations.md), and the broker's default (7 days, often less) lost them silently. A topic that
+     * exists with a shorter retention is said, not altered (the Kafka operator's setting).
+     */
+    @Test
+    void aTopicKeepsItsEventsAsLongAsARestoreNeedsAndAShorterOneIsSaid() throws Exception {
+        String created = "provisioner-retention-" + System.nanoTime();
+        assertThat(provisioner.ensure(created, 2, (short) 1).done()).isTrue();
+        String shorter = "provisioner-short-" + System.nanoTime();
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers))) {
+            org.apache.kafka.common.config.ConfigResource resource = new org.apache.kafka.common.config.ConfigResource(
+                    org.apache.kafka.common.config.ConfigResource.Type.TOPIC, created);
+            assertThat(admin.describeConfigs(List.of(resource)).all().get(15, TimeUnit.SECONDS).get(resource)
+                    .get("retention.ms").value()).isEqualTo(Long.toString(java.time.Duration.ofDays(14).toMillis()));
+
+            admin.createTopics(List.of(new NewTopic(shorter, 2, (short) 1).configs(Map.of("retention.ms", "86400000"))))
+                    .all().get(15, TimeUnit.SECONDS);
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(15)).ignoreExceptions()
+                    .until(() -> admin.describeTopics(List.of(shorter)).allTopicNames().get(5, TimeUnit.SECONDS).containsKey(shorter));
+        }
+
+        KafkaTopicProvisioner.Check check = provisioner.ensure(shorter, 2, (short) 1);
+
+        assertThat(check.done()).as("events flow").isTrue();
+        assertThat(check.problem()).hasValueSatisfying(problem -> assertThat(problem)
+                .contains(shorter, "keeps events PT24H, less than adapter.kafka.retention (PT336H)", "retention.ms=1209600000"));
     }
 }
