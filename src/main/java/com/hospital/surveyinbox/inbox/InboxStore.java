@@ -226,7 +226,7 @@ public class InboxStore implements DisposableBean {
         this.storeTimeout = properties.getReception().getStoreTimeout();
         this.keyReused = io.micrometer.core.instrument.Counter.builder("adapter.reception.idempotency.key.reused")
                 .description("receptions answered as a replay of an Idempotency-Key whose first row is another message"
-                        + " (another srvyDrawupNo or msgType): nothing stored for them").register(meters);
+                        + " (another srvyDrawupNo, msgType or body): nothing stored for them").register(meters);
         this.insertTimer = Timer.builder("adapter.inbox.insert")
                 .description("reception's wait until its inbox row is committed (insert + commit, grouped or not)")
                 .serviceLevelObjectives(com.hospital.surveyinbox.config.LatencyBuckets.RECEPTION).register(meters);
@@ -252,17 +252,46 @@ public class InboxStore implements DisposableBean {
         } finally {
             insertTimer.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
         }
-        if (!accepted.fresh() && (!accepted.srvyDrawupNo().equals(message.srvyDrawupNo())
-                || !accepted.msgType().equals(message.msgType()))) {
+        String other = accepted.fresh() ? null : otherMessage(accepted, message);
+        if (other != null) {
             // CONTRACT: a key seen is answered with its first row and stores nothing; a key reused for another
-            // message (a sender's key generator colliding) would lose that message without a trace
+            // message (a sender's key generator colliding, a corrected message sent again under its first key) would
+            // lose that message without a trace
             keyReused.increment();
             org.slf4j.LoggerFactory.getLogger(InboxStore.class).warn(
-                    "Idempotency-Key reused by another message: inbox {} ({} {}) answered for {} {}; nothing stored for it",
-                    accepted.inboxId(), accepted.srvyDrawupNo(), accepted.msgType(), message.srvyDrawupNo(), message.msgType());
+                    "Idempotency-Key reused by another message ({}): inbox {} ({} {}) answered for {} {}; nothing stored for it",
+                    other, accepted.inboxId(), accepted.srvyDrawupNo(), accepted.msgType(), message.srvyDrawupNo(), message.msgType());
         }
         return accepted;
     }
+
+    /**
+     * How a replayed key's message differs from its first row's, or null for the same message: another subject or
+     * type, else another body (the JSON compared as values: a sender's retry may write it with other spacing or field
+     * order). The body is read only for a replay (one primary-key read); a first row whose payload retention removed,
+     * or one this instance cannot open or read now, is taken as the same.
+     */
+    private String otherMessage(Acceptance first, ReceivedMessage message) {
+        if (!first.srvyDrawupNo().equals(message.srvyDrawupNo()) || !first.msgType().equals(message.msgType())) {
+            return "another srvyDrawupNo or msgType";
+        }
+        try {
+            List<java.util.Map<String, Object>> rows = receptionJdbc.getJdbcOperations().queryForList(
+                    "SELECT payload, payload_key_id FROM inbox_message WHERE id = ?", first.inboxId());
+            if (rows.isEmpty() || rows.get(0).get("payload") == null) {
+                return null;
+            }
+            byte[] stored = cipher.open(first.inboxId(), first.srvyDrawupNo(), (byte[]) rows.get(0).get("payload"),
+                    (String) rows.get(0).get("payload_key_id"));
+            return JSON.readTree(stored).equals(JSON.readTree(message.payload())) ? null : "another body";
+        } catch (Exception e) {
+            org.slf4j.LoggerFactory.getLogger(InboxStore.class).debug("Inbox {}: the first body of a replayed key not compared ({})",
+                    first.inboxId(), com.hospital.surveyinbox.config.LoggedFailure.describe(e));
+            return null;
+        }
+    }
+
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
 
     /**
      * One row: one autocommit statement that takes the subject's lock, then the row (one round trip; the

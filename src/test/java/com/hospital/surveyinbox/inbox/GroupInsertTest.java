@@ -145,6 +145,17 @@ class GroupInsertTest extends IntegrationTest {
         assertThat(other.inboxId()).isEqualTo(first.inboxId());
         assertThat(reused.count()).as("another message under the key").isEqualTo(before + 1);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, run + "-b")).isZero();
+
+        // the same subject and type with another body (a corrected formCd sent again under its first key): counted too;
+        // the first body written with other spacing and field order is the same message
+        Acceptance corrected = store.accept(new ReceivedMessage(run + "-a", "SEND",
+                ServiceClient.message(run + "-a", "\"srvyNo\":\"S-G\"").replace("F100", "F200").getBytes(StandardCharsets.UTF_8), key));
+        assertThat(corrected.inboxId()).isEqualTo(first.inboxId());
+        assertThat(reused.count()).as("another body under the key").isEqualTo(before + 2);
+        String respaced = ServiceClient.message(run + "-a", "\"srvyNo\":\"S-G\"").replace(",", " , ");
+        assertThat(store.accept(new ReceivedMessage(run + "-a", "SEND", respaced.getBytes(StandardCharsets.UTF_8), key)).inboxId())
+                .isEqualTo(first.inboxId());
+        assertThat(reused.count()).as("the first body, spaced otherwise").isEqualTo(before + 2);
         jdbc.update("DELETE FROM inbox_message WHERE id = ?", first.inboxId());
     }
 
