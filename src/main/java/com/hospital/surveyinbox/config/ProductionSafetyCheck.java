@@ -91,6 +91,11 @@ public class ProductionSafetyCheck implements InitializingBean {
         if (!properties.getCrypto().isEnabled()) {
             problems.add("adapter.crypto.enabled must be true: the payload holds patient data");
         }
+        if (!properties.getRetention().isEnabled()) {
+            // its gauge reads -1 (off) and no alert fires on that: payloads and the downstreams' texts about each row
+            // stayed for good, unnoticed. A pod kept out of the jobs has adapter.inbox.redeliver-enabled=false instead
+            problems.add("adapter.retention.enabled must be true: the payload holds patient data, and only retention removes it");
+        }
         redisAuthenticated(problems);
         int requestThreads = environment.getProperty("server.tomcat.threads.max", Integer.class, 200);
         if (properties.getReception().getMaxInFlight() >= requestThreads) {

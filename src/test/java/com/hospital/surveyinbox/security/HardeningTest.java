@@ -73,6 +73,7 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageContaining("adapter.security.ops.password is shorter than 16")
                 .hasMessageContaining("adapter.security.legacy.next-password is shorter than 16")
                 .hasMessageContaining("adapter.crypto.enabled must be true")
+                .hasMessageContaining("adapter.retention.enabled must be true")
                 .hasMessageContaining("spring.data.redis.password is empty")
                 .hasMessageContaining("adapter.security.trusted-proxies must not contain 0.0.0.0/0")
                 .hasMessageContaining("server.forward-headers-strategy must be none")
