@@ -86,9 +86,15 @@ public final class PatientDataMask {
             // 02.01.1990, 02/01/1990
             "(?<!\\d)(?:0?[1-9]|[12]\\d|3[01])[./-](?:0?[1-9]|1[0-2])[./-](?:19|20)\\d{2}(?!\\d)",
             // Japanese era: 平成2年1月2日
-            "(?:明治|大正|昭和|平成|令和)\\s*(?:\\d{1,2}|元)\\s*年\\s*\\d{1,2}\\s*月\\s*\\d{1,2}\\s*日",
-            // a birth date after its label, in any short numeric form: 생년월일 900102, DOB: 02/01/90
-            "(?i)(?<=생년월일|생일|dob|birth|birthday|birthdate|生年月日)\\s*[:：]?\\s*[0-9][0-9./\\-\\s]{4,12}[0-9]"));
+            "(?:明治|大正|昭和|平成|令和)\\s*(?:\\d{1,2}|元)\\s*年\\s*\\d{1,2}\\s*月\\s*\\d{1,2}\\s*日"));
+    /**
+     * A birth date after its label, in any short numeric form (생년월일 900102, DOB: 02/01/90): group 1 is masked, the
+     * label stays. Matched on the folded (lower-case) text. A label as a lookbehind in DATE made that one pattern
+     * two thirds of a mask's time (every position tried against every label length): 0.7 ms of a 2,000-character
+     * text, 12 s for a bulk requeue's search through 10,000 reasons.
+     */
+    private static final Pattern BIRTH_DATE = Pattern.compile(
+            "(?:생년월일|생일|dob|birth(?:day|date)?|生年月日)(\\s*[:：]?\\s*[0-9][0-9./\\-\\s]{4,12}[0-9])");
 
     private PatientDataMask() {
     }
@@ -108,12 +114,21 @@ public final class PatientDataMask {
         // first: a control character inside a value ("010", NUL, "1234…") would hide it from every pattern below
         text = printable(text);
         Folded folded = Folded.of(text, false);
-        Folded compact = Folded.of(text, true);
         boolean[] masked = new boolean[text.length()];
-        for (String value : searchTerms(patientValues, compact.text.length())) {
-            maskValue(text, compact, value, masked);
+        // the compact form only when there are values to look for (an operator read masks shapes alone)
+        Set<String> terms = searchTerms(patientValues, text.length() * 4);
+        if (!terms.isEmpty()) {
+            Folded compact = Folded.of(text, true);
+            for (String value : terms) {
+                if (value.length() <= compact.text.length()) {
+                    maskValue(text, compact, value, masked);
+                }
+            }
         }
-        for (Pattern shape : List.of(EMAIL, RRN, INTERNATIONAL_PHONE, COUNTRY_PREFIXED_PHONE, DOMESTIC_PHONE, DATE)) {
+        for (Pattern shape : List.of(EMAIL, RRN, INTERNATIONAL_PHONE, COUNTRY_PREFIXED_PHONE, DOMESTIC_PHONE, DATE, BIRTH_DATE)) {
+            if (shape == EMAIL && folded.text.indexOf('@') < 0) {
+                continue; // (a full-width ＠ is folded to @)
+            }
             Matcher m = shape.matcher(folded.text);
             while (m.find()) {
                 if (shape == INTERNATIONAL_PHONE || shape == DOMESTIC_PHONE || shape == COUNTRY_PREFIXED_PHONE) {
@@ -122,7 +137,8 @@ public final class PatientDataMask {
                         continue;
                     }
                 }
-                mark(masked, folded.start[m.start()], folded.end[m.end() - 1]);
+                int group = shape == BIRTH_DATE ? 1 : 0;
+                mark(masked, folded.start[m.start(group)], folded.end[m.end(group) - 1]);
             }
         }
         StringBuilder out = new StringBuilder(shown + 1);
@@ -286,8 +302,10 @@ public final class PatientDataMask {
             for (int i = 0; i < original.length(); ) {
                 int cp = original.codePointAt(i);
                 int next = i + Character.charCount(cp);
-                String folded = Normalizer.normalize(new String(Character.toChars(cp)), Normalizer.Form.NFKC)
-                        .toLowerCase(Locale.ROOT);
+                // ASCII and Hangul syllables are their own NFKC form (most of a reason's text): no Normalizer call
+                String folded = cp < 0x80 ? String.valueOf((char) (cp >= 'A' && cp <= 'Z' ? cp + 32 : cp))
+                        : cp >= 0xAC00 && cp <= 0xD7A3 ? String.valueOf((char) cp)
+                        : Normalizer.normalize(new String(Character.toChars(cp)), Normalizer.Form.NFKC).toLowerCase(Locale.ROOT);
                 for (int j = 0; j < folded.length(); j++) {
                     char c = folded.charAt(j);
                     if (c >= 'ァ' && c <= 'ヶ') {

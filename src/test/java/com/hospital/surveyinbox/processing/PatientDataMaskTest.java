@@ -84,6 +84,10 @@ class PatientDataMaskTest {
                 c("생년월일 900102 불일치", KIM, "900102", "생년월일|불일치"),
                 c("date of birth 1990.1.2 does not match", KIM, "1990.1.2", "date of birth|does not match"),
                 c("DOB: 02/01/1990", KIM, "02/01/1990", "DOB"),
+                // a birth date only its label marks as one (not a date's shape), in any letter case and width
+                c("DOB: 02/01/90 mismatch", KIM, "02/01/90", "DOB|mismatch"),
+                c("Birthday 900102 unknown", KIM, "900102", "Birthday|unknown"),
+                c("ＢＩＲＴＨＤＡＴＥ：90.01.02 확인", KIM, "90.01.02", "ＢＩＲＴＨＤＡＴＥ|확인"),
                 c("1990년 1월 2일생 환자", KIM, "1990년 1월 2일", "생 환자"),
                 c("生年月日 平成2年1月2日 が一致しません", YAMADA, "平成2年1月2日", "生年月日|が一致しません"),
                 c("born 19900102, patient unknown", KIM, "19900102", "born|patient unknown"),
