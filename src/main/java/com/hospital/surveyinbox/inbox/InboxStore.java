@@ -180,7 +180,7 @@ public class InboxStore implements DisposableBean {
 
     /** The row an Idempotency-Key already names (a replay): run inside the group's transaction, or alone. */
     static final String FIND_BY_IDEMPOTENCY_KEY = """
-            SELECT id, srvy_drawup_no, msg_type
+            SELECT id, srvy_drawup_no, msg_type, payload, payload_key_id
               FROM inbox_message
              WHERE idempotency_key = ?
             """;
@@ -252,7 +252,7 @@ public class InboxStore implements DisposableBean {
         } finally {
             insertTimer.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
         }
-        String other = accepted.fresh() ? null : otherMessage(accepted, message);
+        String other = accepted.fresh() ? null : accepted.keyReusedBy();
         if (other != null) {
             // CONTRACT: a key seen is answered with its first row and stores nothing; a key reused for another
             // message (a sender's key generator colliding, a corrected message sent again under its first key) would
@@ -263,32 +263,6 @@ public class InboxStore implements DisposableBean {
                     other, accepted.inboxId(), accepted.srvyDrawupNo(), accepted.msgType(), message.srvyDrawupNo(), message.msgType());
         }
         return accepted;
-    }
-
-    /**
-     * How a replayed key's message differs from its first row's, or null for the same message: another subject or
-     * type, else another body (the JSON compared as values: a sender's retry may write it with other spacing or field
-     * order). The body is read only for a replay (one primary-key read); a first row whose payload retention removed,
-     * or one this instance cannot open or read now, is taken as the same.
-     */
-    private String otherMessage(Acceptance first, ReceivedMessage message) {
-        if (!first.srvyDrawupNo().equals(message.srvyDrawupNo()) || !first.msgType().equals(message.msgType())) {
-            return "another srvyDrawupNo or msgType";
-        }
-        try {
-            List<java.util.Map<String, Object>> rows = receptionJdbc.getJdbcOperations().queryForList(
-                    "SELECT payload, payload_key_id FROM inbox_message WHERE id = ?", first.inboxId());
-            if (rows.isEmpty() || rows.get(0).get("payload") == null) {
-                return null;
-            }
-            byte[] stored = cipher.open(first.inboxId(), first.srvyDrawupNo(), (byte[]) rows.get(0).get("payload"),
-                    (String) rows.get(0).get("payload_key_id"));
-            return JSON.readTree(stored).equals(JSON.readTree(message.payload())) ? null : "another body";
-        } catch (Exception e) {
-            org.slf4j.LoggerFactory.getLogger(InboxStore.class).debug("Inbox {}: the first body of a replayed key not compared ({})",
-                    first.inboxId(), com.hospital.surveyinbox.config.LoggedFailure.describe(e));
-            return null;
-        }
     }
 
     private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
@@ -327,7 +301,7 @@ public class InboxStore implements DisposableBean {
                 return new Acceptance(ids.get(0), message.srvyDrawupNo(), message.msgType(), true, message.traceParent());
             }
             Acceptance first = receptionJdbc.getJdbcOperations().execute((ConnectionCallback<Acceptance>) con ->
-                    earlierRowIfAny(con, message.idempotencyKey())); // a replay: its first row
+                    earlierRowIfAny(con, message)); // a replay: its first row
             if (first != null) {
                 return first;
             }
@@ -442,7 +416,7 @@ public class InboxStore implements DisposableBean {
                         result.add(idOf[i] == null ? null // its subject held elsewhere: written alone (GroupInsert)
                                 : inserted.contains(idOf[i])
                                 ? new Acceptance(idOf[i], m.srvyDrawupNo(), m.msgType(), true, m.traceParent())
-                                : earlierRow(con, m.idempotencyKey()));
+                                : earlierRow(con, m));
                     }
                     answer.addAll(result);
                     commitSent[0] = true;
@@ -540,8 +514,8 @@ public class InboxStore implements DisposableBean {
      * The row an idempotency key already names, read in the group's own transaction; {@link ReplayedRowGone} when it
      * was deleted since the conflict (acceptOne writes again).
      */
-    private static Acceptance earlierRow(java.sql.Connection con, String idempotencyKey) throws SQLException {
-        Acceptance first = earlierRowIfAny(con, idempotencyKey);
+    private Acceptance earlierRow(java.sql.Connection con, ReceivedMessage message) throws SQLException {
+        Acceptance first = earlierRowIfAny(con, message);
         if (first == null) {
             throw new ReplayedRowGone();
         }
@@ -555,14 +529,46 @@ public class InboxStore implements DisposableBean {
         }
     }
 
-    /** The row an idempotency key names, or null when there is none (deleted since the conflict). */
-    private static Acceptance earlierRowIfAny(java.sql.Connection con, String idempotencyKey) throws SQLException {
+    /**
+     * The row the replayed message's idempotency key names, or null when there is none (deleted since the conflict),
+     * with how the replay differs from it ({@link Acceptance#keyReusedBy}), read in the same statement on the
+     * connection the insert holds (a second read took one of the reception pool's few connections per replay, and
+     * replays come in storms, after an outage).
+     */
+    private Acceptance earlierRowIfAny(java.sql.Connection con, ReceivedMessage message) throws SQLException {
         try (PreparedStatement find = con.prepareStatement(FIND_BY_IDEMPOTENCY_KEY)) {
-            find.setString(1, idempotencyKey);
+            find.setString(1, message.idempotencyKey());
             try (ResultSet rs = find.executeQuery()) {
-                return rs.next() ? new Acceptance(rs.getLong("id"), rs.getString("srvy_drawup_no"), rs.getString("msg_type"), false)
-                        : null;
+                if (!rs.next()) {
+                    return null;
+                }
+                long id = rs.getLong("id");
+                String subject = rs.getString("srvy_drawup_no");
+                String type = rs.getString("msg_type");
+                return new Acceptance(id, subject, type, false, null,
+                        otherMessage(id, subject, type, rs.getBytes("payload"), rs.getString("payload_key_id"), message));
             }
+        }
+    }
+
+    /**
+     * How a replayed key's message differs from its first row's, or null for the same message: another subject or
+     * type, else another body (the JSON compared as values: a retry may write it with other spacing or field order).
+     * A first row whose payload retention removed is taken as the same; one this instance cannot open is said.
+     */
+    private String otherMessage(long id, String subject, String type, byte[] stored, String keyId, ReceivedMessage message) {
+        if (!subject.equals(message.srvyDrawupNo()) || !type.equals(message.msgType())) {
+            return "another srvyDrawupNo or msgType";
+        }
+        if (stored == null) {
+            return null;
+        }
+        try {
+            return JSON.readTree(cipher.open(id, subject, stored, keyId)).equals(JSON.readTree(message.payload())) ? null : "another body";
+        } catch (Exception e) {
+            org.slf4j.LoggerFactory.getLogger(InboxStore.class).warn("Inbox {}: a replay of its Idempotency-Key not compared with its "
+                    + "first body ({})", id, com.hospital.surveyinbox.config.LoggedFailure.describe(e));
+            return null;
         }
     }
 
