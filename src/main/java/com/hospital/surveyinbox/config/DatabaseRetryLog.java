@@ -11,8 +11,9 @@ import org.slf4j.LoggerFactory;
  * of the database-busy clauses (inbox-process-row-database-busy, inbox-process-row-outcome-unrecorded,
  * inbox-reply-database-busy, inbox-reply-delivered-unrecorded, inbox-receive-record-database-busy). Camel's own
  * retry line ({@code logRetryAttempted}) prints the exception itself: Spring's JDBC exceptions carry the statement's
- * text, an HTTP client's its URL, and a log line names a failure only as {@link LoggedFailure} does. A
- * {@link Processor} because the error handler's redelivery hook is one.
+ * text, an HTTP client's its URL, and a log line names a failure only as {@link LoggedFailure} does (the clauses set
+ * {@code logRetryAttempted: false}: Camel's default logs it at DEBUG). A {@link Processor} because the error handler's
+ * redelivery hook is one.
  */
 @org.springframework.stereotype.Component("databaseRetryLog")
 public class DatabaseRetryLog implements Processor {
@@ -22,7 +23,7 @@ public class DatabaseRetryLog implements Processor {
     @Override
     public void process(Exchange exchange) {
         Throwable caught = exchange.getProperty(ExchangePropertyKey.EXCEPTION_CAUGHT, Throwable.class);
-        log.warn("{}: the database did not answer ({}); try {} of {} follows",
+        log.warn("{}: the database did not answer ({}); retry {} of {} follows",
                 exchange.getProperty(ExchangePropertyKey.FAILURE_ROUTE_ID, exchange.getFromRouteId(), String.class),
                 LoggedFailure.describe(caught),
                 exchange.getMessage().getHeader(Exchange.REDELIVERY_COUNTER, Integer.class),

@@ -219,12 +219,18 @@ class InboxReplyRouteTest extends RouteKit {
         ch.qos.logback.classic.Logger root = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
         logged.start();
         root.addAppender(logged);
+        // Camel's own retry line is on by default at DEBUG: the error handler's logger at DEBUG shows whether it is off
+        ch.qos.logback.classic.Logger errorHandler = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                org.apache.camel.processor.errorhandler.DefaultErrorHandler.class);
+        ch.qos.logback.classic.Level level = errorHandler.getLevel();
+        errorHandler.setLevel(ch.qos.logback.classic.Level.DEBUG);
 
         Exchange done;
         try {
             done = template.send("direct:inbox-reply", e -> e.getMessage().setBody(Map.of("id", id)));
         } finally {
             root.detachAppender(logged);
+            errorHandler.setLevel(level);
         }
 
         assertThat(done.getException()).isNull();
@@ -233,7 +239,7 @@ class InboxReplyRouteTest extends RouteKit {
         // and the driver's message in it
         java.util.List<String> lines = logged.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage).toList();
         assertThat(lines).anySatisfy(line -> assertThat(line)
-                .startsWith("inbox-reply: the database did not answer (").contains("[SQLState 08006]").endsWith("try 1 of 8 follows"));
+                .startsWith("inbox-reply: the database did not answer (").contains("[SQLState 08006]").endsWith("retry 1 of 8 follows"));
         assertThat(lines).noneSatisfy(line -> assertThat(line).containsAnyOf("reply_status", "I/O error", "caught:"));
         assertThat(logged.list).allSatisfy(event -> assertThat(event.getThrowableProxy()).isNull());
         assertThat(rows.row(Long.toString(id))).containsEntry("reply_status", "SENT");
