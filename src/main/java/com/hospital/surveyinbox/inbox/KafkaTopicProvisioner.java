@@ -178,8 +178,24 @@ public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
         try (Admin admin = Admin.create(KafkaClientSecurity.admin(security, brokers, 5_000, 10_000))) {
             Throwable notCreated = null;
             try {
-                admin.createTopics(List.of(newTopic(topic, partitions, replicationFactor, properties.getKafka().getRetention())))
-                        .all().get(15, TimeUnit.SECONDS);
+                NewTopic wanted = newTopic(topic, partitions, replicationFactor, properties.getKafka().getRetention());
+                try {
+                    admin.createTopics(List.of(wanted)).all().get(15, TimeUnit.SECONDS);
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof org.apache.kafka.common.errors.PolicyViolationException
+                            || e.getCause() instanceof org.apache.kafka.common.errors.InvalidConfigurationException)) {
+                        throw e;
+                    }
+                    // a cluster whose policy caps retention (a managed tier's 7 days) refused the topic for it: created
+                    // with the cluster's retention, said below, rather than no topic at all
+                    Map<String, String> configs = new java.util.HashMap<>(wanted.configs());
+                    configs.remove("retention.ms");
+                    admin.createTopics(List.of(new NewTopic(topic, partitions, replicationFactor).configs(configs)))
+                            .all().get(15, TimeUnit.SECONDS);
+                    log.info("Created topic {} with {} partitions, without adapter.kafka.retention ({}): the cluster refused it",
+                            topic, partitions, LoggedFailure.describe(e.getCause()));
+                    return new Check(true, retentionProblem(admin, topic));
+                }
                 log.info("Created topic {} with {} partitions", topic, partitions);
                 return new Check(true, Optional.empty());
             } catch (ExecutionException e) {
@@ -215,7 +231,8 @@ public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
                         return new Check(true, Optional.of("Topic " + topic + " exists with " + foundPartitions
                                 + " partitions, fewer than adapter.kafka.partitions (" + partitions + "), and could not be grown ("
                                 + LoggedFailure.describe(e.getCause()) + "): consumers beyond its partitions idle; raise them "
-                                + "with kafka-topics --alter (docs/deploying.md)"));
+                                + "with kafka-topics --alter (docs/deploying.md)"
+                                + retentionProblem(admin, topic).map(problem -> "; " + problem).orElse("")));
                     } // InvalidPartitions: another instance grew it first
                 }
             }

@@ -193,4 +193,23 @@ class KafkaTopicProvisionerTest extends IntegrationTest {
         assertThat(check.problem()).hasValueSatisfying(problem -> assertThat(problem)
                 .contains(shorter, "keeps events PT24H, less than adapter.kafka.retention (PT336H)", "retention.ms=1209600000"));
     }
+
+    /**
+     * A cluster whose policy caps retention (7 days here, for RetentionCapPolicy's topics) refuses a topic asked with
+     * adapter.kafka.retention: it is created without it, with the cluster's retention, and that is said. It was no
+     * topic at all, the check tried again every 15 s for good.
+     */
+    @Test
+    void aClusterThatCapsRetentionStillGetsItsTopicAndTheShortRetentionIsSaid() throws Exception {
+        String topic = com.hospital.surveyinbox.support.RetentionCapPolicy.CAPPED + System.nanoTime();
+
+        KafkaTopicProvisioner.Check check = provisioner.ensure(topic, 2, (short) 1);
+
+        assertThat(check.done()).isTrue();
+        assertThat(check.problem()).hasValueSatisfying(problem -> assertThat(problem)
+                .contains(topic, "keeps events PT168H, less than adapter.kafka.retention (PT336H)"));
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers))) {
+            assertThat(admin.describeTopics(List.of(topic)).allTopicNames().get(15, TimeUnit.SECONDS).get(topic).partitions()).hasSize(2);
+        }
+    }
 }

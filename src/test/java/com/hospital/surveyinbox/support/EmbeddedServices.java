@@ -66,7 +66,9 @@ public final class EmbeddedServices {
             } else {
                 kafka = new EmbeddedKafkaKraftBroker(1, 1);
                 kafka.brokerProperties(Map.of("auto.create.topics.enable", "true", "log.dir",
-                        Files.createTempDirectory("survey-inbox-kafka").toString()));
+                        Files.createTempDirectory("survey-inbox-kafka").toString(),
+                        // a retention cap for the provisioner's test topics only (RetentionCapPolicy.CAPPED)
+                        "create.topic.policy.class.name", RetentionCapPolicy.class.getName()));
                 kafka.afterPropertiesSet();
                 kafkaProcess = null;
             }
