@@ -580,6 +580,13 @@ class ManifestConsistencyTest {
                 .contains("kubernetes.io/hostname", "topology.kubernetes.io/zone");
         // preferred: a node without room counts as an empty domain, and a required spread left pods Pending
         assertThat(spread).extracting(c -> c.get("whenUnsatisfiable")).containsOnly("ScheduleAnyway");
+        // and a second pod on a node weighed against as strongly as a preference can be
+        List<Map<String, Object>> apart = at(deployment(), "spec", "template", "spec", "affinity", "podAntiAffinity",
+                "preferredDuringSchedulingIgnoredDuringExecution");
+        assertThat(apart).singleElement().satisfies(term -> {
+            assertThat(term.get("weight")).isEqualTo(100);
+            assertThat((Object) at(term, "podAffinityTerm", "topologyKey")).isEqualTo("kubernetes.io/hostname");
+        });
 
         Map<String, Object> c = container();
         assertThat((Boolean) at(deployment(), "spec", "template", "spec", "securityContext", "runAsNonRoot")).isTrue();

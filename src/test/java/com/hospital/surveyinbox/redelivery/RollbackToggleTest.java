@@ -183,7 +183,7 @@ class RollbackToggleTest extends IntegrationTest {
     /**
      * A sender's W3C baggage does not ride along on the downstream calls of a synchronous registration (docs/security.md:
      * no inbound header is sent downstream): the registration runs on the request's thread, inside the trace the
-     * sender's traceparent opened, and only the trace context the service writes (traceparent) goes out.
+     * sender's traceparent opened, and only the W3C trace context goes out (traceparent, and the sender's tracestate).
      */
     @Test
     void aSendersBaggageIsNotSentDownstream() {
@@ -191,7 +191,7 @@ class RollbackToggleTest extends IntegrationTest {
         int before = simulator().requests().size();
 
         Reply reply = client.receive(send(subject, ""), java.util.Map.of("baggage", "ward=oncology,caller=P-" + subject,
-                "traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"));
+                "traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "tracestate", "vendor=opaque"));
 
         assertThat(reply.status()).as(reply.body()).isEqualTo(200);
         java.util.List<DownstreamSimulator.Request> sent = simulator().requests().subList(before, simulator().requests().size());
@@ -199,6 +199,8 @@ class RollbackToggleTest extends IntegrationTest {
                 .allSatisfy(request -> {
                     assertThat(request.header("baggage")).as(request.line()).isNull();
                     assertThat(request.header("traceparent")).as(request.line()).startsWith("00-0af7651916cd43dd8448eb211c80319c-");
+                    // the W3C trace context carries a sender's tracestate on, as that standard asks (docs/security.md)
+                    assertThat(request.header("tracestate")).as(request.line()).isEqualTo("vendor=opaque");
                 });
     }
 
