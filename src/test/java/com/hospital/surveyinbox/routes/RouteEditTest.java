@@ -98,6 +98,20 @@ class RouteEditTest extends IntegrationTest {
         assertThat(simulator().events(patno + "|From-Message")).extracting(DownstreamSimulator.Event::kind)
                 .containsExactly("GUEST_CREATE");
         assertThat(simulator().bundleCreates(subject)).isEqualTo(1);
+
+        // the record check stays: a 200 naming another patient still fails the lookup (a system error), nothing sent
+        String other = uniqueSubject("EDIT-OTHER");
+        DownstreamSimulator.Fault wrong = simulator().failWhen("GET /legacy/patients/P-" + other, 200,
+                "{\"patno\":\"P-SOMEONE-ELSE\",\"patNm\":\"Someone Else\",\"mobileNo\":\"01099998888\"}");
+        try {
+            String refused = client.accept(ServiceClient.message(other, "P-" + other, ""));
+            rows.awaitAttempt(refused, 1, "FAILED");
+            assertThat(jdbc.queryForObject("SELECT reason FROM inbox_attempt WHERE inbox_id = ? AND attempt_no = 1", String.class,
+                    Long.parseLong(refused))).isEqualTo("system error at inbox-register-legacy-patient (legacy): patient answer names another patient");
+            assertThat(simulator().bundleCreates(other)).isZero();
+        } finally {
+            simulator().remove(wrong);
+        }
     }
 
     private static long seq(String key, String kind) {
