@@ -16,6 +16,10 @@
 -- few whose reply was acted on late;
 -- SKIP LOCKED: a requeue or a second run never waits on it. The three deletes are one statement: the foreign
 -- keys are checked at its end.
+-- A SEND stored while this statement runs is not in its snapshot, so its subject's COMPLETED SEND past
+-- keep-resendable may still go in this run: that SEND arrived past its predecessor's horizon, and is registered as a
+-- first SEND exactly as one stored a moment later would be (nothing acknowledged is lost; the window is the
+-- statement's seconds at a row's horizon).
 WITH old_others AS (
     SELECT m.id
       FROM inbox_message m
