@@ -185,6 +185,8 @@ public class InboxStore implements DisposableBean {
              WHERE idempotency_key = ?
             """;
 
+    /** Reads a replay's body and its first row's to compare them as JSON values ({@link #otherMessage}). */
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
     private final io.micrometer.core.instrument.Counter keyReused;
     /** The receptions' own connections ({@link ReceptionConnections}): the inserts and what they read meanwhile. */
     private final NamedParameterJdbcTemplate receptionJdbc;
@@ -264,8 +266,6 @@ public class InboxStore implements DisposableBean {
         }
         return accepted;
     }
-
-    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
 
     /**
      * One row: one autocommit statement that takes the subject's lock, then the row (one round trip; the
