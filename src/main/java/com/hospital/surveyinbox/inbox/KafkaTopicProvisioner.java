@@ -150,8 +150,20 @@ public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
         org.apache.kafka.common.config.ConfigResource resource = new org.apache.kafka.common.config.ConfigResource(
                 org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
         try {
-            org.apache.kafka.clients.admin.ConfigEntry entry = admin.describeConfigs(List.of(resource)).all()
-                    .get(15, TimeUnit.SECONDS).get(resource).get("retention.ms");
+            org.apache.kafka.clients.admin.ConfigEntry entry = null;
+            // a topic created a moment ago may not be known yet to the broker asked (its metadata spreading): asked
+            // again for a few seconds, not reported as a retention that could not be read
+            for (int tries = 1; ; tries++) {
+                try {
+                    entry = admin.describeConfigs(List.of(resource)).all().get(15, TimeUnit.SECONDS).get(resource).get("retention.ms");
+                    break;
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException) || tries == 10) {
+                        throw e;
+                    }
+                    Thread.sleep(500);
+                }
+            }
             long kept = entry == null || entry.value() == null ? -1 : Long.parseLong(entry.value());
             if (kept >= 0 && kept < wanted) {
                 return Optional.of("Topic " + topic + " keeps events " + Duration.ofMillis(kept) + ", less than adapter.kafka.retention ("
@@ -160,6 +172,9 @@ public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
             }
             return Optional.empty();
         } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
             // no DESCRIBE_CONFIGS right, a slow broker: events flow, the retention is not known
             return Optional.of("Topic " + topic + ": its retention could not be read (" + LoggedFailure.describe(e)
                     + "); it must keep events at least adapter.kafka.retention (" + properties.getKafka().getRetention() + ")");
