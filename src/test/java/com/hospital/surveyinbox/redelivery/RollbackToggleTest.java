@@ -182,7 +182,7 @@ class RollbackToggleTest extends IntegrationTest {
 
     /**
      * A sender's W3C baggage does not ride along on the downstream calls of a synchronous registration (docs/security.md:
-     * no inbound header is sent downstream): the registration runs on the request's thread, inside the trace the
+     * nothing of the request goes downstream but the W3C trace context): the registration runs on the request's thread, inside the trace the
      * sender's traceparent opened, and only the W3C trace context goes out (traceparent, and the sender's tracestate).
      */
     @Test
