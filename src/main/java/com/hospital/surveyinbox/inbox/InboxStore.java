@@ -254,7 +254,7 @@ public class InboxStore implements DisposableBean {
         } finally {
             insertTimer.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
         }
-        String other = accepted.fresh() ? null : accepted.keyReusedBy();
+        String other = accepted.keyReusedBy(); // null for a fresh row and a true replay
         if (other != null) {
             // CONTRACT: a key seen is answered with its first row and stores nothing; a key reused for another
             // message (a sender's key generator colliding, a corrected message sent again under its first key) would

@@ -130,8 +130,10 @@ public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
     static NewTopic newTopic(String topic, int partitions, short replicationFactor, Duration retention) {
         Map<String, String> configs = new java.util.HashMap<>();
         // the events a database restore replays (docs/operations.md): kept as long as adapter.kafka.retention says,
-        // not the broker's default (7 days, often less)
-        configs.put("retention.ms", Long.toString(retention.toMillis()));
+        // not the broker's default (7 days, often less); null: the cluster's (its policy refused ours)
+        if (retention != null) {
+            configs.put("retention.ms", Long.toString(retention.toMillis()));
+        }
         if (replicationFactor >= 3) {
             configs.put("min.insync.replicas", "2");
         } else if (replicationFactor == 1) {
@@ -203,10 +205,7 @@ public class KafkaTopicProvisioner implements InitializingBean, DisposableBean {
                     }
                     // a cluster whose policy caps retention (a managed tier's 7 days) refused the topic for it: created
                     // with the cluster's retention, said below, rather than no topic at all
-                    Map<String, String> configs = new java.util.HashMap<>(wanted.configs());
-                    configs.remove("retention.ms");
-                    admin.createTopics(List.of(new NewTopic(topic, partitions, replicationFactor).configs(configs)))
-                            .all().get(15, TimeUnit.SECONDS);
+                    admin.createTopics(List.of(newTopic(topic, partitions, replicationFactor, null))).all().get(15, TimeUnit.SECONDS);
                     log.info("Created topic {} with {} partitions, without adapter.kafka.retention ({}): the cluster refused it",
                             topic, partitions, LoggedFailure.describe(e.getCause()));
                     return new Check(true, retentionProblem(admin, topic));

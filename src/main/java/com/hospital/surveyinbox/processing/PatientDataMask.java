@@ -116,13 +116,10 @@ public final class PatientDataMask {
         Folded folded = Folded.of(text, false);
         boolean[] masked = new boolean[text.length()];
         // the compact form only when there are values to look for (an operator read masks shapes alone)
-        Set<String> terms = searchTerms(patientValues, text.length() * 4);
-        if (!terms.isEmpty()) {
+        if (patientValues.stream().anyMatch(value -> value != null && !value.isBlank())) {
             Folded compact = Folded.of(text, true);
-            for (String value : terms) {
-                if (value.length() <= compact.text.length()) {
-                    maskValue(text, compact, value, masked);
-                }
+            for (String value : searchTerms(patientValues, compact.text.length())) {
+                maskValue(text, compact, value, masked);
             }
         }
         for (Pattern shape : List.of(EMAIL, RRN, INTERNATIONAL_PHONE, COUNTRY_PREFIXED_PHONE, DOMESTIC_PHONE, DATE, BIRTH_DATE)) {
