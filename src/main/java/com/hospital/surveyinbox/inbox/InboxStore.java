@@ -423,7 +423,9 @@ public class InboxStore implements DisposableBean {
                     con.commit();
                     committed = true;
                     return result;
-                } catch (SQLException | RuntimeException e) {
+                } catch (SQLException | RuntimeException | Error e) {
+                    // an Error too (memory running out while a replay's body is read): the reset to autocommit below
+                    // would otherwise commit the open transaction, rows stored for callers answered 500
                     try {
                         con.rollback();
                     } catch (SQLException ignored) {

@@ -597,6 +597,35 @@ class GroupInsertTest extends IntegrationTest {
     }
 
     @Test
+    void anErrorBeforeTheGroupsCommitStoresNoneOfItsRows() {
+        // an Error (here: memory running out while a replay's first body is read) is no Exception: the group must still be
+        // rolled back, not committed by the reset of the connection to autocommit, which commits an open transaction
+        String run = uniqueSubject("GRPOOM");
+        String key = "key-" + run;
+        store.acceptOne(message(run + "-old", key));
+        com.hospital.surveyinbox.config.AdapterProperties properties = com.hospital.surveyinbox.support.TestProperties.bind(
+                Map.of("adapter.reception.group-insert.enabled", "false"));
+        PayloadCipher runningOutOfMemory = new PayloadCipher(properties) {
+            @Override
+            public byte[] open(long inboxId, String srvyDrawupNo, byte[] stored, String keyId) {
+                throw new OutOfMemoryError("simulated while reading a replay's first body");
+            }
+        };
+        InboxStore faulty = new InboxStore(named, runningOutOfMemory, new SimpleMeterRegistry(), properties);
+
+        assertThatThrownBy(() -> faulty.acceptGroup(List.of(message(run + "-new", null), message(run + "-old", key))))
+                .isInstanceOf(OutOfMemoryError.class);
+
+        // its callers are answered 500: none of the group's rows may exist, or a sender's retry stores it twice
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, run + "-new"))
+                .isZero();
+        // the connection went back to the pool clean: the next group on it is stored and committed
+        List<Acceptance> next = store.acceptGroup(List.of(message(run + "-next", null), message(run + "-next2", null)));
+        assertThat(next).extracting(Acceptance::fresh).containsExactly(true, true);
+        assertThat(rowCountLike(run)).isEqualTo(3); // the old row and the two of the next group
+    }
+
+    @Test
     @org.junit.jupiter.api.Timeout(60)
     void rowsOfOneSubjectGoToOneLaneAndTakeTheirIdsInArrivalOrder() throws Exception {
         String subject = uniqueSubject("GRPORDER");
