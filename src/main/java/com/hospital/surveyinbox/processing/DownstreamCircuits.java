@@ -15,7 +15,8 @@ import org.springframework.stereotype.Component;
 
 /**
  * One circuit per downstream (legacy, account, survey), so a plain outage is not billed to the rows.
- * {@code failure-threshold} consecutive system errors (5xx, 3xx, timeout, refused) open it, and so do
+ * {@code failure-threshold} consecutive system errors (5xx, 3xx, timeout, refused) of at least two different requests
+ * open it, and so do
  * {@code failure-threshold} <em>different</em> requests of one call failing since that call last answered (within ten
  * open-durations), whatever
  * its downstream's other calls do: the account system's guest creation down while its search answers (each message's
@@ -56,6 +57,9 @@ public class DownstreamCircuits {
 
     private static final class Circuit {
         int consecutiveFailures;
+        /** The first request of the current run of consecutive failures, and whether another request failed in it. */
+        int runFirstRequest;
+        boolean runMixed;
         Instant openedAt;
         /** Trial calls let through since the circuit last (re-)opened. */
         int trials;
@@ -176,6 +180,7 @@ public class DownstreamCircuits {
         synchronized (c) {
             c.failedRequests.remove(call);
             c.consecutiveFailures = 0;
+            c.runMixed = false;
             if (c.openedAt != null && c.openedBy != null && !c.openedBy.equals(call)) {
                 c.othersFailing = 0;
                 return; // another call answered: the one that opened it has not
@@ -223,6 +228,15 @@ public class DownstreamCircuits {
         String why = null;
         synchronized (c) {
             consecutive = ++c.consecutiveFailures;
+            if (consecutive == 1) {
+                c.runFirstRequest = request;
+            } else if (request != c.runFirstRequest) {
+                c.runMixed = true;
+            }
+            // one request failing on its retries with nothing else in between (a poison row on a quiet night, a
+            // test's injected 5xx) is a failing request: it opened the circuit at the row's last attempt and held the
+            // next rows (and its own DEAD reply, when legacy) for open-duration; two requests in the run are an outage
+            boolean inARow = consecutive >= threshold && c.runMixed;
             Instant now = clock.instant();
             Map<Integer, Instant> failed = c.failedRequests.computeIfAbsent(call, k -> new java.util.HashMap<>());
             Instant forgotten = now.minus(recordWindow());
@@ -231,14 +245,14 @@ public class DownstreamCircuits {
                 failed.put(request, now);
             }
             different = failed.size();
-            boolean counted = consecutive >= threshold || different >= threshold;
+            boolean counted = inARow || different >= threshold;
             State before = state(downstream);
             boolean open;
             if (before == State.CLOSED) {
                 open = counted;
                 if (open) {
-                    c.openedBy = consecutive >= threshold ? null : call;
-                    why = consecutive >= threshold ? consecutive + " system errors in a row"
+                    c.openedBy = inARow ? null : call;
+                    why = inARow ? consecutive + " system errors in a row"
                             : different + " different requests of " + call + " failing";
                 }
             } else if (c.openedBy == null || c.openedBy.equals(call)) {

@@ -230,6 +230,28 @@ class DownstreamCircuitsTest {
                 .isEqualTo(DownstreamCircuits.State.CLOSED);
     }
 
+    /**
+     * A quiet night: one row's request fails on each of its retries and nothing else is called in between. That is a
+     * failing request, not an outage: the circuit stays closed (it opened at the row's last attempt, held the next
+     * rows uncharged for open-duration and, for legacy, the row's own DEAD reply); a second request failing in the
+     * same run is an outage and opens it.
+     */
+    @Test
+    void oneRowsRetriesFailingWithNothingInBetweenDoNotOpenTheCircuit() {
+        DownstreamCircuits circuits = thresholdThree(new SimpleMeterRegistry(), new MovableClock());
+        int theRowsBundle = DownstreamCalls.fingerprint("http://survey", "/dispatch-bundles", null, "{\"srvyDrawupNo\":\"D-1\"}");
+        for (int attempt = 0; attempt < 10; attempt++) {
+            circuits.recordFailure("survey", "inbox-register-survey-bundle", theRowsBundle);
+        }
+        assertThat(circuits.state("survey")).isEqualTo(DownstreamCircuits.State.CLOSED);
+        assertThat(circuits.admit("survey", "inbox-register-survey-bundle")).isTrue();
+
+        circuits.recordFailure("survey", "inbox-register-survey-submission",
+                DownstreamCalls.fingerprint("http://survey", "/dispatch-bundles/D-2/submission", null, null));
+        assertThat(circuits.state("survey")).as("another request failing in the same run: the survey system is down")
+                .isEqualTo(DownstreamCircuits.State.OPEN);
+    }
+
     /** Requests differ by path, query or body; the same request sent again has the same fingerprint. */
     @Test
     void aRequestsFingerprintTellsPathQueryAndBodyApart() {
