@@ -341,6 +341,42 @@ class HostileAnswersTest extends IntegrationTest {
         assertThat(markupErrors("inbox-register-survey-bundle") - before).as("counted against the survey").isEqualTo(1);
     }
 
+    /**
+     * A success status whose answer is not the survey side's (CONTRACT §3: 201 {"dispatchId"}, or 200 when the key
+     * exists): a gateway's 204 or 202, a 201 without a dispatchId, a text "OK". Nothing is known to be created: the call
+     * fails as a system error (the row completed silently, no reply owed). A 200 without a body is the key's "exists".
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0} \"{1}\"")
+    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', quoteCharacter = '`', value = {
+            "204|``|", "202|`{\"dispatchId\":\"D-9\"}`|", "201|``|", "201|`{}`|", "201|`{\"dispatchId\":\"  \"}`|",
+            "201|`{\"dispatchId\":null}`|", "200|`OK`|text/plain", "201|`[\"D-9\"]`|"})
+    void aSuccessStatusWithoutTheSurveySidesAnswerFailsTheCall(int status, String body, String contentType) {
+        String subject = uniqueSubject("NOBUNDLE");
+        DownstreamSimulator.Fault gateway = simulator().add(new DownstreamSimulator.Fault(s -> s.equals("POST /survey/dispatch-bundles"),
+                status, body, 0, contentType == null ? Map.of() : Map.of("Content-Type", contentType), 0,
+                request -> request.contains(subject)));
+        try {
+            String id = client.accept(ServiceClient.message(subject, ""));
+            rows.awaitAttempt(id, 1, "FAILED");
+            assertThat(rows.row(id)).containsEntry("last_error", Outcome.SYSTEM_ERROR);
+        } finally {
+            simulator().remove(gateway);
+        }
+    }
+
+    @Test
+    void aBundlesTwoHundredWithoutABodyIsTheKeysExistingBundle() {
+        String subject = uniqueSubject("BUNDLE200");
+        DownstreamSimulator.Fault exists = simulator().add(new DownstreamSimulator.Fault(s -> s.equals("POST /survey/dispatch-bundles"),
+                200, "", 0, Map.of(), 0, request -> request.contains(subject)));
+        try {
+            String id = client.accept(ServiceClient.message(subject, ""));
+            rows.awaitStatus(id, "COMPLETED");
+        } finally {
+            simulator().remove(exists);
+        }
+    }
+
     private double markupErrors(String call) {
         io.micrometer.core.instrument.Counter counter = meters.find("adapter.downstream.errors").tag("call", call)
                 .tag("kind", "markup").counter();
