@@ -205,19 +205,22 @@ class FaultToleranceTest extends IntegrationTest {
         String prefix = uniqueSubject("PGDOWN") + "-";
         LoadSender load = new LoadSender(client, prefix, 4);
         Map<String, String> acknowledged = load.acknowledged;
-        await().atMost(Duration.ofSeconds(20)).until(() -> acknowledged.size() >= 50);
         long stopped;
         long started;
-        services().stopPostgres();
-        stopped = System.nanoTime();
-        try {
-            await().atMost(Duration.ofSeconds(20)).until(() -> load.answers().stream().filter(a -> a.sentAt() > stopped).count() >= 5);
+        try { // a failed wait must not leave its senders posting through the rest of the class
+            await().atMost(Duration.ofSeconds(20)).until(() -> acknowledged.size() >= 50);
+            services().stopPostgres();
+            stopped = System.nanoTime();
+            try {
+                await().atMost(Duration.ofSeconds(20)).until(() -> load.answers().stream().filter(a -> a.sentAt() > stopped).count() >= 5);
+            } finally {
+                started = System.nanoTime();
+                services().startPostgres();
+            }
+            await().atMost(Duration.ofSeconds(60)).until(() -> load.answers().stream().filter(a -> a.sentAt() > started && a.status() == 200).count() >= 20);
         } finally {
-            started = System.nanoTime();
-            services().startPostgres();
+            load.close();
         }
-        await().atMost(Duration.ofSeconds(60)).until(() -> load.answers().stream().filter(a -> a.sentAt() > started && a.status() == 200).count() >= 20);
-        load.close();
 
         // nothing sent and answered entirely inside the outage was acknowledged
         List<LoadSender.Answer> duringOutage = load.answers().stream().filter(a -> a.sentAt() > stopped && a.answeredAt() < started).toList();

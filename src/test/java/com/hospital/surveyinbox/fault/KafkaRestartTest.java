@@ -79,27 +79,30 @@ class KafkaRestartTest extends IntegrationTest {
         String prefix = uniqueSubject("KAFKADOWN") + "-";
         // two senders (20 a second): the outage's backlog drains through the redelivery job's paced republishing
         LoadSender load = new LoadSender(client, prefix, 2);
-        await().atMost(Duration.ofSeconds(60)).until(() -> rows.count(prefix, "COMPLETED") >= 20);
+        try { // a failed wait must not leave its senders posting through the rest of the class
+            await().atMost(Duration.ofSeconds(60)).until(() -> rows.count(prefix, "COMPLETED") >= 20);
 
-        double notPublished = meters.get(com.hospital.surveyinbox.inbox.InboxEventPublisher.PUBLISH_FAILURES).counter().count();
-        kafka.stopBroker();
-        long stopped = System.nanoTime();
-        long restarted;
-        try {
-            // reception keeps acknowledging: the inbox, not Kafka, is what a 200 promises
+            double notPublished = meters.get(com.hospital.surveyinbox.inbox.InboxEventPublisher.PUBLISH_FAILURES).counter().count();
+            kafka.stopBroker();
+            long stopped = System.nanoTime();
+            long restarted;
+            try {
+                // reception keeps acknowledging: the inbox, not Kafka, is what a 200 promises
+                await().atMost(Duration.ofSeconds(60)).until(() ->
+                        load.answers().stream().filter(a -> a.sentAt() > stopped && a.status() == 200).count() >= 30);
+                // and down long enough that acknowledged rows' events are given up (max-block, the delivery timeout): those
+                // rows reach the consumers through the redelivery job only
+                await().atMost(Duration.ofSeconds(60)).until(() -> meters.get(
+                        com.hospital.surveyinbox.inbox.InboxEventPublisher.PUBLISH_FAILURES).counter().count() > notPublished);
+            } finally {
+                kafka.startBroker();
+                restarted = System.nanoTime();
+            }
             await().atMost(Duration.ofSeconds(60)).until(() ->
-                    load.answers().stream().filter(a -> a.sentAt() > stopped && a.status() == 200).count() >= 30);
-            // and down long enough that acknowledged rows' events are given up (max-block, the delivery timeout): those
-            // rows reach the consumers through the redelivery job only
-            await().atMost(Duration.ofSeconds(60)).until(() -> meters.get(
-                    com.hospital.surveyinbox.inbox.InboxEventPublisher.PUBLISH_FAILURES).counter().count() > notPublished);
+                    load.answers().stream().filter(a -> a.sentAt() > restarted && a.status() == 200).count() >= 20);
         } finally {
-            kafka.startBroker();
-            restarted = System.nanoTime();
+            load.close();
         }
-        await().atMost(Duration.ofSeconds(60)).until(() ->
-                load.answers().stream().filter(a -> a.sentAt() > restarted && a.status() == 200).count() >= 20);
-        load.close();
 
         assertThat(load.answers()).as("no reception failed because the broker was down").allSatisfy(a -> assertThat(a.status()).isEqualTo(200));
         assertThat(rows.ids(prefix)).containsExactlyInAnyOrderElementsOf(load.acknowledged.values());

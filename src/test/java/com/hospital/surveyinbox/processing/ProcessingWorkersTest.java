@@ -144,6 +144,9 @@ class ProcessingWorkersTest extends IntegrationTest {
                 rest.add(other.accept(ServiceClient.message(run + "-" + i, "GATE" + run + "-late-" + i, "")));
             }
             ProcessingWorkers workers = stopping.getBean(ProcessingWorkers.class);
+            // the consumer holds the late rows already and waits for the busy worker: else the stop could begin before
+            // they were polled, and "nothing started during the stop" would hold with nothing to start
+            await().atMost(Duration.ofSeconds(30)).until(() -> workers.waitingForWorker() == 1);
             closed = java.util.concurrent.CompletableFuture.runAsync(stopping::close);
             await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(workers::isStopping);
             inFlight.open(); // the row in flight finishes inside the shutdown's wait, and its worker is free again

@@ -29,6 +29,7 @@ class RateLimitTest extends IntegrationTest {
         double timed503 = meters.get("adapter.reception.accept").tag("status", "503").timer().count();
         int accepted = 0;
         int limited = 0;
+        long started = System.nanoTime();
         for (int i = 0; i < 20; i++) {
             Reply reply = client.receive(ServiceClient.message(prefix + "-" + i, ""));
             if (reply.status() == 200) {
@@ -42,13 +43,16 @@ class RateLimitTest extends IntegrationTest {
                 limited++;
             }
         }
-        assertThat(accepted).isBetween(5, 8);
+        // the burst, and one more per second the 20 requests took (a loaded machine takes longer: the bound follows it)
+        long tookSeconds = java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
+        assertThat(accepted).isBetween(5, 5 + (int) tookSeconds + 1);
+        assertThat(limited).as("the limit applied at all").isPositive();
         assertThat(limited).isEqualTo(20 - accepted);
         assertThat((double) meters.get("adapter.reception.accept").tag("status", "503").timer().count()).isEqualTo(timed503 + limited);
         assertThat(meters.get("adapter.reception.rate-limited").counter().count()).isEqualTo(limited);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ?", Long.class, prefix + "-%"))
                 .isEqualTo(accepted);
-        // another sender has its own bucket: the operator API is not limited by the legacy sender's use
-        assertThat(client.ops("/ops/inbox/stats").status()).isEqualTo(200);
+        // the operator API is not limited by the legacy sender's use: its write is answered (404: no such row), not 503
+        assertThat(client.opsPost("/ops/inbox/999999999/requeue").status()).isEqualTo(404);
     }
 }
