@@ -32,9 +32,9 @@ import org.slf4j.LoggerFactory;
  * stats read), the attempts' index with a condition the chart's plan does not use (V11), vacuum by 20,000 dead rows
  * (V13).
  * <p>
- * Two parts. {@link #acceptRecords} (before Flyway validates, at every start) rewrites the recorded checksum of a
- * migration that ran as one of the earlier texts listed here, and only those, to the current text's: any other
- * mismatch is refused as before. Then this class, migration 19, brings what those earlier texts built to what the
+ * Two parts. {@link #ranEarlierTexts} and {@link #migrate} (at every start) take a migration recorded with the checksum
+ * of one of the earlier texts listed here, and only those, as valid, its record kept as it is (an old pod carrying
+ * that text still starts during the rollout, and after a rollback): any other mismatch is refused as before. Then this class, migration 19, brings what those earlier texts built to what the
  * current texts build, looking before it changes anything, so a database that ran the current texts is left as it
  * is. The earlier texts are kept in {@code src/test/resources/db/earlier-migrations/} ({@code EarlierReleasedTextsTest}
  * migrates a database with them and starts it as the service does).
@@ -179,20 +179,24 @@ public final class EarlierReleasedTexts implements JavaMigration {
     }
 
     /**
-     * Before Flyway validates: a migration recorded with the checksum of one of its earlier released texts is recorded
-     * with the current text's instead (migration 19 then brings its effect up to date). Nothing else is touched.
+     * Before Flyway validates: the versions recorded with the checksum of one of their earlier released texts (not the
+     * current text's). Their records are kept as they are: rewritten to the current text's (as this class did first),
+     * an old pod still running the image that carries the earlier text crash-looped on its next start during the
+     * rollout (an OOM exit, a node drain, the HPA adding pods to the old ReplicaSet, a stalled rollout), and a rollback
+     * to it needed the record set back by hand. {@link #migrate} takes them as valid instead.
      */
-    static void acceptRecords(Configuration configuration, String table) {
+    static Set<String> ranEarlierTexts(Configuration configuration, String table) {
         try (Connection connection = configuration.getDataSource().getConnection()) {
             connection.setAutoCommit(true);
             try (PreparedStatement exists = connection.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
                 exists.setString(1, table);
                 try (ResultSet rs = exists.executeQuery()) {
                     if (!rs.next() || !rs.getBoolean(1)) {
-                        return; // a new database
+                        return Set.of(); // a new database
                     }
                 }
             }
+            Set<String> earlier = new java.util.TreeSet<>();
             try (PreparedStatement recorded = connection.prepareStatement(
                          "SELECT version, script, checksum FROM " + table + " WHERE success AND checksum IS NOT NULL AND version IS NOT NULL");
                  ResultSet rs = recorded.executeQuery()) {
@@ -203,24 +207,47 @@ public final class EarlierReleasedTexts implements JavaMigration {
                         continue;
                     }
                     Integer current = currentChecksum(configuration, rs.getString(2));
-                    if (current == null || current == checksum) {
-                        continue;
-                    }
-                    try (PreparedStatement update = connection.prepareStatement(
-                            "UPDATE " + table + " SET checksum = ? WHERE version = ? AND checksum = ?")) {
-                        update.setInt(1, current);
-                        update.setString(2, version);
-                        update.setInt(3, checksum);
-                        if (update.executeUpdate() > 0) {
-                            LOG.warn("Migration {} ran as an earlier released text (checksum {}): recorded now with the current text's "
-                                    + "(checksum {}); migration 19 brings what it built up to date", rs.getString(2), checksum, current);
-                        }
+                    if (current != null && current != checksum) {
+                        earlier.add(version);
+                        LOG.info("Migration {} ran as an earlier released text (checksum {}): taken as valid, its record kept; "
+                                + "migration 19 brings what it built up to date", rs.getString(2), checksum);
                     }
                 }
             }
+            return earlier;
         } catch (SQLException e) {
             throw new IllegalStateException("could not read the migration records before validating: " + LoggedFailure.describe(e), e);
         }
+    }
+
+    /**
+     * Flyway's migrate, validating first as it does, except that a checksum mismatch of a version in
+     * {@code ranEarlierTexts} ({@link #ranEarlierTexts}) is no refusal: the validation is Flyway's own (pending
+     * migrations allowed, as its migrate allows them), then the migrate runs without validating again. Any other
+     * mismatch, or a mismatch of another version, is refused by Flyway's migrate as before.
+     */
+    static void migrate(org.flywaydb.core.Flyway flyway, Set<String> ranEarlierTexts) {
+        Configuration configuration = flyway.getConfiguration();
+        if (ranEarlierTexts.isEmpty() || !configuration.isValidateOnMigrate()) {
+            flyway.migrate();
+            return;
+        }
+        java.util.List<org.flywaydb.core.api.pattern.ValidatePattern> ignored =
+                new java.util.ArrayList<>(java.util.List.of(configuration.getIgnoreMigrationPatterns()));
+        ignored.add(org.flywaydb.core.api.pattern.ValidatePattern.fromPattern("*:pending"));
+        org.flywaydb.core.api.output.ValidateResult result = org.flywaydb.core.Flyway.configure(configuration.getClassLoader())
+                .configuration(configuration)
+                .ignoreMigrationPatterns(ignored.toArray(org.flywaydb.core.api.pattern.ValidatePattern[]::new))
+                .load().validateWithResult();
+        boolean onlyEarlierTexts = !result.invalidMigrations.isEmpty() && result.invalidMigrations.stream().allMatch(invalid ->
+                invalid.errorDetails != null && invalid.errorDetails.errorCode == org.flywaydb.core.api.CoreErrorCode.CHECKSUM_MISMATCH
+                        && ranEarlierTexts.contains(invalid.version));
+        if (!result.validationSuccessful && !onlyEarlierTexts) {
+            flyway.migrate(); // refused by Flyway's own validation, with its message
+            return;
+        }
+        org.flywaydb.core.Flyway.configure(configuration.getClassLoader()).configuration(configuration).validateOnMigrate(false)
+                .load().migrate();
     }
 
     /** The checksum Flyway records for a migration script of a classpath location: CRC32 over its lines, BOM dropped. */

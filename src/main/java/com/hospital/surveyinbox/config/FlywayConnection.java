@@ -74,9 +74,9 @@ public class FlywayConnection {
      */
     public static void migrate(org.flywaydb.core.Flyway flyway, java.time.Duration databaseWait) {
         org.flywaydb.core.api.configuration.Configuration configuration = flyway.getConfiguration();
-        awaitRecordsRead(configuration, System.nanoTime() + databaseWait.toNanos());
+        java.util.Set<String> ranEarlierTexts = awaitRecordsRead(configuration, System.nanoTime() + databaseWait.toNanos());
         if (java.util.Arrays.stream(configuration.getCallbacks()).noneMatch(DropInvalidIndexes.class::isInstance)) {
-            flyway.migrate();
+            EarlierReleasedTexts.migrate(flyway, ranEarlierTexts);
             return;
         }
         for (org.flywaydb.core.api.MigrationInfo migration : flyway.info().all()) {
@@ -90,11 +90,11 @@ public class FlywayConnection {
                 forgetFailed(configuration, migration.getVersion().getVersion());
             }
         }
-        flyway.migrate();
+        EarlierReleasedTexts.migrate(flyway, ranEarlierTexts);
     }
 
     /**
-     * The migration records read before validating ({@link EarlierReleasedTexts#acceptRecords}), the start's first
+     * The migration records read before validating ({@link EarlierReleasedTexts#ranEarlierTexts}), the start's first
      * connection, tried again while the database cannot be reached ({@link #waitable}: class 08, 57P01-57P03, 53300
      * "too many connections", everything reconnecting after an outage), with doubling pauses up to
      * {@code spring.flyway.connect-retries-interval} seconds until {@code deadline} ({@code adapter.migration.database-wait}
@@ -107,7 +107,7 @@ public class FlywayConnection {
      * only a thread parked without a timeout, so a pod told to stop stayed up for the rest of the wait (10 minutes)
      * until the kubelet killed it at the end of its grace period.
      */
-    static void awaitRecordsRead(org.flywaydb.core.api.configuration.Configuration configuration, long deadline) {
+    static java.util.Set<String> awaitRecordsRead(org.flywaydb.core.api.configuration.Configuration configuration, long deadline) {
         Thread waiting = Thread.currentThread();
         java.util.concurrent.atomic.AtomicBoolean stopping = new java.util.concurrent.atomic.AtomicBoolean();
         Thread stop = new Thread(() -> {
@@ -116,7 +116,7 @@ public class FlywayConnection {
         }, "database-wait-stop");
         Runtime.getRuntime().addShutdownHook(stop); // throws while the JVM is already shutting down: no start then
         try {
-            awaitRecordsRead(configuration, deadline, stopping);
+            return awaitRecordsRead(configuration, deadline, stopping);
         } finally {
             try {
                 Runtime.getRuntime().removeShutdownHook(stop);
@@ -126,7 +126,7 @@ public class FlywayConnection {
         }
     }
 
-    private static void awaitRecordsRead(org.flywaydb.core.api.configuration.Configuration configuration, long deadline,
+    private static java.util.Set<String> awaitRecordsRead(org.flywaydb.core.api.configuration.Configuration configuration, long deadline,
                                          java.util.concurrent.atomic.AtomicBoolean stopping) {
         long pauseSeconds = 1;
         for (int tried = 1; ; tried++) {
@@ -134,11 +134,11 @@ public class FlywayConnection {
                 throw new IllegalStateException("the service is stopping: no longer waiting for the database");
             }
             try {
-                EarlierReleasedTexts.acceptRecords(configuration, historyTable(configuration));
+                java.util.Set<String> ranEarlierTexts = EarlierReleasedTexts.ranEarlierTexts(configuration, historyTable(configuration));
                 if (tried > 1) {
                     org.slf4j.LoggerFactory.getLogger(FlywayConnection.class).info("The database answers (after {} tries)", tried);
                 }
-                return;
+                return ranEarlierTexts;
             } catch (IllegalStateException e) {
                 long left = deadline - System.nanoTime();
                 if (!(e.getCause() instanceof java.sql.SQLException sql) || !waitable(sql) || left <= 0) {

@@ -86,8 +86,10 @@ class EarlierReleasedTextsTest {
             }
             String earlierUrl = services.createDatabase(earlier);
             flyway(earlierUrl).locations("filesystem:" + folder).target("18").load().migrate();
+            List<String> historyBefore;
             try (Connection c = DriverManager.getConnection(earlierUrl, EmbeddedServices.DB_USER, ""); Statement s = c.createStatement()) {
                 assertThat(schema(s).get("options")).as("what the earlier V13 left").contains("autovacuum_vacuum_threshold=20000");
+                historyBefore = history(s);
             }
 
             // started as the service starts (Boot's migration strategy)
@@ -98,14 +100,27 @@ class EarlierReleasedTextsTest {
                  Connection c = DriverManager.getConnection(currentUrl, EmbeddedServices.DB_USER, "");
                  Statement es = e.createStatement(); Statement cs = c.createStatement()) {
                 assertThat(schema(es)).isEqualTo(schema(cs));
-                assertThat(history(es)).as("recorded as the current texts, 19 applied").isEqualTo(history(cs));
+                assertThat(versions(history(es))).as("the current texts' migrations, 19 applied").isEqualTo(versions(history(cs)));
+                // each record kept as it ran: a record rewritten to the current text's made an old pod (the image that
+                // carries the earlier text) crash-loop on its next start during the rollout
+                assertThat(history(es).subList(0, historyBefore.size())).as("the earlier texts' records kept").isEqualTo(historyBefore);
                 // the stats read as the service runs it: read-only (the earlier V8's function wrote)
                 es.execute("BEGIN READ ONLY");
                 es.executeQuery("SELECT status, total FROM inbox_status_counts()").close();
                 es.execute("COMMIT");
             }
+            List<String> started;
+            try (Connection e = DriverManager.getConnection(earlierUrl, EmbeddedServices.DB_USER, ""); Statement es = e.createStatement()) {
+                started = history(es);
+            }
             // and a second start changes nothing
             FlywayConnection.migrate(flyway(earlierUrl).locations("classpath:db/migration").load());
+            try (Connection e = DriverManager.getConnection(earlierUrl, EmbeddedServices.DB_USER, ""); Statement es = e.createStatement()) {
+                assertThat(history(es)).isEqualTo(started);
+            }
+            // the old image (V1-V18, the earlier texts) still validates: its pods restart during the rollout, or after a rollback
+            Flyway.configure().dataSource(earlierUrl, EmbeddedServices.DB_USER, "").locations("filesystem:" + upTo(folder, 18))
+                    .load().validate();
         } finally {
             drop(services, folder, earlier, current);
         }
@@ -113,8 +128,8 @@ class EarlierReleasedTextsTest {
 
     /**
      * V23's first text (7d2d10c, edited after: its ALTER now takes the lock in short tries), applied on a database after
-     * the current texts of V1-V22: the service starts on it (the record's checksum taken as the current text's) and the history
-     * ends as the current texts leave it.
+     * the current texts of V1-V22: the service starts on it (the record's earlier checksum taken as valid, and kept: the image
+     * that carried it still starts) and the migrations end as the current texts leave them.
      */
     @Test
     void aDatabaseThatRanV23sFirstTextStarts() throws Exception {
@@ -136,8 +151,11 @@ class EarlierReleasedTextsTest {
                  Connection c = DriverManager.getConnection(currentUrl, EmbeddedServices.DB_USER, "");
                  Statement es = e.createStatement(); Statement cs = c.createStatement()) {
                 assertThat(schema(es)).isEqualTo(schema(cs));
-                assertThat(history(es)).isEqualTo(history(cs));
+                assertThat(versions(history(es))).isEqualTo(versions(history(cs)));
+                assertThat(history(es)).as("V23's record kept as it ran").contains("23 " + EarlierReleasedTexts.EARLIER.get("23").iterator().next() + " true");
             }
+            // the image that carried that text still starts (validates) on it: its pods restart during the rollout
+            flyway(earlierUrl).locations("filesystem:" + upTo(folder, 23)).load().validate();
         } finally {
             drop(services, folder, earlier, current);
         }
@@ -219,6 +237,24 @@ class EarlierReleasedTextsTest {
     /** Which of a version's kept texts was released first: V5's two, in order (the others have one). */
     private static int releaseOrder(Path text) {
         return List.of("c9e4bd6", "d97f0ac").indexOf(text.getParent().getFileName().toString());
+    }
+
+    /** The versions of a history (without their checksums). */
+    private static List<String> versions(List<String> history) {
+        return history.stream().map(line -> line.substring(0, line.indexOf(' ')) + line.substring(line.lastIndexOf(' '))).toList();
+    }
+
+    /** An older image's migrations: the texts of {@code folder} up to {@code version}, in a folder of their own. */
+    private static Path upTo(Path folder, int version) throws IOException {
+        Path older = Files.createDirectory(folder.resolve("up-to-" + version));
+        try (Stream<Path> files = Files.list(folder)) {
+            for (Path file : files.filter(f -> f.getFileName().toString().matches("V\\d+__.*\\.sql")).toList()) {
+                if (Integer.parseInt(version(file)) <= version) {
+                    Files.copy(file, older.resolve(file.getFileName()));
+                }
+            }
+        }
+        return older;
     }
 
     private static void copyCurrentTexts(Path folder) throws IOException {
