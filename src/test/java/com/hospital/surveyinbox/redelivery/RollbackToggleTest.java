@@ -466,6 +466,8 @@ class RollbackToggleTest extends IntegrationTest {
 
         assertThat(reply.status()).isEqualTo(503);
         assertThat(reply.header("X-Result-Code")).isEqualTo("N");
+        // never "nothing registered": a resend or a submission whose answer was lost may have been acted on
+        assertThat(reply.json().get("resultMessage").asText()).isEqualTo("downstream unavailable; registration not completed, please retry");
         assertThat(simulator().bundleCreates(subject)).isZero();
     }
 
