@@ -17,10 +17,11 @@ import org.hibernate.annotations.Immutable;
 @Immutable
 // The operator list's three shapes (routes/inbox-ops.camel.yaml picks one), newest first, each read through an
 // index: a subject's rows (V10's inbox_message_subject_idx), one status (inbox_message_status_id_idx), all (the key).
+// :before is the page's cursor (the ids below it; the last page's last inboxId, else the largest id there can be).
 @NamedQuery(name = "InboxRow.bySubject", query = """
         SELECT r FROM InboxRowEntity r
          WHERE r.srvyDrawupNo = :srvyDrawupNo AND (:status IS NULL OR r.status = :status)
-           AND (:replyStatus IS NULL OR r.replyStatus = :replyStatus)
+           AND (:replyStatus IS NULL OR r.replyStatus = :replyStatus) AND r.id < :before
          ORDER BY r.id DESC
         """)
 // the owed states written out: a pooled statement's generic plan cannot prove V1's partial index of owed replies
@@ -28,11 +29,12 @@ import org.hibernate.annotations.Immutable;
 @NamedQuery(name = "InboxRow.byReplyStatus", query = """
         SELECT r FROM InboxRowEntity r
          WHERE r.replyStatus IN ('PENDING', 'SENDING', 'FAILED') AND r.replyStatus = :replyStatus
-           AND (:status IS NULL OR r.status = :status)
+           AND (:status IS NULL OR r.status = :status) AND r.id < :before
          ORDER BY r.id DESC
         """)
-@NamedQuery(name = "InboxRow.byStatus", query = "SELECT r FROM InboxRowEntity r WHERE r.status = :status ORDER BY r.id DESC")
-@NamedQuery(name = "InboxRow.newest", query = "SELECT r FROM InboxRowEntity r ORDER BY r.id DESC")
+@NamedQuery(name = "InboxRow.byStatus",
+        query = "SELECT r FROM InboxRowEntity r WHERE r.status = :status AND r.id < :before ORDER BY r.id DESC")
+@NamedQuery(name = "InboxRow.newest", query = "SELECT r FROM InboxRowEntity r WHERE r.id < :before ORDER BY r.id DESC")
 @Table(name = "inbox_message")
 public class InboxRowEntity {
 

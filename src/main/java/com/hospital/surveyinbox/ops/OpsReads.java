@@ -39,10 +39,15 @@ public class OpsReads {
 
     /** The error body of a list request that cannot be answered (400), or null when it can. */
     public Map<String, String> listProblem(@Header("status") Object status, @Header("srvyDrawupNo") Object srvyDrawupNo,
-                              @Header("limit") Object limit, @Header("replyStatus") Object replyStatus) {
+                              @Header("limit") Object limit, @Header("replyStatus") Object replyStatus,
+                              @Header("before") Object before) {
         if (!(status == null || status instanceof String) || !(srvyDrawupNo == null || srvyDrawupNo instanceof String)
-                || !(limit == null || limit instanceof String) || !(replyStatus == null || replyStatus instanceof String)) {
+                || !(limit == null || limit instanceof String) || !(replyStatus == null || replyStatus instanceof String)
+                || !(before == null || before instanceof String)) {
             return error("each filter at most once");
+        }
+        if (before != null && before((String) before) == null) {
+            return error("before must be an inboxId (the last one of the page before)");
         }
         if (status != null && !isStatus((String) status)) {
             return error("unknown status; one of " + List.of(InboxStatus.values()));
@@ -74,6 +79,22 @@ public class OpsReads {
         try {
             int size = Integer.parseInt(limit);
             return size < 1 || size > MAX_LIMIT ? null : size;
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    /**
+     * The list's cursor: rows with an id below the request's {@code before} (the last inboxId of the page before, newest
+     * first), or every row when it is absent or blank; null when it names no id.
+     */
+    public Long before(@Header("before") String before) {
+        if (before == null || before.isBlank()) {
+            return Long.MAX_VALUE;
+        }
+        try {
+            long id = Long.parseLong(before);
+            return id > 0 ? id : null;
         } catch (NumberFormatException e) {
             return null;
         }

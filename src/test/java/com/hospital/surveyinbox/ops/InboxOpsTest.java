@@ -89,6 +89,21 @@ class InboxOpsTest extends IntegrationTest {
         JsonNode limited = client.ops("/ops/inbox?srvyDrawupNo=" + subject + "&limit=1").json();
         assertThat(limited).hasSize(1);
         assertThat(limited.get(0).get("inboxId").asText()).isEqualTo(third);
+        // the next pages: the rows below the last inboxId of the page before, newest first, until none is left
+        JsonNode next = client.ops("/ops/inbox?srvyDrawupNo=" + subject + "&limit=1&before=" + third).json();
+        assertThat(next).extracting(r -> r.get("inboxId").asText()).containsExactly(second);
+        assertThat(client.ops("/ops/inbox?srvyDrawupNo=" + subject + "&limit=5&before=" + second).json())
+                .extracting(r -> r.get("inboxId").asText()).containsExactly(first);
+        assertThat(client.ops("/ops/inbox?srvyDrawupNo=" + subject + "&before=" + first).json()).isEmpty();
+        // every shape of the list pages alike: all rows, one status, the owed replies
+        assertThat(client.ops("/ops/inbox?limit=2&before=" + third).json()).extracting(r -> Long.parseLong(r.get("inboxId").asText()))
+                .hasSize(2).allSatisfy(id -> assertThat(id).isLessThan(Long.parseLong(third))).isSortedAccordingTo(java.util.Comparator.reverseOrder());
+        assertThat(client.ops("/ops/inbox?status=" + status(first) + "&before=" + first).json())
+                .allSatisfy(r -> assertThat(Long.parseLong(r.get("inboxId").asText())).isLessThan(Long.parseLong(first)));
+        assertThat(client.ops("/ops/inbox?replyStatus=FAILED&before=1").json()).isEmpty();
+        assertThat(client.ops("/ops/inbox?before=abc").json().get("error").asText())
+                .isEqualTo("before must be an inboxId (the last one of the page before)");
+        assertThat(client.ops("/ops/inbox?before=0").status()).isEqualTo(400);
 
         String status = status(second);
         JsonNode byStatus = client.ops("/ops/inbox?status=" + status + "&srvyDrawupNo=" + subject).json();
