@@ -71,7 +71,8 @@ public class SecurityConfig {
                         .authenticationEntryPoint(refused)
                         .accessDeniedHandler((request, response, e) -> writer.write(response, 403,
                                 e instanceof org.springframework.security.web.csrf.CsrfException
-                                        ? "CSRF token missing or not matching: reload the console"
+                                        ? "CSRF token missing or not matching: reload the console (a script: no form Content-Type, "
+                                                + "Cookie or Origin header; e.g. curl -X POST without -d)"
                                         : "not allowed for this credential")))
                 .authorizeHttpRequests(auth -> auth
                         .requestMatchers(EndpointRequest.toAnyEndpoint()).permitAll()

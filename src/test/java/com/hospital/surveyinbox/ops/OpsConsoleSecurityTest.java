@@ -86,6 +86,11 @@ class OpsConsoleSecurityTest extends IntegrationTest {
         // a form body's _csrf is not read either
         assertThat(requeue(row, Map.of("Origin", "http://localhost:3000", "Cookie", "XSRF-TOKEN=evil",
                 "Content-Type", "application/x-www-form-urlencoded"), "_csrf=evil").status()).isEqualTo(403);
+        // a script's POST with a form's type (curl -d '') is refused as a form could be sent cross-site, and told how to
+        // send it instead: the console's "reload" alone left a script's author guessing
+        ServiceClient.Reply script = requeue(row, Map.of("Content-Type", "application/x-www-form-urlencoded"), "");
+        assertThat(script.status()).isEqualTo(403);
+        assertThat(script.json().get("resultMessage").asText()).contains("a script: no form Content-Type");
         // the header with a matching cookie, on a request the browser marks as coming from another origin
         assertThat(requeue(row, Map.of("Origin", "http://localhost:3000", "Sec-Fetch-Site", "same-site",
                 "Cookie", "XSRF-TOKEN=" + token, "X-XSRF-TOKEN", token)).status()).isEqualTo(403);
