@@ -185,10 +185,20 @@ public class DownstreamCalls {
         throw new HttpOperationFailedException(null, status, null, null, java.util.Map.of(), answer);
     }
 
+    /**
+     * The field a step's 201 must name (exchange property set by the route right before the call, e.g. the bundle's
+     * {@code dispatchId}): a 201 that does not name it (no body, {@code {}}, a text "OK") is a gateway's or a proxy's
+     * answer, not the API's, and fails the call in {@link #after} as a system error that counts against the circuit
+     * (kind {@code not-an-answer}). Taken as created, the row completed with nothing created and, completed, owed the
+     * legacy system no reply; told to the circuit as "up", a gateway answering so charged every row to DEAD.
+     */
+    static final String CREATED_NAMES = "createdAnswerNames";
+
     /** After an HTTP step, answered or failed: the circuit, the timer, the error counter, the answer's headers. */
     public void after(Exchange exchange) {
         String downstream = exchange.getProperty(DOWNSTREAM, String.class);
         String call = callOf(exchange);
+        String created = exchange.removeProperty(CREATED_NAMES) instanceof String field ? field : null; // this call's only
         Exception failure = exchange.getException();
         if (failure == null) {
             Integer status = exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class);
@@ -211,6 +221,11 @@ public class DownstreamCalls {
                 failed(exchange, downstream, call);
                 meters.counter("adapter.downstream.errors", "call", call, "kind", "markup").increment();
                 throw new SystemException(downstream, "answer is a markup page, not JSON (HTTP " + status + ")", null);
+            }
+            if (status != null && status == 201 && created != null && !names(answer, created)) {
+                failed(exchange, downstream, call);
+                meters.counter("adapter.downstream.errors", "call", call, "kind", "not-an-answer").increment();
+                throw new SystemException(downstream, "answer names no " + created + " (HTTP 201)", null);
             }
             answered(exchange, downstream, call);
             return;
@@ -259,7 +274,7 @@ public class DownstreamCalls {
 
     private void failed(Exchange exchange, String downstream, String call) {
         if (!exempt(exchange)) {
-            circuits.recordFailure(downstream, call, requestOf(exchange));
+            circuits.recordFailure(downstream, call, requestOf(exchange), messageOf(exchange));
         }
     }
 
@@ -432,6 +447,27 @@ public class DownstreamCalls {
             Timer.builder("adapter.downstream.calls").tag("call", callOf(exchange)).tag("outcome", outcome)
                     .serviceLevelObjectives(com.hospital.surveyinbox.config.LatencyBuckets.DOWNSTREAM).register(meters).record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
         }
+    }
+
+    /** Whether {@code answer} is a JSON object naming {@code field} with a value (not null, not blank, not a structure). */
+    boolean names(String answer, String field) {
+        if (answer == null || answer.isBlank()) {
+            return false;
+        }
+        try {
+            JsonNode node = mapper.reader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                    .readTree(answer);
+            JsonNode value = node == null || !node.isObject() ? null : node.get(field);
+            return value != null && value.isValueNode() && !value.isNull() && !value.asText().isBlank();
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** The message a call is made for (its subject: the same on every retry of a row, and on the synchronous path). */
+    private static int messageOf(Exchange exchange) {
+        com.hospital.surveyinbox.inbox.ClaimedRow row = exchange.getProperty(ClaimRepository.ROW, com.hospital.surveyinbox.inbox.ClaimedRow.class);
+        return row == null ? 0 : java.util.Objects.hashCode(row.srvyDrawupNo());
     }
 
     private static int requestOf(Exchange exchange) {

@@ -15,8 +15,8 @@ import org.springframework.stereotype.Component;
 
 /**
  * One circuit per downstream (legacy, account, survey), so a plain outage is not billed to the rows.
- * {@code failure-threshold} consecutive system errors (5xx, 3xx, timeout, refused) of at least two different requests
- * open it, and so do
+ * {@code failure-threshold} consecutive system errors (5xx, 3xx, timeout, refused) of at least two different messages
+ * (subjects) open it, and so do
  * {@code failure-threshold} <em>different</em> requests of one call failing since that call last answered (within ten
  * open-durations), whatever
  * its downstream's other calls do: the account system's guest creation down while its search answers (each message's
@@ -57,8 +57,8 @@ public class DownstreamCircuits {
 
     private static final class Circuit {
         int consecutiveFailures;
-        /** The first request of the current run of consecutive failures, and whether another request failed in it. */
-        int runFirstRequest;
+        /** The message (subject) of the run of consecutive failures' first, and whether another message failed in it. */
+        int runFirstMessage;
         boolean runMixed;
         Instant openedAt;
         /** Trial calls let through since the circuit last (re-)opened. */
@@ -211,12 +211,20 @@ public class DownstreamCircuits {
         }
     }
 
+    /** {@link #recordFailure(String, String, int, int)} for a request of a message of its own (tests). */
+    public void recordFailure(String downstream, String call, int request) {
+        recordFailure(downstream, call, request, request);
+    }
+
     /**
      * A system error of {@code call} (a step id) of {@code downstream}, for the request whose fingerprint is
-     * {@code request} (the same request sent again has the same one): failure-threshold in a row of the downstream,
-     * or failure-threshold different requests of the call since it last answered, open the circuit.
+     * {@code request} (the same request sent again has the same one), made for the message {@code message} (its
+     * subject's hash): failure-threshold in a row of the downstream, of two messages at least, or failure-threshold
+     * different requests of the call since it last answered, open the circuit. Messages, not requests: one message's
+     * retries failing with nothing in between (a poison row on a quiet night) are no outage, while many messages
+     * failing on one shared request (every SEND of one survey at its consent lookup, the legacy system down) are.
      */
-    public void recordFailure(String downstream, String call, int request) {
+    public void recordFailure(String downstream, String call, int request, int message) {
         Circuit c = circuits.get(downstream);
         if (c == null || !properties.getCircuit().isEnabled()) {
             return; // disabled: nothing opens, nothing is counted as an opening
@@ -229,13 +237,13 @@ public class DownstreamCircuits {
         synchronized (c) {
             consecutive = ++c.consecutiveFailures;
             if (consecutive == 1) {
-                c.runFirstRequest = request;
-            } else if (request != c.runFirstRequest) {
+                c.runFirstMessage = message;
+            } else if (message != c.runFirstMessage) {
                 c.runMixed = true;
             }
-            // one request failing on its retries with nothing else in between (a poison row on a quiet night, a
-            // test's injected 5xx) is a failing request: it opened the circuit at the row's last attempt and held the
-            // next rows (and its own DEAD reply, when legacy) for open-duration; two requests in the run are an outage
+            // one message's retries failing with nothing else in between (a poison row on a quiet night, a test's
+            // injected 5xx) opened the circuit at the row's last attempt and held the next rows (and its own DEAD reply,
+            // when legacy) for open-duration; two messages in the run are an outage
             boolean inARow = consecutive >= threshold && c.runMixed;
             Instant now = clock.instant();
             Map<Integer, Instant> failed = c.failedRequests.computeIfAbsent(call, k -> new java.util.HashMap<>());
@@ -262,7 +270,7 @@ public class DownstreamCircuits {
                 // another call failing while one call's failures hold it (not a trial: let through while half-open,
                 // or made before it opened): failure-threshold of them in a row, or its own record of different
                 // requests full, make it the downstream's outage; one does not
-                open = ++c.othersFailing >= threshold || different >= threshold;
+                open = ++c.othersFailing >= threshold && c.runMixed || different >= threshold;
                 if (open) {
                     c.openedBy = null;
                     why = "its other calls failing too (" + call + ")";

@@ -127,34 +127,6 @@ public class RegistrationSteps {
         return patient;
     }
 
-    /**
-     * Checks the dispatch bundle's answer (step inbox-register-check-bundle; the step accepts 200 and 201 only):
-     * CONTRACT §3's {@code 201 {"dispatchId"}} for a bundle created, or {@code 200} (a JSON object, or no body) when
-     * the key exists already. Anything else is a gateway's or a proxy's answer, not the survey side's — a 201 without a
-     * dispatchId, a text "OK" — and a system error: taken as created, the row completed with no questionnaire made and,
-     * completed, owed the legacy system no reply (the message lost without a trace).
-     */
-    public void bundleAnswer(int status, String answer) {
-        boolean empty = answer == null || answer.isBlank();
-        if (status == 200 && empty) {
-            return;
-        }
-        JsonNode bundle;
-        try {
-            bundle = empty ? null : mapper.reader()
-                    .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readTree(answer);
-        } catch (IOException e) {
-            bundle = null;
-        }
-        if (bundle == null || !bundle.isObject()) {
-            throw new SystemException("survey", "bundle answer is not a JSON object (HTTP " + status + ")", null);
-        }
-        JsonNode dispatchId = bundle.get("dispatchId");
-        if (status == 201 && (dispatchId == null || dispatchId.isNull() || !dispatchId.isValueNode() || dispatchId.asText().isBlank())) {
-            throw new SystemException("survey", "bundle answer names no dispatchId (HTTP 201)", null);
-        }
-    }
-
     static boolean samePatno(JsonNode named, String patno) {
         String mine = java.text.Normalizer.normalize(String.valueOf(patno), java.text.Normalizer.Form.NFKC).strip();
         if (named.isNumber()) {

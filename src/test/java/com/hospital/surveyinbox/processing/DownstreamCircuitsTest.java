@@ -237,19 +237,35 @@ class DownstreamCircuitsTest {
      * same run is an outage and opens it.
      */
     @Test
-    void oneRowsRetriesFailingWithNothingInBetweenDoNotOpenTheCircuit() {
+    void oneMessagesRetriesFailingWithNothingInBetweenDoNotOpenTheCircuit() {
         DownstreamCircuits circuits = thresholdThree(new SimpleMeterRegistry(), new MovableClock());
         int theRowsBundle = DownstreamCalls.fingerprint("http://survey", "/dispatch-bundles", null, "{\"srvyDrawupNo\":\"D-1\"}");
         for (int attempt = 0; attempt < 10; attempt++) {
-            circuits.recordFailure("survey", "inbox-register-survey-bundle", theRowsBundle);
+            circuits.recordFailure("survey", "inbox-register-survey-bundle", theRowsBundle, "D-1".hashCode());
         }
         assertThat(circuits.state("survey")).isEqualTo(DownstreamCircuits.State.CLOSED);
         assertThat(circuits.admit("survey", "inbox-register-survey-bundle")).isTrue();
 
         circuits.recordFailure("survey", "inbox-register-survey-submission",
-                DownstreamCalls.fingerprint("http://survey", "/dispatch-bundles/D-2/submission", null, null));
-        assertThat(circuits.state("survey")).as("another request failing in the same run: the survey system is down")
+                DownstreamCalls.fingerprint("http://survey", "/dispatch-bundles/D-2/submission", null, null), "D-2".hashCode());
+        assertThat(circuits.state("survey")).as("another message failing in the same run: the survey system is down")
                 .isEqualTo(DownstreamCircuits.State.OPEN);
+    }
+
+    /**
+     * The legacy system down while one survey makes most of the traffic (its consent list out of the cache): every
+     * SEND fails at the same request, the survey's consent lookup. Many messages failing are an outage whatever they
+     * ask: the circuit opens (told apart by request, every row was charged to DEAD with its DEAD reply).
+     */
+    @Test
+    void manyMessagesFailingOnOneSharedRequestOpenTheCircuit() {
+        DownstreamCircuits circuits = thresholdThree(new SimpleMeterRegistry(), new MovableClock());
+        int theSurveysLookup = DownstreamCalls.fingerprint("http://legacy", "/surveys/S1/consents", null, null);
+        circuits.recordFailure("legacy", CONSENTS, theSurveysLookup, "D-1".hashCode());
+        circuits.recordFailure("legacy", CONSENTS, theSurveysLookup, "D-2".hashCode());
+        assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.CLOSED);
+        circuits.recordFailure("legacy", CONSENTS, theSurveysLookup, "D-3".hashCode());
+        assertThat(circuits.state("legacy")).as("three messages failing in a row").isEqualTo(DownstreamCircuits.State.OPEN);
     }
 
     /** Requests differ by path, query or body; the same request sent again has the same fingerprint. */

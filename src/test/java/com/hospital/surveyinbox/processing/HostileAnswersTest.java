@@ -343,15 +343,16 @@ class HostileAnswersTest extends IntegrationTest {
 
     /**
      * A success status whose answer is not the survey side's (CONTRACT §3: 201 {"dispatchId"}, or 200 when the key
-     * exists): a gateway's 204 or 202, a 201 without a dispatchId, a text "OK". Nothing is known to be created: the call
-     * fails as a system error (the row completed silently, no reply owed). A 200 without a body is the key's "exists".
+     * exists): a gateway's 204 or 202, a 201 without a dispatchId. Nothing is known to be created: the call fails as a
+     * system error (the row completed silently, no reply owed) and counts against the survey's circuit.
      */
     @org.junit.jupiter.params.ParameterizedTest(name = "{0} \"{1}\"")
     @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', quoteCharacter = '`', value = {
             "204|``|", "202|`{\"dispatchId\":\"D-9\"}`|", "201|``|", "201|`{}`|", "201|`{\"dispatchId\":\"  \"}`|",
-            "201|`{\"dispatchId\":null}`|", "200|`OK`|text/plain", "201|`[\"D-9\"]`|"})
+            "201|`{\"dispatchId\":null}`|", "201|`OK`|text/plain", "201|`[\"D-9\"]`|", "201|`{\"dispatchId\":{}}`|"})
     void aSuccessStatusWithoutTheSurveySidesAnswerFailsTheCall(int status, String body, String contentType) {
         String subject = uniqueSubject("NOBUNDLE");
+        double counted = errors("inbox-register-survey-bundle", status == 201 ? "not-an-answer" : "2xx");
         DownstreamSimulator.Fault gateway = simulator().add(new DownstreamSimulator.Fault(s -> s.equals("POST /survey/dispatch-bundles"),
                 status, body, 0, contentType == null ? Map.of() : Map.of("Content-Type", contentType), 0,
                 request -> request.contains(subject)));
@@ -362,19 +363,48 @@ class HostileAnswersTest extends IntegrationTest {
         } finally {
             simulator().remove(gateway);
         }
+        assertThat(errors("inbox-register-survey-bundle", status == 201 ? "not-an-answer" : "2xx") - counted).isEqualTo(1);
     }
 
+    /**
+     * A gateway answering every bundle 201 without a dispatchId is the survey side's outage: its circuit opens as for
+     * a 5xx (heard as "up", every row was charged to DEAD, each with its DEAD reply).
+     */
     @Test
-    void aBundlesTwoHundredWithoutABodyIsTheKeysExistingBundle() {
+    void bundlesAnsweredWithoutADispatchIdOpenTheSurveysCircuit() {
+        String run = uniqueSubject("NOBUNDLES");
+        DownstreamSimulator.Fault gateway = simulator().add(new DownstreamSimulator.Fault(s -> s.equals("POST /survey/dispatch-bundles"),
+                201, "{}", 0, Map.of(), 0, request -> request.contains(run)));
+        try {
+            for (int i = 0; i < 5; i++) {
+                String id = client.accept(ServiceClient.message(run + "-" + i, ""));
+                rows.awaitAttempt(id, 1, "FAILED");
+            }
+            assertThat(circuits.state("survey")).isEqualTo(DownstreamCircuits.State.OPEN);
+        } finally {
+            simulator().remove(gateway);
+        }
+    }
+
+    /** The key's existing bundle: the contract gives a 200 no body, so whatever it carries (markup aside) is taken. */
+    @org.junit.jupiter.params.ParameterizedTest(name = "\"{0}\"")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"", "OK", "{\"status\":\"exists\"}"})
+    void aBundlesTwoHundredIsTheKeysExistingBundleWhateverItsBody(String body) {
         String subject = uniqueSubject("BUNDLE200");
         DownstreamSimulator.Fault exists = simulator().add(new DownstreamSimulator.Fault(s -> s.equals("POST /survey/dispatch-bundles"),
-                200, "", 0, Map.of(), 0, request -> request.contains(subject)));
+                200, body, 0, Map.of(), 0, request -> request.contains(subject)));
         try {
             String id = client.accept(ServiceClient.message(subject, ""));
             rows.awaitStatus(id, "COMPLETED");
         } finally {
             simulator().remove(exists);
         }
+    }
+
+    private double errors(String call, String kind) {
+        io.micrometer.core.instrument.Counter counter = meters.find("adapter.downstream.errors").tag("call", call)
+                .tag("kind", kind).counter();
+        return counter == null ? 0 : counter.count();
     }
 
     private double markupErrors(String call) {
