@@ -343,6 +343,7 @@ public class InboxStore implements DisposableBean {
         try {
             return receptionJdbc.getJdbcOperations().execute((ConnectionCallback<List<Acceptance>>) con -> {
                 boolean committed = false;
+                boolean rolledBack = false;
                 con.setAutoCommit(false);
                 try {
                     boolean alone = messages.size() == 1;
@@ -428,13 +429,19 @@ public class InboxStore implements DisposableBean {
                     // would otherwise commit the open transaction, rows stored for callers answered 500
                     try {
                         con.rollback();
+                        rolledBack = true;
                     } catch (SQLException ignored) {
                         // the connection is gone: the pool discards it; what happened to the commit is settled below
                     }
                     throw e;
                 } finally {
                     try {
-                        con.setAutoCommit(true);
+                        // never while the transaction may still be open (its rollback itself failed: an Error again, a
+                        // lost connection): the reset to autocommit would commit it. The pool rolls back a connection
+                        // returned with autocommit off (HikariCP) and discards a broken one
+                        if (committed || rolledBack) {
+                            con.setAutoCommit(true);
+                        }
                     } catch (SQLException e) {
                         // a broken connection: the pool discards it. Never thrown from here: it would replace the failure
                         // that broke it (a lost connection's SQLState says "unavailable, retry"; "connection is closed"

@@ -566,6 +566,24 @@ class GroupInsertTest extends IntegrationTest {
                 });
     }
 
+    /** Connections whose rollback fails with an Error (memory still short), as a pooled connection's close still works. */
+    private static javax.sql.DataSource rollbackFailing(javax.sql.DataSource real) {
+        return (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(GroupInsertTest.class.getClassLoader(),
+                new Class<?>[] {javax.sql.DataSource.class}, (proxy, method, args) -> {
+                    Object result = invoke(real, method, args);
+                    if (!(result instanceof java.sql.Connection connection)) {
+                        return result;
+                    }
+                    return java.lang.reflect.Proxy.newProxyInstance(GroupInsertTest.class.getClassLoader(),
+                            new Class<?>[] {java.sql.Connection.class}, (p2, m2, a2) -> {
+                                if (m2.getName().equals("rollback") && (a2 == null || a2.length == 0)) {
+                                    throw new OutOfMemoryError("simulated while rolling back");
+                                }
+                                return invoke(connection, m2, a2);
+                            });
+                });
+    }
+
     private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args) throws Throwable {
         try {
             return method.invoke(target, args);
@@ -618,6 +636,14 @@ class GroupInsertTest extends IntegrationTest {
 
         // its callers are answered 500: none of the group's rows may exist, or a sender's retry stores it twice
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, run + "-new"))
+                .isZero();
+        // memory still short: the rollback itself fails with an Error. The transaction is left open for the pool to roll
+        // back, never reset to autocommit (which commits it)
+        InboxStore rollbackFailing = new InboxStore(new org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate(
+                rollbackFailing(services().dataSource())), runningOutOfMemory, new SimpleMeterRegistry(), properties);
+        assertThatThrownBy(() -> rollbackFailing.acceptGroup(List.of(message(run + "-new2", null), message(run + "-old", key))))
+                .isInstanceOf(OutOfMemoryError.class);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, run + "-new2"))
                 .isZero();
         // the connection went back to the pool clean: the next group on it is stored and committed
         List<Acceptance> next = store.acceptGroup(List.of(message(run + "-next", null), message(run + "-next2", null)));
