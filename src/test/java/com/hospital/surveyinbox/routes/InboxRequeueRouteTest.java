@@ -223,14 +223,17 @@ class InboxRequeueRouteTest extends RouteKit {
      */
     @Test
     void eventsStillQueuedWhenThePublisherStopsAreDroppedNotWaitedFor() throws Exception {
+        long started = System.nanoTime();
         for (int i = 0; i < 40; i++) { // 4 s of events at 10/s
             template.sendBody("seda:inbox-requeue-publish?queue=#bulkRequeueEvents&purgeWhenStopping=true",
                     new com.hospital.surveyinbox.inbox.InboxEvent("99999999" + i, "NO-SUCH-ROW", "SEND"));
         }
         try {
             camel.getRouteController().stopRoute("inbox-requeue-publish");
+            long tookMillis = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
 
-            assertThat(mock("mock:kafka").getReceivedCounter()).isLessThan(5);
+            // what the pace let through while the test ran (one every 100 ms; a loaded machine takes longer), never all 40
+            assertThat(mock("mock:kafka").getReceivedCounter()).isLessThanOrEqualTo(2 + (int) (tookMillis / 100)).isLessThan(40);
             assertThat(paced.pending()).isZero();
         } finally {
             camel.getRouteController().startRoute("inbox-requeue-publish");
