@@ -194,11 +194,21 @@ public class DownstreamCalls {
      */
     static final String CREATED_NAMES = "createdAnswerNames";
 
+    /**
+     * What a step's success answer must be ({@code object} or {@code array}: exchange property set by the route right
+     * before the call, e.g. the patient record, the consent list): a 2xx that is no such JSON (no body, a text "OK",
+     * {@code null}, the other shape) is not the API's answer and fails the call in {@link #after} as a system error
+     * that counts against the circuit (kind {@code not-an-answer}). Refused by the step's own check after the circuit
+     * had heard "up", a gateway answering so charged every row to DEAD with the circuit closed.
+     */
+    static final String ANSWER_IS = "answerIs";
+
     /** After an HTTP step, answered or failed: the circuit, the timer, the error counter, the answer's headers. */
     public void after(Exchange exchange) {
         String downstream = exchange.getProperty(DOWNSTREAM, String.class);
         String call = callOf(exchange);
         String created = exchange.removeProperty(CREATED_NAMES) instanceof String field ? field : null; // this call's only
+        String shape = exchange.removeProperty(ANSWER_IS) instanceof String is ? is : null;
         Exception failure = exchange.getException();
         if (failure == null) {
             Integer status = exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class);
@@ -221,6 +231,11 @@ public class DownstreamCalls {
                 failed(exchange, downstream, call);
                 meters.counter("adapter.downstream.errors", "call", call, "kind", "markup").increment();
                 throw new SystemException(downstream, "answer is a markup page, not JSON (HTTP " + status + ")", null);
+            }
+            if (status != null && status / 100 == 2 && shape != null && !isJson(answer, shape)) {
+                failed(exchange, downstream, call);
+                meters.counter("adapter.downstream.errors", "call", call, "kind", "not-an-answer").increment();
+                throw new SystemException(downstream, "answer is not a JSON " + shape + " (HTTP " + status + ")", null);
             }
             if (status != null && status == 201 && created != null && !names(answer, created)) {
                 failed(exchange, downstream, call);
@@ -446,6 +461,20 @@ public class DownstreamCalls {
         if (started != null) {
             Timer.builder("adapter.downstream.calls").tag("call", callOf(exchange)).tag("outcome", outcome)
                     .serviceLevelObjectives(com.hospital.surveyinbox.config.LatencyBuckets.DOWNSTREAM).register(meters).record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** Whether {@code answer} is one JSON value of {@code shape}: {@code object} or {@code array}. */
+    boolean isJson(String answer, String shape) {
+        if (answer == null || answer.isBlank()) {
+            return false;
+        }
+        try {
+            JsonNode node = mapper.reader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                    .readTree(answer);
+            return node != null && ("array".equals(shape) ? node.isArray() : node.isObject());
+        } catch (IOException e) {
+            return false;
         }
     }
 

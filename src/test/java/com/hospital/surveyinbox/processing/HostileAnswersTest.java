@@ -401,6 +401,40 @@ class HostileAnswersTest extends IntegrationTest {
         }
     }
 
+    /**
+     * A lookup's 200 that is not the JSON its step expects (no body, a text "OK", null, the other shape), a guest's 201
+     * without its guestId: not the API's answer. The call fails as a system error counted against the circuit (kind
+     * not-an-answer); refused by the step's own check after the circuit had heard "up", a gateway answering so charged
+     * every row to DEAD while the circuit stayed closed.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0} {1} \"{2}\"")
+    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', quoteCharacter = '`', value = {
+            "GET /legacy/patients/|200|``|inbox-register-legacy-patient",
+            "GET /legacy/patients/|200|`OK`|inbox-register-legacy-patient",
+            "GET /legacy/patients/|200|`null`|inbox-register-legacy-patient",
+            "GET /legacy/surveys/|200|`{\"consents\":[]}`|inbox-register-legacy-consents",
+            "POST /account/guests|201|`{}`|inbox-register-account-guest-create"})
+    void aSuccessAnswerThatIsNotTheApisFailsTheCallAgainstTheCircuit(String call, int status, String body, String step) {
+        String subject = uniqueSubject("NOTANSWER");
+        String patno = "PNA" + Math.abs(subject.hashCode());
+        String srvyNo = "SNA" + Math.abs(subject.hashCode());
+        String path = call.startsWith("POST") ? call : call + (call.contains("patients") ? patno : srvyNo + "/consents");
+        double counted = errors(step, "not-an-answer");
+        DownstreamSimulator.Fault gateway = simulator().add(new DownstreamSimulator.Fault(s -> s.equals(path), status, body, 0,
+                Map.of(), 0, request -> !call.startsWith("POST") || request.contains(patno)));
+        try {
+            String id = client.accept(ServiceClient.message(subject, patno, "\"srvyNo\":\"" + srvyNo + "\""));
+            rows.awaitAttempt(id, 1, "FAILED");
+            assertThat(rows.row(id)).containsEntry("last_error", Outcome.SYSTEM_ERROR);
+            assertThat(client.ops("/ops/inbox/" + id).json().get("attemptHistory").get(0).get("reason").asText())
+                    .startsWith("system error at " + step + " (");
+        } finally {
+            simulator().remove(gateway);
+        }
+        assertThat(errors(step, "not-an-answer") - counted).isEqualTo(1);
+        assertThat(simulator().bundleRequests(subject)).isEmpty();
+    }
+
     private double errors(String call, String kind) {
         io.micrometer.core.instrument.Counter counter = meters.find("adapter.downstream.errors").tag("call", call)
                 .tag("kind", kind).counter();
@@ -478,7 +512,7 @@ class HostileAnswersTest extends IntegrationTest {
      */
     @Test
     void aPatientAnswerOfTheWrongShapeCreatesNoGuest() {
-        aPatientAnswerIsRefusedAndCreatesNoGuest("SHAPE", patno -> "[]", "patient answer is not a JSON object");
+        aPatientAnswerIsRefusedAndCreatesNoGuest("SHAPE", patno -> "[]", "answer is not a JSON object (HTTP 200)");
     }
 
     /**
