@@ -78,8 +78,18 @@ public class DownstreamCalls {
         String step = exchange.getProperty(ExchangePropertyKey.STEP_ID, String.class);
         String call = step != null ? step : downstream;
         exchange.setProperty(CALL, call);
+        // what the route declared for this call's answer, taken here: a call the circuit refuses (no after()) leaves
+        // nothing for the exchange's next call (a reply after a refused lookup would be held to the lookup's shape)
+        Object shape = exchange.removeProperty(ANSWER_IS);
+        Object created = exchange.removeProperty(CREATED_NAMES);
+        exchange.removeProperty(EXPECTED_SHAPE);
+        exchange.removeProperty(EXPECTED_NAMES);
         if (!exempt(exchange) && !circuits.admit(downstream, call)) {
             throw new CircuitOpenException(downstream); // open, or half-open with its trials taken
+        }
+        if (!exempt(exchange)) {
+            exchange.setProperty(EXPECTED_SHAPE, shape);
+            exchange.setProperty(EXPECTED_NAMES, created);
         }
         exchange.getMessage().setHeader("Accept", "application/json");
         // bodies are UTF-8 JSON (RFC 8259), said so, whatever charset an earlier answer named (HostileAnswersTest)
@@ -202,13 +212,16 @@ public class DownstreamCalls {
      * had heard "up", a gateway answering so charged every row to DEAD with the circuit closed.
      */
     static final String ANSWER_IS = "answerIs";
+    /** The call's declared answer, moved by {@link #before} from the route's properties for {@link #after}. */
+    private static final String EXPECTED_SHAPE = "downstreamExpectedShape";
+    private static final String EXPECTED_NAMES = "downstreamExpectedNames";
 
     /** After an HTTP step, answered or failed: the circuit, the timer, the error counter, the answer's headers. */
     public void after(Exchange exchange) {
         String downstream = exchange.getProperty(DOWNSTREAM, String.class);
         String call = callOf(exchange);
-        String created = exchange.removeProperty(CREATED_NAMES) instanceof String field ? field : null; // this call's only
-        String shape = exchange.removeProperty(ANSWER_IS) instanceof String is ? is : null;
+        String created = exchange.removeProperty(EXPECTED_NAMES) instanceof String field ? field : null; // this call's only
+        String shape = exchange.removeProperty(EXPECTED_SHAPE) instanceof String is ? is : null;
         Exception failure = exchange.getException();
         if (failure == null) {
             Integer status = exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class);

@@ -268,6 +268,39 @@ class DownstreamCircuitsTest {
         assertThat(circuits.state("legacy")).as("three messages failing in a row").isEqualTo(DownstreamCircuits.State.OPEN);
     }
 
+    /**
+     * A call the circuit refuses is never answered (no after()): the answer its route declared for it (answerIs,
+     * createdAnswerNames) must not hold the exchange's next call to it, e.g. the legacy reply, answered 200 with no body.
+     */
+    @Test
+    void aRefusedCallLeavesNoDeclaredAnswerForTheExchangesNextCall() {
+        com.hospital.surveyinbox.config.AdapterProperties properties = TestProperties.bind(Map.of(
+                "adapter.circuit.failure-threshold", "3", "adapter.circuit.open-duration", "PT30S"));
+        DownstreamCircuits circuits = new DownstreamCircuits(properties, new SimpleMeterRegistry(), new MovableClock());
+        DownstreamCalls calls = new DownstreamCalls(properties, circuits, new SimpleMeterRegistry(),
+                new com.fasterxml.jackson.databind.ObjectMapper());
+        for (int request = 0; request < 3; request++) {
+            circuits.recordFailure("legacy", PATIENT, request);
+        }
+        org.apache.camel.Exchange exchange = new org.apache.camel.support.DefaultExchange(new org.apache.camel.impl.DefaultCamelContext());
+        exchange.setProperty(org.apache.camel.ExchangePropertyKey.INTERCEPTED_ENDPOINT, "http://localhost:1/legacy");
+        exchange.getMessage().setHeader(org.apache.camel.Exchange.HTTP_PATH, "/patients/P1");
+        exchange.setProperty(org.apache.camel.ExchangePropertyKey.STEP_ID, PATIENT);
+        exchange.setProperty(DownstreamCalls.ANSWER_IS, "object");
+        exchange.setProperty(DownstreamCalls.CREATED_NAMES, "guestId");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> calls.before(exchange)).isInstanceOf(CircuitOpenException.class);
+
+        // the exchange's next call: the reply to the legacy system (exempt from the circuit), its 200 without a body
+        exchange.setProperty(DownstreamCalls.CIRCUIT_EXEMPT, true);
+        exchange.setProperty(org.apache.camel.ExchangePropertyKey.STEP_ID, null);
+        exchange.getMessage().setHeader(org.apache.camel.Exchange.HTTP_PATH, "/survey-send-results");
+        calls.before(exchange);
+        exchange.getMessage().setHeader(org.apache.camel.Exchange.HTTP_RESPONSE_CODE, 201);
+        exchange.getMessage().setBody(null);
+        calls.after(exchange);
+        assertThat(exchange.getException()).isNull();
+    }
+
     /** Requests differ by path, query or body; the same request sent again has the same fingerprint. */
     @Test
     void aRequestsFingerprintTellsPathQueryAndBodyApart() {
