@@ -72,7 +72,7 @@ public class SecurityConfig {
                         .accessDeniedHandler((request, response, e) -> writer.write(response, 403,
                                 e instanceof org.springframework.security.web.csrf.CsrfException
                                         ? "CSRF token missing or not matching: reload the console (a script: no form Content-Type, "
-                                                + "Cookie or Origin header; e.g. curl -X POST without -d)"
+                                                + "Cookie, Origin or Sec-Fetch-* header; e.g. curl -X POST without -d)"
                                         : "not allowed for this credential")))
                 .authorizeHttpRequests(auth -> auth
                         .requestMatchers(EndpointRequest.toAnyEndpoint()).permitAll()
@@ -133,7 +133,8 @@ public class SecurityConfig {
 
     /**
      * The content types an HTML form can send cross-site without a preflight: an older browser or web view
-     * may send such a form with neither Origin nor Sec-Fetch-* (curl and scripts send none of these types).
+     * may send such a form with neither Origin nor Sec-Fetch-* (a script sends none of these types unless told to:
+     * {@code curl -d ''} sends the first, and its 403 says how to post instead).
      */
     static boolean formContentType(String contentType) {
         if (contentType == null) {

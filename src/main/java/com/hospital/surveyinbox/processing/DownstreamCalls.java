@@ -82,14 +82,20 @@ public class DownstreamCalls {
         // nothing for the exchange's next call (a reply after a refused lookup would be held to the lookup's shape)
         Object shape = exchange.removeProperty(ANSWER_IS);
         Object created = exchange.removeProperty(CREATED_NAMES);
+        Object names = exchange.removeProperty(ANSWER_NAMES);
         exchange.removeProperty(EXPECTED_SHAPE);
+        exchange.removeProperty(EXPECTED_CREATED);
         exchange.removeProperty(EXPECTED_NAMES);
+        if (shape != null && !SHAPES.contains(shape)) { // a typo in a route fails its call, never weakens the check
+            throw new IllegalArgumentException(ANSWER_IS + " must be one of " + SHAPES + ", not '" + shape + "'");
+        }
         if (!exempt(exchange) && !circuits.admit(downstream, call)) {
             throw new CircuitOpenException(downstream); // open, or half-open with its trials taken
         }
         if (!exempt(exchange)) {
             exchange.setProperty(EXPECTED_SHAPE, shape);
-            exchange.setProperty(EXPECTED_NAMES, created);
+            exchange.setProperty(EXPECTED_CREATED, created);
+            exchange.setProperty(EXPECTED_NAMES, names);
         }
         exchange.getMessage().setHeader("Accept", "application/json");
         // bodies are UTF-8 JSON (RFC 8259), said so, whatever charset an earlier answer named (HostileAnswersTest)
@@ -212,16 +218,28 @@ public class DownstreamCalls {
      * had heard "up", a gateway answering so charged every row to DEAD with the circuit closed.
      */
     static final String ANSWER_IS = "answerIs";
+    /** {@link #ANSWER_IS}'s values: {@code json} is any JSON value or no body (a text "OK" is a gateway's). */
+    static final java.util.Set<String> SHAPES = java.util.Set.of("object", "array", "json");
+
+    /**
+     * The field every answer of a step that carries its entity must name (exchange property set by the route right
+     * before the call): a 2xx or a 409 ("exists", CONTRACT §3's guest) without it is not the API's answer, as for
+     * {@link #CREATED_NAMES}. A field's value is text or a number, not blank.
+     */
+    static final String ANSWER_NAMES = "answerNames";
+
     /** The call's declared answer, moved by {@link #before} from the route's properties for {@link #after}. */
     private static final String EXPECTED_SHAPE = "downstreamExpectedShape";
+    private static final String EXPECTED_CREATED = "downstreamExpectedCreated";
     private static final String EXPECTED_NAMES = "downstreamExpectedNames";
 
     /** After an HTTP step, answered or failed: the circuit, the timer, the error counter, the answer's headers. */
     public void after(Exchange exchange) {
         String downstream = exchange.getProperty(DOWNSTREAM, String.class);
         String call = callOf(exchange);
-        String created = exchange.removeProperty(EXPECTED_NAMES) instanceof String field ? field : null; // this call's only
+        String created = exchange.removeProperty(EXPECTED_CREATED) instanceof String field ? field : null; // this call's only
         String shape = exchange.removeProperty(EXPECTED_SHAPE) instanceof String is ? is : null;
+        String names = exchange.removeProperty(EXPECTED_NAMES) instanceof String field ? field : null;
         Exception failure = exchange.getException();
         if (failure == null) {
             Integer status = exchange.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class);
@@ -250,10 +268,12 @@ public class DownstreamCalls {
                 meters.counter("adapter.downstream.errors", "call", call, "kind", "not-an-answer").increment();
                 throw new SystemException(downstream, "answer is not a JSON " + shape + " (HTTP " + status + ")", null);
             }
-            if (status != null && status == 201 && created != null && !names(answer, created)) {
+            String unnamed = status != null && status == 201 && created != null && !names(answer, created) ? created
+                    : status != null && (status / 100 == 2 || status == 409) && names != null && !names(answer, names) ? names : null;
+            if (unnamed != null) {
                 failed(exchange, downstream, call);
                 meters.counter("adapter.downstream.errors", "call", call, "kind", "not-an-answer").increment();
-                throw new SystemException(downstream, "answer names no " + created + " (HTTP 201)", null);
+                throw new SystemException(downstream, "answer names no " + unnamed + " (HTTP " + status + ")", null);
             }
             answered(exchange, downstream, call);
             return;
@@ -477,21 +497,25 @@ public class DownstreamCalls {
         }
     }
 
-    /** Whether {@code answer} is one JSON value of {@code shape}: {@code object} or {@code array}. */
+    /** Whether {@code answer} is one JSON value of {@code shape}: {@code object}, {@code array}, or {@code json} (any, or none). */
     boolean isJson(String answer, String shape) {
         if (answer == null || answer.isBlank()) {
-            return false;
+            return "json".equals(shape);
         }
         try {
             JsonNode node = mapper.reader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
                     .readTree(answer);
-            return node != null && ("array".equals(shape) ? node.isArray() : node.isObject());
+            return node != null && !node.isMissingNode() && switch (shape) {
+                case "array" -> node.isArray();
+                case "object" -> node.isObject();
+                default -> true;
+            };
         } catch (IOException e) {
             return false;
         }
     }
 
-    /** Whether {@code answer} is a JSON object naming {@code field} with a value (not null, not blank, not a structure). */
+    /** Whether {@code answer} is a JSON object naming {@code field} with a value (text or a number, not blank). */
     boolean names(String answer, String field) {
         if (answer == null || answer.isBlank()) {
             return false;
@@ -500,7 +524,7 @@ public class DownstreamCalls {
             JsonNode node = mapper.reader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
                     .readTree(answer);
             JsonNode value = node == null || !node.isObject() ? null : node.get(field);
-            return value != null && value.isValueNode() && !value.isNull() && !value.asText().isBlank();
+            return value != null && (value.isTextual() || value.isNumber()) && !value.asText().isBlank();
         } catch (IOException e) {
             return false;
         }

@@ -23,7 +23,11 @@ import org.springframework.stereotype.Component;
  * search, a 404, cleared the count above before its creation failed, so it never opened and every row was charged
  * its attempts to DEAD). Different requests, because one request failing again and again is a failing request, not a
  * failing downstream: one survey whose consent lookup always fails (the same GET for all its messages, most other
- * lookups served from the cache) must not hold the whole legacy circuit. While open, rows
+ * lookups served from the cache) must not hold the whole legacy circuit while other calls answer in between. The
+ * consecutive count asks for two messages, not two requests: the legacy system down while one survey makes the
+ * traffic fails every row at that survey's one lookup, and must open it (a burst of that one broken survey's rows
+ * with nothing answering in between opens it too: a delay of open-duration, where the other way was every row of
+ * an outage charged to DEAD). While open, rows
  * that need that downstream are deferred without being charged an attempt and without a call. After
  * {@code open-duration} it half-opens: up to {@code failure-threshold} trial calls go through (each one
  * charged like any call: a row whose own calls always fail must reach DEAD, not be deferred forever), the

@@ -209,7 +209,7 @@ class DownstreamCircuitsTest {
         DownstreamCircuits circuits = thresholdThree(new SimpleMeterRegistry(), new MovableClock());
         int theSurveysLookup = DownstreamCalls.fingerprint("http://legacy", "/surveys/S1/consents", null, null);
         for (int message = 0; message < 20; message++) {
-            circuits.recordFailure("legacy", CONSENTS, theSurveysLookup);
+            circuits.recordFailure("legacy", CONSENTS, theSurveysLookup, message); // each message of that survey
             circuits.recordSuccess("legacy", PATIENT); // another message's patient lookup
         }
         assertThat(circuits.state("legacy")).isEqualTo(DownstreamCircuits.State.CLOSED);
@@ -223,7 +223,7 @@ class DownstreamCircuitsTest {
                 .isEqualTo(DownstreamCircuits.State.OPEN);
         circuits.recordSuccess("legacy", CONSENTS); // another survey's lookup answered (made before it opened)
         for (int message = 0; message < 20; message++) {
-            circuits.recordFailure("legacy", CONSENTS, theSurveysLookup);
+            circuits.recordFailure("legacy", CONSENTS, theSurveysLookup, 100 + message);
             circuits.recordSuccess("legacy", PATIENT);
         }
         assertThat(circuits.state("legacy")).as("the lookup answered: its record starts again, and the one survey does not re-open it")
@@ -299,6 +299,19 @@ class DownstreamCircuitsTest {
         exchange.getMessage().setBody(null);
         calls.after(exchange);
         assertThat(exchange.getException()).isNull();
+    }
+
+    /** A route declaring an answer shape the interceptor does not know fails its call: never a weaker check. */
+    @Test
+    void anUnknownDeclaredAnswerShapeFailsTheCall() {
+        com.hospital.surveyinbox.config.AdapterProperties properties = TestProperties.bind(Map.of());
+        DownstreamCalls calls = new DownstreamCalls(properties, new DownstreamCircuits(properties, new SimpleMeterRegistry(),
+                new MovableClock()), new SimpleMeterRegistry(), new com.fasterxml.jackson.databind.ObjectMapper());
+        org.apache.camel.Exchange exchange = new org.apache.camel.support.DefaultExchange(new org.apache.camel.impl.DefaultCamelContext());
+        exchange.setProperty(org.apache.camel.ExchangePropertyKey.INTERCEPTED_ENDPOINT, "http://localhost:1/legacy");
+        exchange.setProperty(DownstreamCalls.ANSWER_IS, "list");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> calls.before(exchange))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("answerIs must be one of");
     }
 
     /** Requests differ by path, query or body; the same request sent again has the same fingerprint. */

@@ -52,5 +52,7 @@ class RateLimitTest extends IntegrationTest {
         assertThat(meters.get("adapter.reception.rate-limited").counter().count()).isEqualTo(limited);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ?", Long.class, prefix + "-%"))
                 .isEqualTo(accepted);
+        // the operator API is not limited by the legacy sender's use (a guard: the limiter is mapped to the reception)
+        assertThat(client.opsPost("/ops/inbox/999999999/requeue").status()).isEqualTo(404);
     }
 }
