@@ -546,41 +546,42 @@ class GroupInsertTest extends IntegrationTest {
      * after the commit looks like to the code that runs next.
      */
     private static javax.sql.DataSource failingAfterCommit(javax.sql.DataSource real, java.util.concurrent.atomic.AtomicBoolean committed) {
-        return (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(GroupInsertTest.class.getClassLoader(),
-                new Class<?>[] {javax.sql.DataSource.class}, (proxy, method, args) -> {
-                    Object result = invoke(real, method, args);
-                    if (!(result instanceof java.sql.Connection connection)) {
-                        return result;
-                    }
-                    return java.lang.reflect.Proxy.newProxyInstance(GroupInsertTest.class.getClassLoader(),
-                            new Class<?>[] {java.sql.Connection.class}, (p2, m2, a2) -> {
-                                if (committed.get() && (m2.getName().startsWith("prepare") || m2.getName().equals("setAutoCommit"))) {
-                                    throw new java.sql.SQLException("injected fault after commit", "XX000");
-                                }
-                                Object r = invoke(connection, m2, a2);
-                                if (m2.getName().equals("commit")) {
-                                    committed.set(true);
-                                }
-                                return r;
-                            });
-                });
+        return connectionsThrough(real, (connection, method, args) -> {
+            if (committed.get() && (method.getName().startsWith("prepare") || method.getName().equals("setAutoCommit"))) {
+                throw new java.sql.SQLException("injected fault after commit", "XX000");
+            }
+            Object result = invoke(connection, method, args);
+            if (method.getName().equals("commit")) {
+                committed.set(true);
+            }
+            return result;
+        });
     }
 
     /** Connections whose rollback fails with an Error (memory still short), as a pooled connection's close still works. */
     private static javax.sql.DataSource rollbackFailing(javax.sql.DataSource real) {
+        return connectionsThrough(real, (connection, method, args) -> {
+            if (method.getName().equals("rollback") && (args == null || args.length == 0)) {
+                throw new OutOfMemoryError("simulated while rolling back");
+            }
+            return invoke(connection, method, args);
+        });
+    }
+
+    /** A call on one of a data source's connections, made or replaced by a test. */
+    private interface ConnectionCall {
+        Object call(java.sql.Connection connection, java.lang.reflect.Method method, Object[] args) throws Throwable;
+    }
+
+    /** {@code real}, each call on one of its connections passed through {@code onCall}. */
+    private static javax.sql.DataSource connectionsThrough(javax.sql.DataSource real, ConnectionCall onCall) {
         return (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(GroupInsertTest.class.getClassLoader(),
                 new Class<?>[] {javax.sql.DataSource.class}, (proxy, method, args) -> {
                     Object result = invoke(real, method, args);
-                    if (!(result instanceof java.sql.Connection connection)) {
-                        return result;
-                    }
-                    return java.lang.reflect.Proxy.newProxyInstance(GroupInsertTest.class.getClassLoader(),
-                            new Class<?>[] {java.sql.Connection.class}, (p2, m2, a2) -> {
-                                if (m2.getName().equals("rollback") && (a2 == null || a2.length == 0)) {
-                                    throw new OutOfMemoryError("simulated while rolling back");
-                                }
-                                return invoke(connection, m2, a2);
-                            });
+                    return result instanceof java.sql.Connection connection
+                            ? java.lang.reflect.Proxy.newProxyInstance(GroupInsertTest.class.getClassLoader(),
+                                    new Class<?>[] {java.sql.Connection.class}, (p, m, a) -> onCall.call(connection, m, a))
+                            : result;
                 });
     }
 

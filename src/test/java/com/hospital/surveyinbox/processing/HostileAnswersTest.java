@@ -326,19 +326,8 @@ class HostileAnswersTest extends IntegrationTest {
      */
     @Test
     void aMarkupPageWithAStatusTheStepAcceptsFailsTheCall() {
-        String subject = uniqueSubject("MAINT");
-        double before = markupErrors("inbox-register-survey-bundle");
-        DownstreamSimulator.Fault page = simulator().add(new DownstreamSimulator.Fault(s -> s.equals("POST /survey/dispatch-bundles"),
-                200, "\n<!DOCTYPE html><html><body>Down for maintenance</body></html>", 0, Map.of("Content-Type", "text/html"), 0,
-                body -> body.contains(subject)));
-        try {
-            String id = client.accept(ServiceClient.message(subject, ""));
-            rows.awaitAttempt(id, 1, "FAILED");
-            assertThat(rows.row(id)).containsEntry("last_error", Outcome.SYSTEM_ERROR);
-        } finally {
-            simulator().remove(page);
-        }
-        assertThat(markupErrors("inbox-register-survey-bundle") - before).as("counted against the survey").isEqualTo(1);
+        aBundleAnsweredSoFailsAsASystemError(uniqueSubject("MAINT"), 200,
+                "\n<!DOCTYPE html><html><body>Down for maintenance</body></html>", Map.of("Content-Type", "text/html"), "markup");
     }
 
     /**
@@ -352,11 +341,18 @@ class HostileAnswersTest extends IntegrationTest {
             "201|`{\"dispatchId\":null}`|", "201|`OK`|text/plain", "201|`[\"D-9\"]`|", "201|`{\"dispatchId\":{}}`|",
             "201|`{\"dispatchId\":true}`|", "200|`OK`|text/plain"})
     void aSuccessStatusWithoutTheSurveySidesAnswerFailsTheCall(int status, String body, String contentType) {
-        String subject = uniqueSubject("NOBUNDLE");
-        double counted = errors("inbox-register-survey-bundle", status == 201 || status == 200 ? "not-an-answer" : "2xx");
+        aBundleAnsweredSoFailsAsASystemError(uniqueSubject("NOBUNDLE"), status, body,
+                contentType == null ? Map.of() : Map.of("Content-Type", contentType), status == 201 || status == 200 ? "not-an-answer" : "2xx");
+    }
+
+    /**
+     * The bundle's POST of {@code subject}'s message answered {@code status} {@code body}: the row's first attempt
+     * fails as a system error, counted once against the survey as {@code kind}.
+     */
+    private void aBundleAnsweredSoFailsAsASystemError(String subject, int status, String body, Map<String, String> headers, String kind) {
+        double counted = errors("inbox-register-survey-bundle", kind);
         DownstreamSimulator.Fault gateway = simulator().add(new DownstreamSimulator.Fault(s -> s.equals("POST /survey/dispatch-bundles"),
-                status, body, 0, contentType == null ? Map.of() : Map.of("Content-Type", contentType), 0,
-                request -> request.contains(subject)));
+                status, body, 0, headers, 0, request -> request.contains(subject)));
         try {
             String id = client.accept(ServiceClient.message(subject, ""));
             rows.awaitAttempt(id, 1, "FAILED");
@@ -364,7 +360,7 @@ class HostileAnswersTest extends IntegrationTest {
         } finally {
             simulator().remove(gateway);
         }
-        assertThat(errors("inbox-register-survey-bundle", status == 201 || status == 200 ? "not-an-answer" : "2xx") - counted).isEqualTo(1);
+        assertThat(errors("inbox-register-survey-bundle", kind) - counted).as("counted against the survey as " + kind).isEqualTo(1);
     }
 
     /**
@@ -441,12 +437,6 @@ class HostileAnswersTest extends IntegrationTest {
     private double errors(String call, String kind) {
         io.micrometer.core.instrument.Counter counter = meters.find("adapter.downstream.errors").tag("call", call)
                 .tag("kind", kind).counter();
-        return counter == null ? 0 : counter.count();
-    }
-
-    private double markupErrors(String call) {
-        io.micrometer.core.instrument.Counter counter = meters.find("adapter.downstream.errors").tag("call", call)
-                .tag("kind", "markup").counter();
         return counter == null ? 0 : counter.count();
     }
 
