@@ -27,7 +27,11 @@ public class InterceptorsFirst extends RouteBuilder implements Ordered {
     @Override
     public void configure() throws Exception {
         // a configuration renamed or dropped in routes/ would leave the interceptors off, silently: the start fails
-        getContext().addStartupListener((context, alreadyStarted) -> check(context));
+        getContext().addStartupListener((context, alreadyStarted) -> {
+            check(context);
+            // the answers the routes declare before their calls: one that is wrong fails the start, not the rows
+            com.hospital.surveyinbox.processing.DeclaredAnswers.check(context);
+        });
         from("direct:inbox-interceptors-first")
                 .routeId(ROUTE_ID)
                 .routeConfigurationId(INTERCEPTORS)

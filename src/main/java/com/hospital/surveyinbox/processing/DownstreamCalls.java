@@ -27,8 +27,10 @@ import org.springframework.stereotype.Component;
  *       a 5xx, a 3xx (never followed), a "not now" 4xx ({@link #NOT_NOW}: 401, 407, 408, 429), a markup page
  *       whatever its status ({@link #markup}: a gateway's, not the API's; one the step accepted fails the call), a
  *       timeout or a refused connection counts against it, per call and request, and so does a 4xx whose body is
- *       text and not JSON (a gateway's; another 4xx does not: the API answered) — the timer stops, and the answer's headers are dropped so nothing of one call is
- *       sent on the next;</li>
+ *       text and not JSON (a gateway's, accepted or not; another 4xx does not: the API answered), and so does an
+ *       accepted answer that is not what the route declared before the call ({@link #ANSWER_IS}, {@link #ANSWER_NAMES},
+ *       {@link #CREATED_NAMES}; checked at start by {@link DeclaredAnswers}) — the timer stops, and the answer's
+ *       headers are dropped so nothing of one call is sent on the next;</li>
  *   <li>{@link #classify}: the exception that ended a registration as an {@link Outcome} — 4xx with
  *       {@code {code,message}} is a business error with that message (the row's patient values masked, or
  *       withheld when the patient's name is not known: {@link #masked}); 3xx, 5xx, "not now" 4xx, markup pages,
@@ -211,7 +213,7 @@ public class DownstreamCalls {
     static final String CREATED_NAMES = "createdAnswerNames";
 
     /**
-     * What a step's success answer must be ({@code object} or {@code array}: exchange property set by the route right
+     * What a step's success answer must be ({@code object}, {@code array} or {@code json}: exchange property set by the route right
      * before the call, e.g. the patient record, the consent list): a 2xx that is no such JSON (no body, a text "OK",
      * {@code null}, the other shape) is not the API's answer and fails the call in {@link #after} as a system error
      * that counts against the circuit (kind {@code not-an-answer}). Refused by the step's own check after the circuit
@@ -234,7 +236,7 @@ public class DownstreamCalls {
     private static final String EXPECTED_NAMES = "downstreamExpectedNames";
 
     /** After an HTTP step, answered or failed: the circuit, the timer, the error counter, the answer's headers. */
-    public void after(Exchange exchange) {
+    public void after(Exchange exchange) throws HttpOperationFailedException {
         String downstream = exchange.getProperty(DOWNSTREAM, String.class);
         String call = callOf(exchange);
         String created = exchange.removeProperty(EXPECTED_CREATED) instanceof String field ? field : null; // this call's only
@@ -263,13 +265,27 @@ public class DownstreamCalls {
                 meters.counter("adapter.downstream.errors", "call", call, "kind", "markup").increment();
                 throw new SystemException(downstream, "answer is a markup page, not JSON (HTTP " + status + ")", null);
             }
+            if (status != null && status / 100 == 4 && !answeredByTheApi(answer)) {
+                // a 4xx the step accepts (a search's 404 "none yet") in text that is not JSON: a gateway's or a
+                // proxy's ("404 page not found"), as for a 4xx the step does not accept; never "none yet"
+                failed(exchange, downstream, call);
+                meters.counter("adapter.downstream.errors", "call", call, "kind", "gateway-4xx").increment();
+                throw new SystemException(downstream, "answer is a gateway's, not the API's (HTTP " + status + ")", null);
+            }
             if (status != null && status / 100 == 2 && shape != null && !isJson(answer, shape)) {
                 failed(exchange, downstream, call);
                 meters.counter("adapter.downstream.errors", "call", call, "kind", "not-an-answer").increment();
-                throw new SystemException(downstream, "answer is not a JSON " + shape + " (HTTP " + status + ")", null);
+                throw new SystemException(downstream, ("json".equals(shape) ? "answer is not JSON" : "answer is not a JSON " + shape)
+                        + " (HTTP " + status + ")", null);
             }
             String unnamed = status != null && status == 201 && created != null && !names(answer, created) ? created
                     : status != null && (status / 100 == 2 || status == 409) && names != null && !names(answer, names) ? names : null;
+            if (unnamed != null && status / 100 == 4 && businessMessage(answer) != null) {
+                // the API's own refusal (CONTRACT §3's {code,message}, e.g. a 409 that is no "exists"): a business
+                // error with its message, as a 4xx the step did not accept; the downstream answered
+                answered(exchange, downstream, call);
+                throw new HttpOperationFailedException(null, status, null, null, java.util.Map.of(), answer);
+            }
             if (unnamed != null) {
                 failed(exchange, downstream, call);
                 meters.counter("adapter.downstream.errors", "call", call, "kind", "not-an-answer").increment();

@@ -273,7 +273,7 @@ class DownstreamCircuitsTest {
      * createdAnswerNames) must not hold the exchange's next call to it, e.g. the legacy reply, answered 200 with no body.
      */
     @Test
-    void aRefusedCallLeavesNoDeclaredAnswerForTheExchangesNextCall() {
+    void aRefusedCallLeavesNoDeclaredAnswerForTheExchangesNextCall() throws Exception {
         com.hospital.surveyinbox.config.AdapterProperties properties = TestProperties.bind(Map.of(
                 "adapter.circuit.failure-threshold", "3", "adapter.circuit.open-duration", "PT30S"));
         DownstreamCircuits circuits = new DownstreamCircuits(properties, new SimpleMeterRegistry(), new MovableClock());

@@ -406,19 +406,19 @@ class HostileAnswersTest extends IntegrationTest {
      */
     @org.junit.jupiter.params.ParameterizedTest(name = "{0} {1} \"{2}\"")
     @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', quoteCharacter = '`', value = {
-            "GET /legacy/patients/|200|``|inbox-register-legacy-patient",
-            "GET /legacy/patients/|200|`OK`|inbox-register-legacy-patient",
-            "GET /legacy/patients/|200|`null`|inbox-register-legacy-patient",
-            "GET /legacy/surveys/|200|`{\"consents\":[]}`|inbox-register-legacy-consents",
-            "POST /account/guests|201|`{}`|inbox-register-account-guest-create",
-            "POST /account/guests|409|`Conflict`|inbox-register-account-guest-create",
-            "POST /account/guests|201|`{\"guestId\":true}`|inbox-register-account-guest-create"})
-    void aSuccessAnswerThatIsNotTheApisFailsTheCallAgainstTheCircuit(String call, int status, String body, String step) {
+            "GET /legacy/patients/|200|``|inbox-register-legacy-patient|not-an-answer",
+            "GET /legacy/patients/|200|`OK`|inbox-register-legacy-patient|not-an-answer",
+            "GET /legacy/patients/|200|`null`|inbox-register-legacy-patient|not-an-answer",
+            "GET /legacy/surveys/|200|`{\"consents\":[]}`|inbox-register-legacy-consents|not-an-answer",
+            "POST /account/guests|201|`{}`|inbox-register-account-guest-create|not-an-answer",
+            "POST /account/guests|409|`Conflict`|inbox-register-account-guest-create|gateway-4xx",
+            "POST /account/guests|201|`{\"guestId\":true}`|inbox-register-account-guest-create|not-an-answer"})
+    void aSuccessAnswerThatIsNotTheApisFailsTheCallAgainstTheCircuit(String call, int status, String body, String step, String kind) {
         String subject = uniqueSubject("NOTANSWER");
         String patno = "PNA" + Math.abs(subject.hashCode());
         String srvyNo = "SNA" + Math.abs(subject.hashCode());
         String path = call.startsWith("POST") ? call : call + (call.contains("patients") ? patno : srvyNo + "/consents");
-        double counted = errors(step, "not-an-answer");
+        double counted = errors(step, kind);
         DownstreamSimulator.Fault gateway = simulator().add(new DownstreamSimulator.Fault(s -> s.equals(path), status, body, 0,
                 Map.of(), 0, request -> !call.startsWith("POST") || request.contains(patno)));
         try {
@@ -430,8 +430,41 @@ class HostileAnswersTest extends IntegrationTest {
         } finally {
             simulator().remove(gateway);
         }
-        assertThat(errors(step, "not-an-answer") - counted).isEqualTo(1);
+        assertThat(errors(step, kind) - counted).isEqualTo(1);
         assertThat(simulator().bundleRequests(subject)).isEmpty();
+    }
+
+    /**
+     * The guest creation's 409 with the contract's {code,message} and no guestId is the account system refusing, not
+     * "it exists": a business error with its message, which does not count against the circuit; a 409 naming the
+     * existing guest (a number is an id too) is used.
+     */
+    @Test
+    void aGuestCreationsConflictIsARefusalUnlessItNamesTheGuest() {
+        String refusedSubject = uniqueSubject("GUEST409");
+        String refusedPatno = "PG409" + Math.abs(refusedSubject.hashCode());
+        double counted = errors("inbox-register-account-guest-create", "not-an-answer");
+        DownstreamSimulator.Fault refusal = simulator().add(new DownstreamSimulator.Fault(s -> s.equals("POST /account/guests"),
+                409, "{\"code\":\"DUPLICATE_MOBILE\",\"message\":\"mobile number registered to another guest\"}", 0,
+                Map.of(), 0, request -> request.contains(refusedPatno)));
+        String existingSubject = uniqueSubject("GUEST409N");
+        String existingPatno = "PG409N" + Math.abs(existingSubject.hashCode());
+        DownstreamSimulator.Fault exists = simulator().add(new DownstreamSimulator.Fault(s -> s.equals("POST /account/guests"),
+                409, "{\"guestId\":7}", 0, Map.of(), 0, request -> request.contains(existingPatno)));
+        try {
+            String refused = client.accept(ServiceClient.message(refusedSubject, refusedPatno, ""));
+            rows.awaitAttempt(refused, 1, "FAILED");
+            assertThat(rows.row(refused)).containsEntry("last_error", "mobile number registered to another guest");
+            String used = client.accept(ServiceClient.message(existingSubject, existingPatno, ""));
+            rows.awaitStatus(used, "COMPLETED");
+        } finally {
+            simulator().remove(refusal);
+            simulator().remove(exists);
+        }
+        assertThat(errors("inbox-register-account-guest-create", "not-an-answer") - counted).isZero();
+        assertThat(circuits.state("account")).isEqualTo(DownstreamCircuits.State.CLOSED);
+        assertThat(simulator().bundleRequests(existingSubject)).singleElement()
+                .satisfies(bundle -> assertThat(bundle.path("guestId").asText()).isEqualTo("7"));
     }
 
     private double errors(String call, String kind) {
@@ -441,15 +474,16 @@ class HostileAnswersTest extends IntegrationTest {
     }
 
     /**
-     * A gateway's 404 page for the guest search (a status that step accepts: "no guest yet") is not the account
-     * system's answer: no guest account is created on its word.
+     * A gateway's 404 page or text for the guest search (a status that step accepts: "no guest yet") is not the
+     * account system's answer: no guest account is created on its word.
      */
-    @Test
-    void aGatewaysNotFoundPageIsNoAnswer() {
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+            "<html><h1>404 Not Found</h1></html>|text/html", "404 page not found|text/plain"})
+    void aGatewaysNotFoundPageIsNoAnswer(String body, String contentType) {
         String subject = uniqueSubject("GW404");
         String patno = "PGW" + Math.abs(subject.hashCode());
-        DownstreamSimulator.Fault page = answer("GET /account/guests", 404, "<html><h1>404 Not Found</h1></html>",
-                Map.of("Content-Type", "text/html"), 0);
+        DownstreamSimulator.Fault page = answer("GET /account/guests", 404, body, Map.of("Content-Type", contentType), 0);
         try {
             String id = client.accept(ServiceClient.message(subject, patno, ""));
             rows.awaitAttempt(id, 1, "FAILED");
