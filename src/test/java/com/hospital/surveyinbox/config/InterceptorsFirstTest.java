@@ -26,23 +26,13 @@ class InterceptorsFirstTest {
     @Test
     void aRouteThatNamesAnInterceptorsConfigurationFailsTheStart() throws Exception {
         try (DefaultCamelContext context = new DefaultCamelContext()) {
-            assertThatThrownBy(() -> {
-                context.addRoutes(new org.apache.camel.builder.RouteConfigurationBuilder() {
-                    @Override
-                    public void configuration() {
-                        routeConfiguration("inbox-downstream");
-                        routeConfiguration("inbox-statement-tries");
-                    }
-                });
-                context.addRoutes(new InterceptorsFirst());
-                context.addRoutes(new org.apache.camel.builder.RouteBuilder() {
-                    @Override
-                    public void configure() {
-                        from("direct:a-route").routeId("a-route").routeConfigurationId("inbox-downstream").log("a route");
-                    }
-                });
-                context.start();
-            }).hasStackTraceContaining("route a-route names routeConfiguration inbox-downstream");
+            assertThatThrownBy(() -> com.hospital.surveyinbox.support.InterceptorContexts.start(context,
+                    new org.apache.camel.builder.RouteBuilder() {
+                        @Override
+                        public void configure() {
+                            from("direct:a-route").routeId("a-route").routeConfigurationId("inbox-downstream").log("a route");
+                        }
+                    })).hasStackTraceContaining("route a-route names routeConfiguration inbox-downstream");
         }
     }
 }

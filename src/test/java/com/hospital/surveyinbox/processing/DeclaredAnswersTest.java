@@ -71,23 +71,12 @@ class DeclaredAnswersTest {
     @Test
     void theStartChecksTheDeclarations() throws Exception {
         try (DefaultCamelContext context = new DefaultCamelContext()) {
-            assertThatThrownBy(() -> {
-                context.addRoutes(new org.apache.camel.builder.RouteConfigurationBuilder() {
-                    @Override
-                    public void configuration() {
-                        routeConfiguration("inbox-downstream");
-                        routeConfiguration("inbox-statement-tries");
-                    }
-                });
-                context.addRoutes(new com.hospital.surveyinbox.config.InterceptorsFirst());
-                context.addRoutes(new RouteBuilder() {
-                    @Override
-                    public void configure() {
-                        from("direct:a").routeId("started").setProperty("answerIs", constant("list")).toD("http://localhost:1/x");
-                    }
-                });
-                context.start();
-            }).hasStackTraceContaining("route started, setProperty answerIs: answerIs must be one of");
+            assertThatThrownBy(() -> com.hospital.surveyinbox.support.InterceptorContexts.start(context, new RouteBuilder() {
+                @Override
+                public void configure() {
+                    from("direct:a").routeId("started").setProperty("answerIs", constant("list")).toD("http://localhost:1/x");
+                }
+            })).hasStackTraceContaining("route started, setProperty answerIs: answerIs must be one of");
         }
     }
 
