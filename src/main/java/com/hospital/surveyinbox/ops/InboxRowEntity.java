@@ -17,7 +17,7 @@ import org.hibernate.annotations.Immutable;
 @Immutable
 // The operator list's three shapes (routes/inbox-ops.camel.yaml picks one), newest first, each read through an
 // index: a subject's rows (V10's inbox_message_subject_idx), one status (inbox_message_status_id_idx), all (the key).
-// :before is the page's cursor (the ids below it; the last page's last inboxId, else the largest id there can be).
+// :before is the page's cursor (the ids below it: the last inboxId of the page before, else the largest id there is).
 @NamedQuery(name = "InboxRow.bySubject", query = """
         SELECT r FROM InboxRowEntity r
          WHERE r.srvyDrawupNo = :srvyDrawupNo AND (:status IS NULL OR r.status = :status)
