@@ -190,12 +190,17 @@ class InboxReadsAtScaleTest {
     @Order(2)
     void isExactAtEveryMomentWhileWorkersCompleteAndDeleteAndTwoPodsFold() throws Exception {
         run(insert("RECEIVED", 4000));
-        ExecutorService pool = Executors.newFixedThreadPool(8);
+        // a thread for each of the six workers, two folders and the reader: with eight, the reader waited for a worker
+        // to end, and all could end before it began (a flake: nothing compared while the rows changed)
+        ExecutorService pool = Executors.newFixedThreadPool(9);
         AtomicBoolean working = new AtomicBoolean(true);
+        // the workers start once the reader has compared one snapshot
+        java.util.concurrent.CountDownLatch readerComparing = new java.util.concurrent.CountDownLatch(1);
         List<Future<?>> workers = new ArrayList<>();
         for (int w = 0; w < 6; w++) {
             int worker = w;
             workers.add(pool.submit(() -> {
+                assertThat(readerComparing.await(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
                 try (Connection c = connect(); Statement s = c.createStatement()) {
                     for (int i = 0; i < 150; i++) {
                         // one row per transaction, as a worker completes them; every tenth dies; some are deleted
@@ -231,6 +236,7 @@ class InboxReadsAtScaleTest {
                     assertThat(counts).isEqualTo(read(s, "SELECT status, count(*) FROM inbox_message GROUP BY status"));
                     c.rollback();
                     compared.incrementAndGet();
+                    readerComparing.countDown();
                 }
             }
             return null;
@@ -238,12 +244,16 @@ class InboxReadsAtScaleTest {
         for (Future<?> w : workers) {
             w.get();
         }
+        // one comparison at least begun once the workers had started (the first one was before them)
+        Future<?> reader = others.get(others.size() - 1);
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60))
+                .until(() -> compared.get() >= 2 || reader.isDone()); // done: its failure is told below
         working.set(false);
         for (Future<?> f : others) {
             f.get();
         }
         pool.shutdown();
-        assertThat(compared.get()).as("snapshots compared while the rows changed").isPositive();
+        assertThat(compared.get()).as("snapshots compared while the rows changed").isGreaterThanOrEqualTo(2);
         assertThat(counts()).isEqualTo(actual());
     }
 
