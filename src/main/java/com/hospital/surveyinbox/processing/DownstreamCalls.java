@@ -174,15 +174,20 @@ public class DownstreamCalls {
      * matched", "Forbidden"), as a markup page is.
      */
     boolean answeredByTheApi(String body) {
-        if (body == null || body.isBlank()) {
-            return true;
+        return body == null || body.isBlank() || jsonValue(body) != null;
+    }
+
+    /** {@code text} read as one JSON value (trailing tokens refused, a byte order mark skipped), or null: blank, or no JSON. */
+    private JsonNode jsonValue(String text) {
+        if (text == null || text.isBlank()) {
+            return null;
         }
         try {
-            mapper.reader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-                    .readTree(withoutByteOrderMark(body));
-            return true;
+            JsonNode node = mapper.reader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                    .readTree(withoutByteOrderMark(text));
+            return node == null || node.isMissingNode() ? null : node;
         } catch (IOException e) {
-            return false;
+            return null;
         }
     }
 
@@ -518,32 +523,19 @@ public class DownstreamCalls {
         if (answer == null || answer.isBlank()) {
             return "json".equals(shape);
         }
-        try {
-            JsonNode node = mapper.reader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-                    .readTree(answer);
-            return node != null && !node.isMissingNode() && switch (shape) {
-                case "array" -> node.isArray();
-                case "object" -> node.isObject();
-                default -> true;
-            };
-        } catch (IOException e) {
-            return false;
-        }
+        JsonNode node = jsonValue(answer);
+        return node != null && switch (shape) {
+            case "array" -> node.isArray();
+            case "object" -> node.isObject();
+            default -> true;
+        };
     }
 
     /** Whether {@code answer} is a JSON object naming {@code field} with a value (text or a number, not blank). */
     boolean names(String answer, String field) {
-        if (answer == null || answer.isBlank()) {
-            return false;
-        }
-        try {
-            JsonNode node = mapper.reader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-                    .readTree(answer);
-            JsonNode value = node == null || !node.isObject() ? null : node.get(field);
-            return value != null && (value.isTextual() || value.isNumber()) && !value.asText().isBlank();
-        } catch (IOException e) {
-            return false;
-        }
+        JsonNode node = jsonValue(answer);
+        JsonNode value = node == null || !node.isObject() ? null : node.get(field);
+        return value != null && (value.isTextual() || value.isNumber()) && !value.asText().isBlank();
     }
 
     /** The message a call is made for (its subject: the same on every retry of a row, and on the synchronous path). */
