@@ -135,10 +135,13 @@ class KafkaRestartTest extends IntegrationTest {
             // writing (the receptions' events) and describing stay allowed; reading is refused
             admin.createAcls(List.of(allowAll, denyRead)).all().get(30, TimeUnit.SECONDS);
             try {
+                // the row is stored once the watch restarted the route for the refusal: every consumer is then one
+                // created under the ACL (storing it when the first thread ended let another, its fetch authorised
+                // before the ACL and still waiting for records, return it: a flake on a clean clone)
                 await().atMost(Duration.ofSeconds(60)).until(() ->
-                        meters.get("adapter.kafka.consumer.threads.ended").gauge().value() > 0);
+                        meters.get("adapter.kafka.consumer.restarts").counter().count() >= restarts + 1);
                 id = client.accept(ServiceClient.message(uniqueSubject("ACL"), ""));
-                // restarted while still refused: its threads end again, and it is restarted again later
+                // restarted again while still refused: the consumers that could have read the row ended too
                 await().atMost(Duration.ofSeconds(60)).until(() ->
                         meters.get("adapter.kafka.consumer.restarts").counter().count() >= restarts + 2);
                 assertThat(rows.status(id)).as("a row stored while reading is refused").isNotEqualTo("COMPLETED");
