@@ -49,6 +49,9 @@ public class AdapterProperties {
     /** The service's own log lines. */
     @Valid private final Logging logging;
 
+    /** Traces (the sampling rate itself is Boot's management.tracing.sampling.probability). */
+    @Valid private final Tracing tracing;
+
     public AdapterProperties(@DefaultValue Inbox inbox,
             @DefaultValue Kafka kafka,
             @DefaultValue Legacy legacy,
@@ -62,7 +65,8 @@ public class AdapterProperties {
             @DefaultValue Crypto crypto,
             @DefaultValue Retention retention,
             @DefaultValue Migration migration,
-            @DefaultValue Logging logging) {
+            @DefaultValue Logging logging,
+            @DefaultValue Tracing tracing) {
         this.inbox = inbox;
         this.kafka = kafka;
         this.legacy = legacy;
@@ -77,6 +81,7 @@ public class AdapterProperties {
         this.retention = retention;
         this.migration = migration;
         this.logging = logging;
+        this.tracing = tracing;
     }
 
     public Inbox getInbox() { return inbox; }
@@ -93,6 +98,23 @@ public class AdapterProperties {
     public Retention getRetention() { return retention; }
     public Migration getMigration() { return migration; }
     public Logging getLogging() { return logging; }
+    public Tracing getTracing() { return tracing; }
+
+    /** Traces (config/TraceSampling). */
+    public static class Tracing {
+        /**
+         * Requests per second (per instance) whose caller's traceparent asks for its trace to be recorded that are
+         * recorded on that word; beyond it they are sampled as a trace started here is. Anyone who reaches the port
+         * can send the flag, before any authentication: unbounded, every request made spans for the collector.
+         */
+        @Min(0) private final int senderSampledPerSecond;
+
+        public Tracing(@DefaultValue("10") int senderSampledPerSecond) {
+            this.senderSampledPerSecond = senderSampledPerSecond;
+        }
+
+        public int getSenderSampledPerSecond() { return senderSampledPerSecond; }
+    }
 
     /** The service's own log lines (config/RepeatedLogLines). */
     public static class Logging {

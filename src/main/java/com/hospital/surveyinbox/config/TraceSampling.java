@@ -1,0 +1,109 @@
+package com.hospital.surveyinbox.config;
+
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Pattern;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
+import org.springframework.web.filter.OncePerRequestFilter;
+
+/**
+ * A request's {@code traceparent} asking for its trace to be recorded (the W3C sampled flag) is honoured for at most
+ * {@code adapter.tracing.sender-sampled-per-second} requests a second per instance (a burst of twice that). Beyond
+ * it the request goes on as if its caller had left the choice to this service: the flag is rewritten by a draw at
+ * {@code management.tracing.sampling.probability} (this instance's own: the trace id is the caller's to choose),
+ * the trace id and parent span kept, so the logs still name the caller's trace.
+ * <p>
+ * The flag is read by the request's observation (Boot's filter, ordered before Spring Security), by anyone who
+ * reaches the port: honoured without a bound, a flood of unauthenticated requests (401s) each made spans for the
+ * collector. Decided here, once, at the edge, before that filter: every span of the request (Camel's routes, the
+ * row's processing through Kafka, the downstream calls) follows it as its parent. A caller's "not sampled" is kept;
+ * a {@code traceparent} not written as the standard's version 00 (one header, lower-case hex) is taken away (a trace
+ * starts here), so a lenient propagator cannot carry a flag past the bound.
+ */
+@Configuration(proxyBeanMethods = false)
+public class TraceSampling {
+
+    /** Version 00 traceparent: version, trace id, parent id, flags (2 hex digits). */
+    private static final Pattern TRACEPARENT = Pattern.compile("00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}");
+
+    @Bean
+    FilterRegistrationBean<SenderSampledBound> senderSampledBound(AdapterProperties properties,
+            @Value("${management.tracing.sampling.probability:0.1}") double probability) {
+        FilterRegistrationBean<SenderSampledBound> registration = new FilterRegistrationBean<>(
+                new SenderSampledBound(properties.getTracing().getSenderSampledPerSecond(), probability));
+        // before Boot's ServerHttpObservationFilter (HIGHEST_PRECEDENCE + 1), which reads the header
+        registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
+        return registration;
+    }
+
+    /** The filter: the request's sampled flag taken while the bound has room, redrawn otherwise. */
+    static final class SenderSampledBound extends OncePerRequestFilter {
+
+        private final TokenBucket honoured;
+        private final int perSecond;
+        private final double probability;
+
+        SenderSampledBound(int perSecond, double probability) {
+            this.perSecond = perSecond;
+            this.honoured = new TokenBucket(Math.max(1, 2 * perSecond), Math.max(perSecond, 1e-9));
+            this.probability = probability;
+        }
+
+        @Override
+        protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+                throws ServletException, IOException {
+            Enumeration<String> headers = request.getHeaders("traceparent");
+            String traceparent = headers != null && headers.hasMoreElements() ? headers.nextElement() : null;
+            if (traceparent == null) {
+                chain.doFilter(request, response);
+                return;
+            }
+            String taken;
+            if (headers.hasMoreElements() || !TRACEPARENT.matcher(traceparent).matches()) {
+                // not one version-00 header as the standard writes it (another version, upper case, spaces, two of
+                // them): none, a trace started here; a propagator lenient with it must not carry a flag past the bound
+                taken = null;
+            } else if ((Integer.parseInt(traceparent.substring(53), 16) & 1) == 0
+                    || (perSecond > 0 && honoured.tryTake())) {
+                chain.doFilter(request, response);
+                return;
+            } else {
+                taken = traceparent.substring(0, 53) + (ThreadLocalRandom.current().nextDouble() < probability ? "01" : "00");
+            }
+            chain.doFilter(new HttpServletRequestWrapper(request) {
+                @Override
+                public String getHeader(String name) {
+                    return "traceparent".equalsIgnoreCase(name) ? taken : super.getHeader(name);
+                }
+
+                @Override
+                public Enumeration<String> getHeaders(String name) {
+                    return "traceparent".equalsIgnoreCase(name)
+                            ? Collections.enumeration(taken == null ? List.of() : List.of(taken)) : super.getHeaders(name);
+                }
+
+                @Override
+                public Enumeration<String> getHeaderNames() {
+                    if (taken != null) {
+                        return super.getHeaderNames();
+                    }
+                    List<String> names = Collections.list(super.getHeaderNames());
+                    names.removeIf("traceparent"::equalsIgnoreCase);
+                    return Collections.enumeration(names);
+                }
+            }, response);
+        }
+    }
+}
