@@ -30,6 +30,7 @@ final class ExpectedRoutes {
             "inbox-requeue",
             "inbox-abandon-reply",
             "inbox-retry-reply",
+            "inbox-retry-replies",
             "inbox-reply-action-answer",
             "inbox-requeue-many",
             "inbox-requeue-publish",

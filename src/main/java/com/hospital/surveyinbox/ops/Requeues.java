@@ -86,6 +86,12 @@ public class Requeues {
                 "dueAfterMillis", longestReplyWaitMillis);
     }
 
+    /** The parameters of retry-replies.sql: every FAILED reply waiting out its backoff, at most bulk-requeue-max. */
+    public Map<String, Object> retryRepliesParams(String operator) {
+        return Map.of("actor", Objects.requireNonNull(operator, "an operator's name"),
+                "dueAfterMillis", longestReplyWaitMillis, "limit", bulkRequeueMax);
+    }
+
     /**
      * A bulk requeue request read from its JSON body: which rows ({@code status} DEAD or FAILED; optionally
      * {@code lastErrorContains}, {@code lastErrorCode}, {@code srvyDrawupNoPrefix}, {@code receivedFrom} /

@@ -42,7 +42,8 @@ class OpenApiTest extends IntegrationTest {
             Map.entry("POST /ops/inbox/requeue 503", "InboxRequeueRouteTest.aBulkRequeueThatLosesTheDatabaseAnswers503"),
             Map.entry("POST /ops/inbox/{inboxId}/requeue 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers"),
             Map.entry("POST /ops/inbox/{inboxId}/reply/abandon 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers"),
-            Map.entry("POST /ops/inbox/{inboxId}/reply/retry 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers"));
+            Map.entry("POST /ops/inbox/{inboxId}/reply/retry 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers"),
+            Map.entry("POST /ops/inbox/replies/retry 503", "InboxUnavailableTest.answers503AndPublishesNothingWhileTheDatabaseIsStoppedThenRecovers"));
 
     static final String WRONG = ServiceClient.basic("ops", "not-the-password");
 
@@ -184,6 +185,10 @@ class OpenApiTest extends IntegrationTest {
         p.put("POST /ops/inbox/{inboxId}/reply/retry 200", () -> client.opsPost(retry));
         p.put("POST /ops/inbox/{inboxId}/reply/retry 404", () -> client.opsPost("/ops/inbox/999999999999/reply/retry"));
         p.put("POST /ops/inbox/{inboxId}/reply/retry 409", () -> client.opsPost("/ops/inbox/" + stored + "/reply/retry"));
+        p.put("POST /ops/inbox/replies/retry 401", () -> post("/ops/inbox/replies/retry", "", null, WRONG));
+        p.put("POST /ops/inbox/replies/retry 413", () -> post("/ops/inbox/replies/retry",
+                "x".repeat(com.hospital.surveyinbox.config.OpsBodyLimitFilter.MAX_BODY_BYTES + 1), "application/json", ServiceClient.OPS_AUTH));
+        p.put("POST /ops/inbox/replies/retry 200", () -> client.opsPost("/ops/inbox/replies/retry"));
         String abandon = "/ops/inbox/" + owing + "/reply/abandon";
         p.put("POST /ops/inbox/{inboxId}/reply/abandon 401", () -> post(abandon, "", null, WRONG));
         p.put("POST /ops/inbox/{inboxId}/reply/abandon 413", () -> post(abandon,

@@ -40,10 +40,10 @@ class InboxUnavailableTest extends IntegrationTest {
             // within the operator API's bounds (6 reads, 2 writes at once): the answer is the database's, not "busy"
             List<String> reads = List.of("/ops/inbox?status=DEAD", "/ops/inbox/" + warmup, "/ops/inbox/stats", "/ops/inbox/history");
             List<String> writes = List.of("/ops/inbox/" + warmup + "/requeue", "/ops/inbox/" + warmup + "/reply/abandon",
-                    "/ops/inbox/" + warmup + "/reply/retry");
+                    "/ops/inbox/" + warmup + "/reply/retry", "/ops/inbox/replies/retry");
             Map<String, java.util.concurrent.CompletableFuture<Reply>> asked = new java.util.LinkedHashMap<>();
             reads.forEach(read -> asked.put(read, java.util.concurrent.CompletableFuture.supplyAsync(() -> client.ops(read))));
-            for (List<String> two : List.of(writes.subList(0, 2), writes.subList(2, 3))) {
+            for (List<String> two : List.of(writes.subList(0, 2), writes.subList(2, 4))) {
                 List<java.util.concurrent.CompletableFuture<Reply>> together = two.stream()
                         .map(write -> java.util.concurrent.CompletableFuture.supplyAsync(() -> client.opsPost(write))).toList();
                 for (int i = 0; i < two.size(); i++) {

@@ -154,7 +154,7 @@ class InboxOpsRouteTest extends RouteKit {
         }
         String bulk = "{\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"OPS-VIEW\",\"dryRun\":false}";
         for (String path : List.of("/ops/inbox/" + id + "/requeue", "/ops/inbox/requeue", "/ops/inbox/" + id + "/reply/retry",
-                "/ops/inbox/" + id + "/reply/abandon")) {
+                "/ops/inbox/" + id + "/reply/abandon", "/ops/inbox/replies/retry")) {
             Reply write = client.post(path, bulk.getBytes(StandardCharsets.UTF_8), "application/json", ServiceClient.VIEWER_AUTH,
                     java.util.Map.of());
             assertThat(write.status()).as(path + " -> " + write.body()).isEqualTo(403);

@@ -460,6 +460,79 @@ class InboxRequeueRouteTest extends RouteKit {
     }
 
     /**
+     * inbox-retry-replies: after the legacy endpoint was down a while, every FAILED reply waiting out its backoff is made
+     * due at once (audited, status and failures kept), not one call per row; a reply already due, a PENDING one (it
+     * waits retry-delay at most) and a row locked right now are not taken, the locked one counted as remaining and
+     * taken by the next call; a second call takes nothing twice.
+     */
+    @Test
+    void anOperatorSendsEveryFailedReplyWaitingOutItsBackoffAgainAtTheNextTick() throws Exception {
+        String prefix = uniqueSubject("RQ-RETRYALL");
+        long tenMinutes = failedReply(prefix + "-1", "10 minutes");
+        long halfAnHour = failedReply(prefix + "-2", "30 minutes");
+        long locked = failedReply(prefix + "-3", "5 minutes");
+        long alreadyDue = failedReply(prefix + "-4", "2 hours");
+        long pending = aged(prefix + "-5", "DEAD", 1);
+        jdbc.update("UPDATE inbox_message SET reply_status = 'PENDING', reply_reason_code = 'DEAD', reply_updated_at = now() "
+                + "WHERE id = ?", pending);
+        Map<Long, Object> untouched = Map.of(alreadyDue, lastTry(alreadyDue), pending, lastTry(pending));
+        assertThat(List.of(tenMinutes, halfAnHour, locked)).as("waiting out their backoff").noneMatch(this::dueAtTheNextTick);
+
+        Reply first;
+        try (java.sql.Connection holder = jdbc.getDataSource().getConnection()) {
+            holder.setAutoCommit(false);
+            try (java.sql.Statement lock = holder.createStatement()) {
+                lock.executeQuery("SELECT id FROM inbox_message WHERE id = " + locked + " FOR UPDATE").close();
+            }
+            first = client.opsPost("/ops/inbox/replies/retry");
+            holder.commit();
+        }
+
+        assertThat(first.status()).as(first.body()).isEqualTo(200);
+        assertThat(first.json().get("retried").asLong()).isGreaterThanOrEqualTo(2);
+        assertThat(first.json().get("remaining").asLong()).as("the locked row").isGreaterThanOrEqualTo(1);
+        assertThat(List.of(tenMinutes, halfAnHour)).allMatch(this::dueAtTheNextTick);
+        assertThat(dueAtTheNextTick(locked)).isFalse();
+        for (long id : List.of(tenMinutes, halfAnHour)) {
+            assertThat(jdbc.queryForMap("SELECT reply_status, reply_failures FROM inbox_message WHERE id = ?", id))
+                    .containsEntry("reply_status", "FAILED").containsEntry("reply_failures", 6);
+            assertThat(jdbc.queryForMap("SELECT actor, action, from_status, to_status FROM operator_audit WHERE inbox_id = ?", id))
+                    .containsEntry("action", "RETRY_REPLY").containsEntry("from_status", "FAILED")
+                    .containsEntry("to_status", "FAILED").containsEntry("actor", "ops");
+        }
+        untouched.forEach((id, before) -> {
+            assertThat(lastTry(id)).as("row %s", id).isEqualTo(before);
+            assertThat(audits(id)).isZero();
+        });
+
+        Reply second = client.opsPost("/ops/inbox/replies/retry");
+        assertThat(second.status()).as(second.body()).isEqualTo(200);
+        assertThat(second.json().get("remaining").asLong()).isZero();
+        assertThat(dueAtTheNextTick(locked)).isTrue();
+        assertThat(List.of(tenMinutes, halfAnHour, locked)).allSatisfy(id -> assertThat(audits(id)).isOne());
+    }
+
+    /** A COMPLETED row owing a reply the legacy system refused 6 times, the last {@code ago}. */
+    private long failedReply(String subject, String ago) {
+        long id = aged(subject, "COMPLETED", 1);
+        jdbc.update("UPDATE inbox_message SET reply_status = 'FAILED', reply_reason_code = 'NOTIFY_SKIPPED', reply_attempts = 6, "
+                + "reply_failures = 6, reply_last_error = 'legacy answered HTTP 503', reply_updated_at = now() - CAST(? AS INTERVAL) "
+                + "WHERE id = ?", ago, id);
+        return id;
+    }
+
+    private Object lastTry(long id) {
+        return jdbc.queryForObject("SELECT reply_updated_at FROM inbox_message WHERE id = ?", Object.class, id);
+    }
+
+    /** Whether the redelivery job's own statement takes the row's reply at its next tick, with production delays. */
+    private boolean dueAtTheNextTick(long id) {
+        Map<String, Object> owed = Map.of("retryDelayMillis", 60_000L, "replyMaxRetryDelayMillis", 3_600_000L, "batch", 100_000);
+        return template.requestBody("sql:classpath:sql/find-owed-replies.sql?parametersCount=7", owed, List.class).stream()
+                .anyMatch(r -> ((Number) ((Map<?, ?>) r).get("id")).longValue() == id);
+    }
+
+    /**
      * Abandoning the reply of a row whose payload retention removed takes the kept reason with it (it was kept only
      * because it was owed), and the row, with its audit entry, is not removed by the next night's retention.
      */
