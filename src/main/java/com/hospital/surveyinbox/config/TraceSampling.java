@@ -30,7 +30,9 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * collector. Decided here, once, at the edge, before that filter: every span of the request (Camel's routes, the
  * row's processing through Kafka, the downstream calls) follows it as its parent. A caller's "not sampled" is kept;
  * a {@code traceparent} not written as the standard's version 00 (one header, lower-case hex) is taken away (a trace
- * starts here), so a lenient propagator cannot carry a flag past the bound.
+ * starts here), so a lenient propagator cannot carry a flag past the bound. B3's headers ({@code b3},
+ * {@code X-B3-*}: Boot's propagation reads them too, each with a sampled flag of its own) are taken away from every
+ * request (callers speak W3C; the Kafka events' context, read by the same propagation, is not a request's).
  */
 @Configuration(proxyBeanMethods = false)
 public class TraceSampling {
@@ -66,44 +68,70 @@ public class TraceSampling {
                 throws ServletException, IOException {
             Enumeration<String> headers = request.getHeaders("traceparent");
             String traceparent = headers != null && headers.hasMoreElements() ? headers.nextElement() : null;
-            if (traceparent == null) {
-                chain.doFilter(request, response);
-                return;
+            String taken = traceparent;
+            if (traceparent != null) {
+                if (headers.hasMoreElements() || !TRACEPARENT.matcher(traceparent).matches()) {
+                    // not one version-00 header as the standard writes it (another version, upper case, spaces, two
+                    // of them): none, a trace started here; a propagator lenient with it must not carry a flag past
+                    // the bound
+                    taken = null;
+                } else if ((Integer.parseInt(traceparent.substring(53), 16) & 1) == 1
+                        && !(perSecond > 0 && honoured.tryTake())) {
+                    taken = traceparent.substring(0, 53) + (ThreadLocalRandom.current().nextDouble() < probability ? "01" : "00");
+                }
             }
-            String taken;
-            if (headers.hasMoreElements() || !TRACEPARENT.matcher(traceparent).matches()) {
-                // not one version-00 header as the standard writes it (another version, upper case, spaces, two of
-                // them): none, a trace started here; a propagator lenient with it must not carry a flag past the bound
-                taken = null;
-            } else if ((Integer.parseInt(traceparent.substring(53), 16) & 1) == 0
-                    || (perSecond > 0 && honoured.tryTake())) {
+            if (java.util.Objects.equals(taken, traceparent) && !b3(request)) {
                 chain.doFilter(request, response);
-                return;
             } else {
-                taken = traceparent.substring(0, 53) + (ThreadLocalRandom.current().nextDouble() < probability ? "01" : "00");
+                chain.doFilter(new Taken(request, taken), response);
             }
-            chain.doFilter(new HttpServletRequestWrapper(request) {
-                @Override
-                public String getHeader(String name) {
-                    return "traceparent".equalsIgnoreCase(name) ? taken : super.getHeader(name);
-                }
+        }
+    }
 
-                @Override
-                public Enumeration<String> getHeaders(String name) {
-                    return "traceparent".equalsIgnoreCase(name)
-                            ? Collections.enumeration(taken == null ? List.of() : List.of(taken)) : super.getHeaders(name);
-                }
+    /** Whether the request carries a B3 header. */
+    static boolean b3(HttpServletRequest request) {
+        Enumeration<String> names = request.getHeaderNames();
+        while (names != null && names.hasMoreElements()) {
+            if (b3(names.nextElement())) {
+                return true;
+            }
+        }
+        return false;
+    }
 
-                @Override
-                public Enumeration<String> getHeaderNames() {
-                    if (taken != null) {
-                        return super.getHeaderNames();
-                    }
-                    List<String> names = Collections.list(super.getHeaderNames());
-                    names.removeIf("traceparent"::equalsIgnoreCase);
-                    return Collections.enumeration(names);
-                }
-            }, response);
+    static boolean b3(String name) {
+        String lower = name.toLowerCase(java.util.Locale.ROOT);
+        return lower.equals("b3") || lower.startsWith("x-b3-");
+    }
+
+    /** The request with {@code traceparent} as decided (null: none) and no B3 header. */
+    private static final class Taken extends HttpServletRequestWrapper {
+
+        private final String traceparent;
+
+        Taken(HttpServletRequest request, String traceparent) {
+            super(request);
+            this.traceparent = traceparent;
+        }
+
+        @Override
+        public String getHeader(String name) {
+            return "traceparent".equalsIgnoreCase(name) ? traceparent : b3(name) ? null : super.getHeader(name);
+        }
+
+        @Override
+        public Enumeration<String> getHeaders(String name) {
+            if ("traceparent".equalsIgnoreCase(name)) {
+                return Collections.enumeration(traceparent == null ? List.of() : List.of(traceparent));
+            }
+            return b3(name) ? Collections.emptyEnumeration() : super.getHeaders(name);
+        }
+
+        @Override
+        public Enumeration<String> getHeaderNames() {
+            List<String> names = Collections.list(super.getHeaderNames());
+            names.removeIf(name -> b3(name) || (traceparent == null && "traceparent".equalsIgnoreCase(name)));
+            return Collections.enumeration(names);
         }
     }
 }

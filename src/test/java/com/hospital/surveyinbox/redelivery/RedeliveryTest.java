@@ -51,30 +51,13 @@ import org.springframework.test.context.TestPropertySource;
 class RedeliveryTest extends IntegrationTest {
 
     /** Spans as an exporter (OTLP in production) receives them: after {@code SpanRedaction}. */
-    static final List<io.opentelemetry.sdk.trace.data.SpanData> EXPORTED = new java.util.concurrent.CopyOnWriteArrayList<>();
+    static final com.hospital.surveyinbox.support.CollectedSpans EXPORTED = new com.hospital.surveyinbox.support.CollectedSpans();
 
     @org.springframework.boot.test.context.TestConfiguration
     static class SpanCollector {
         @org.springframework.context.annotation.Bean
         io.opentelemetry.sdk.trace.export.SpanExporter collectingSpanExporter() {
-            return new io.opentelemetry.sdk.trace.export.SpanExporter() {
-                @Override
-                public io.opentelemetry.sdk.common.CompletableResultCode export(
-                        java.util.Collection<io.opentelemetry.sdk.trace.data.SpanData> spans) {
-                    EXPORTED.addAll(spans);
-                    return io.opentelemetry.sdk.common.CompletableResultCode.ofSuccess();
-                }
-
-                @Override
-                public io.opentelemetry.sdk.common.CompletableResultCode flush() {
-                    return io.opentelemetry.sdk.common.CompletableResultCode.ofSuccess();
-                }
-
-                @Override
-                public io.opentelemetry.sdk.common.CompletableResultCode shutdown() {
-                    return io.opentelemetry.sdk.common.CompletableResultCode.ofSuccess();
-                }
-            };
+            return EXPORTED;
         }
     }
 
