@@ -7,9 +7,11 @@
 -- Run by: routes/inbox-requeue.camel.yaml, step inbox-retry-replies-rows (camel-sql).
 -- Why this WHERE: a FAILED reply whose last try is older than dueAfterMillis is due already (the job takes it at its
 -- tick), and a PENDING one waits retry-delay at most: only the FAILED replies tried within dueAfterMillis wait. Their
--- range of V22's index (status, age), oldest first, at most the limit (adapter.inbox.bulk-requeue-max) per call; a row
--- locked right now (its reply being claimed or its row changed) is skipped, not waited for, and stays in
--- "remaining" (the count of that range before this call, less the rows taken): another call takes the rest.
+-- range of V22's index (status, age), oldest first, at most the limit (adapter.inbox.bulk-requeue-max) per call; a
+-- row locked right now (its reply being claimed or its row changed) is skipped, not waited for. A call that took the
+-- limit may have left more: the next call takes the next oldest (a reply the job tried again and that failed again
+-- meanwhile is among them, newest: calling until fewer than the limit are taken ends once the legacy side takes
+-- replies, and a call made while it still refuses them undoes their backoff once more).
 WITH waiting AS (
     SELECT id
       FROM inbox_message
@@ -29,9 +31,6 @@ WITH waiting AS (
     SELECT CAST(:#actor AS TEXT), 'RETRY_REPLY', retried.id, 'FAILED', 'FAILED'
       FROM retried
 )
-SELECT (SELECT count(*) FROM retried) AS "retried",
-       (SELECT count(*)
-          FROM inbox_message
-         WHERE reply_status = 'FAILED'
-           AND reply_updated_at >= now() - CAST(:#dueAfterMillis AS BIGINT) * INTERVAL '1 millisecond')
-       - (SELECT count(*) FROM retried) AS "remaining"
+SELECT count(*) AS "retried",
+       CAST(:#limit AS INTEGER) AS "limit"
+  FROM retried
