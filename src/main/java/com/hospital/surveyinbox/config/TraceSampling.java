@@ -42,9 +42,10 @@ public class TraceSampling {
 
     @Bean
     FilterRegistrationBean<SenderSampledBound> senderSampledBound(AdapterProperties properties,
-            @Value("${management.tracing.sampling.probability:0.1}") double probability) {
+            @Value("${management.tracing.sampling.probability:0.1}") double probability,
+            io.micrometer.core.instrument.MeterRegistry meters) {
         FilterRegistrationBean<SenderSampledBound> registration = new FilterRegistrationBean<>(
-                new SenderSampledBound(properties.getTracing().getSenderSampledPerSecond(), probability));
+                new SenderSampledBound(properties.getTracing().getSenderSampledPerSecond(), probability, meters));
         // before Boot's ServerHttpObservationFilter (HIGHEST_PRECEDENCE + 1), which reads the header
         registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
         return registration;
@@ -57,10 +58,27 @@ public class TraceSampling {
         private final int perSecond;
         private final double probability;
 
-        SenderSampledBound(int perSecond, double probability) {
+        private final io.micrometer.core.instrument.Counter overBound;
+        private final io.micrometer.core.instrument.Counter malformed;
+        private final io.micrometer.core.instrument.Counter b3Dropped;
+
+        SenderSampledBound(int perSecond, double probability, io.micrometer.core.instrument.MeterRegistry meters) {
+            this.overBound = dropped(meters, "over-bound");
+            this.malformed = dropped(meters, "malformed");
+            this.b3Dropped = dropped(meters, "b3");
             this.perSecond = perSecond;
             this.honoured = new TokenBucket(Math.max(1, 2 * perSecond), Math.max(perSecond, 1e-9));
             this.probability = probability;
+        }
+
+        /** Registered at start, so a rate over them sees a pod's first one. */
+        private static io.micrometer.core.instrument.Counter dropped(io.micrometer.core.instrument.MeterRegistry meters,
+                                                                     String reason) {
+            return io.micrometer.core.instrument.Counter.builder("adapter.tracing.sender.context.dropped")
+                    .description("requests whose caller's trace context was not taken as sent: a sampled flag over "
+                            + "adapter.tracing.sender-sampled-per-second (redrawn), a traceparent not in version-00 form, "
+                            + "B3 headers (dropped)")
+                    .tag("reason", reason).register(meters);
         }
 
         @Override
@@ -75,12 +93,18 @@ public class TraceSampling {
                     // of them): none, a trace started here; a propagator lenient with it must not carry a flag past
                     // the bound
                     taken = null;
+                    malformed.increment();
                 } else if ((Integer.parseInt(traceparent.substring(53), 16) & 1) == 1
                         && !(perSecond > 0 && honoured.tryTake())) {
                     taken = traceparent.substring(0, 53) + (ThreadLocalRandom.current().nextDouble() < probability ? "01" : "00");
+                    overBound.increment();
                 }
             }
-            if (java.util.Objects.equals(taken, traceparent) && !b3(request)) {
+            boolean withB3 = b3(request);
+            if (withB3) {
+                b3Dropped.increment();
+            }
+            if (java.util.Objects.equals(taken, traceparent) && !withB3) {
                 chain.doFilter(request, response);
             } else {
                 chain.doFilter(new Taken(request, taken), response);

@@ -57,6 +57,9 @@ class TraceSamplingTest extends IntegrationTest {
     @Autowired
     SdkTracerProvider tracerProvider;
 
+    @Autowired
+    io.micrometer.core.instrument.MeterRegistry meters;
+
     /**
      * One test, its steps in order: the bound is one filter's, shared by every request of the context (a sender's
      * sampled reception first, while the burst is there; then the flag in other forms while it has room; then a
@@ -108,6 +111,8 @@ class TraceSamplingTest extends IntegrationTest {
                 "application/json", ServiceClient.LEGACY_AUTH, Map.of()).json().get("inboxId").asText();
         rows.awaitStatus(query, "COMPLETED");
         assertThat(recorded(odd)).isEmpty();
+        assertThat(dropped("malformed")).isEqualTo(2);
+        assertThat(dropped("b3")).isEqualTo(2);
 
         // a flood of unauthenticated requests asking for it: recorded at the bound only
         List<String> flood = new ArrayList<>();
@@ -118,8 +123,17 @@ class TraceSamplingTest extends IntegrationTest {
         }
         double elapsedSeconds = (System.nanoTime() - start) / 1e9;
         // the burst (2) and one a second while they were sent
-        assertThat(recorded(flood)).as("traces of the flood recorded on the callers' word").isNotEmpty()
+        Set<String> recorded = recorded(flood);
+        assertThat(recorded).as("traces of the flood recorded on the callers' word").isNotEmpty()
                 .hasSizeLessThanOrEqualTo(2 + (int) Math.ceil(elapsedSeconds));
+        // the others counted, for the operator who wonders where a sender's traces went (a span still ending when
+        // the flush ran is not among the recorded: at most as many as not recorded)
+        assertThat(dropped("over-bound")).isBetween((long) flood.size() - 2 - (int) Math.ceil(elapsedSeconds),
+                (long) flood.size() - recorded.size());
+    }
+
+    private long dropped(String reason) {
+        return (long) meters.get("adapter.tracing.sender.context.dropped").tag("reason", reason).counter().count();
     }
 
     /** GET /ops/inbox/stats without credentials, with these headers: its status. */
