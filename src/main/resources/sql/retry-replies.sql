@@ -1,12 +1,13 @@
--- Operator sends again at the next redelivery tick every FAILED reply still waiting out its backoff (up to
--- reply-max-retry-delay, an hour): after the legacy system's endpoint was down or refusing for a while, its
--- replies go within a minute of the fix instead of one by one over the next hour, and the reply alert clears as
--- they are delivered. The single-row retry-reply.sql for every such row at once: status and failures kept, only
+-- Operator makes due now every FAILED reply that may still wait out its backoff (up to reply-max-retry-delay, an
+-- hour): after the legacy system's endpoint was down or refusing for a while, its replies go from the next
+-- redelivery tick on (redeliver-batch-size a tick) instead of one by one over the next hour, and the reply alert
+-- clears as they are delivered. The single-row retry-reply.sql for every such row at once: status and failures kept, only
 -- the last try moved back past any wait (dueAfterMillis, the longer of retry-delay and reply-max-retry-delay), each
 -- row audited (RETRY_REPLY) with the operator's name, in one statement (autocommit).
 -- Run by: routes/inbox-requeue.camel.yaml, step inbox-retry-replies-rows (camel-sql).
--- Why this WHERE: a FAILED reply whose last try is older than dueAfterMillis is due already (the job takes it at its
--- tick), and a PENDING one waits retry-delay at most: only the FAILED replies tried within dueAfterMillis wait. Their
+-- Why this WHERE: a FAILED reply last tried more than dueAfterMillis ago is due already (the job takes it at its
+-- tick), and a PENDING one waits retry-delay at most: only the FAILED replies tried within dueAfterMillis may wait
+-- (one whose shorter backoff, after fewer failures, already ended is taken too: harmless, it is due either way). Their
 -- range of V22's index (status, age), oldest first, at most the limit (adapter.inbox.bulk-requeue-max) per call; a
 -- row locked right now (its reply being claimed or its row changed) is skipped, not waited for. A call that took the
 -- limit may have left more: the next call takes the next oldest (a reply the job tried again and that failed again

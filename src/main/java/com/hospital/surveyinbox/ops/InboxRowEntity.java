@@ -15,8 +15,9 @@ import org.hibernate.annotations.Immutable;
  */
 @Entity
 @Immutable
-// The operator list's three shapes (routes/inbox-ops.camel.yaml picks one), newest first, each read through an
-// index: a subject's rows (V10's inbox_message_subject_idx), one status (inbox_message_status_id_idx), all (the key).
+// The operator list's four shapes (routes/inbox-ops.camel.yaml picks one), newest first, each read through an
+// index: a subject's rows (V10's inbox_message_subject_idx), one status (inbox_message_status_id_idx), one owed reply
+// status (byReplyStatus, its partial index of owed replies), all (the key).
 // :before is the page's cursor (the ids below it: the last inboxId of the page before, else the largest id there is).
 @NamedQuery(name = "InboxRow.bySubject", query = """
         SELECT r FROM InboxRowEntity r

@@ -25,8 +25,9 @@ import org.springframework.stereotype.Component;
 
 /**
  * What the operator requeues of {@code routes/inbox-requeue.camel.yaml} compute: the named parameters of
- * {@code sql/requeue-row.sql}, {@code sql/abandon-reply.sql} (route {@code inbox-abandon-reply}) and
- * {@code sql/find-requeue-candidates.sql}, a bulk request read and checked, the ids a bulk requeue takes, and
+ * {@code sql/requeue-row.sql}, {@code sql/abandon-reply.sql} (route {@code inbox-abandon-reply}),
+ * {@code sql/retry-reply.sql} and {@code sql/retry-replies.sql} (routes {@code inbox-retry-reply}, {@code inbox-retry-replies})
+ * and {@code sql/find-requeue-candidates.sql}, a bulk request read and checked, the ids a bulk requeue takes, and
  * the answers' bodies ({@code noReplyOwed}: the abandon's 409). The route decides what happens and what is answered.
  */
 @Component("requeues")
