@@ -399,8 +399,8 @@ class HostileAnswersTest extends IntegrationTest {
     }
 
     /**
-     * A lookup's 200 that is not the JSON its step expects (no body, a text "OK", null, the other shape), a guest's 201
-     * without its guestId: not the API's answer. The call fails as a system error counted against the circuit (kind
+     * A lookup's 200 that is not the JSON its step expects (no body, a text "OK", null, the other shape), a guest
+     * search's 200 or a guest's 201 without its guestId: not the API's answer. The call fails as a system error counted against the circuit (kind
      * not-an-answer); refused by the step's own check after the circuit had heard "up", a gateway answering so charged
      * every row to DEAD while the circuit stayed closed.
      */
@@ -410,6 +410,8 @@ class HostileAnswersTest extends IntegrationTest {
             "GET /legacy/patients/|200|`OK`|inbox-register-legacy-patient|not-an-answer",
             "GET /legacy/patients/|200|`null`|inbox-register-legacy-patient|not-an-answer",
             "GET /legacy/surveys/|200|`{\"consents\":[]}`|inbox-register-legacy-consents|not-an-answer",
+            "GET /account/guests|200|`{}`|inbox-register-account-guest-find|not-an-answer",
+            "GET /account/guests|200|`[{\"guestId\":\"G-1\"}]`|inbox-register-account-guest-find|not-an-answer",
             "POST /account/guests|201|`{}`|inbox-register-account-guest-create|not-an-answer",
             "POST /account/guests|409|`Conflict`|inbox-register-account-guest-create|gateway-4xx",
             "POST /account/guests|201|`{\"guestId\":true}`|inbox-register-account-guest-create|not-an-answer"})
@@ -417,10 +419,10 @@ class HostileAnswersTest extends IntegrationTest {
         String subject = uniqueSubject("NOTANSWER");
         String patno = "PNA" + Math.abs(subject.hashCode());
         String srvyNo = "SNA" + Math.abs(subject.hashCode());
-        String path = call.startsWith("POST") ? call : call + (call.contains("patients") ? patno : srvyNo + "/consents");
+        String path = call.contains("/account/") ? call : call + (call.contains("patients") ? patno : srvyNo + "/consents");
         double counted = errors(step, kind);
         DownstreamSimulator.Fault gateway = simulator().add(new DownstreamSimulator.Fault(s -> s.equals(path), status, body, 0,
-                Map.of(), 0, request -> !call.startsWith("POST") || request.contains(patno)));
+                Map.of(), 0, request -> !call.contains("/account/") || request.contains(patno)));
         try {
             String id = client.accept(ServiceClient.message(subject, patno, "\"srvyNo\":\"" + srvyNo + "\""));
             rows.awaitAttempt(id, 1, "FAILED");

@@ -45,8 +45,9 @@ public final class DownstreamSimulator {
     /**
      * A forced answer for requests whose "METHOD path" matches: after {@code delayMillis}, with these headers (over
      * the default {@code Content-Type: application/json}), its body written a byte every {@code dripMillis} (0: at once);
-     * only for requests whose body (as UTF-8) satisfies {@code requestBody} (e.g. the reply of one subject: every reply
-     * shares one path, and a row of another test may owe one).
+     * only for requests whose body (as UTF-8; for a request without a body, its raw query) satisfies {@code requestBody}
+     * (e.g. the reply of one subject: every reply shares one path, and a row of another test may owe one; a guest search
+     * for one patno: every search shares one path).
      */
     public record Fault(Predicate<String> matches, int status, String body, long delayMillis, Map<String, String> headers,
                         long dripMillis, Predicate<String> requestBody) {
@@ -257,8 +258,8 @@ public final class DownstreamSimulator {
                     Map.copyOf(http.getRequestHeaders())));
             String key = method + " " + path;
             for (Fault fault : path.startsWith("/_sim/") ? List.<Fault>of() : faults) {
-                if (fault.matches().test(key)
-                        && fault.requestBody().test(new String(requestBody, java.nio.charset.StandardCharsets.UTF_8))) {
+                if (fault.matches().test(key) && fault.requestBody().test(requestBody.length == 0 && query != null
+                        ? query : new String(requestBody, java.nio.charset.StandardCharsets.UTF_8))) {
                     count("fault");
                     sleep(fault.delayMillis());
                     send(http, fault.status(), fault.body(), fault.headers(), fault.dripMillis());
