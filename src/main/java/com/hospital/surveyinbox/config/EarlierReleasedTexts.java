@@ -35,9 +35,10 @@ import org.slf4j.LoggerFactory;
  * Two parts. {@link #ranEarlierTexts} and {@link #migrate} (at every start) take a migration recorded with the checksum
  * of one of the earlier texts listed here, and only those, as valid, its record kept as it is (an old pod carrying
  * that text still starts during the rollout, and after a rollback): any other mismatch is refused as before. Then
- * this class, migration 19, brings what those earlier texts built to what the current texts build, looking before it changes anything, so a database that ran the current texts is left as it
- * is. The earlier texts are kept in {@code src/test/resources/db/earlier-migrations/} ({@code EarlierReleasedTextsTest}
- * migrates a database with them and starts it as the service does).
+ * this class, migration 19, brings what those earlier texts built to what the current texts build, looking before it
+ * changes anything, so a database that ran the current texts is left as it is. The earlier texts are kept in
+ * {@code src/test/resources/db/earlier-migrations/} ({@code EarlierReleasedTextsTest} migrates a database with them and
+ * starts it as the service does).
  */
 public final class EarlierReleasedTexts implements JavaMigration {
 

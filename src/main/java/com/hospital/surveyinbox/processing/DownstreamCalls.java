@@ -270,21 +270,24 @@ public class DownstreamCalls {
                 meters.counter("adapter.downstream.errors", "call", call, "kind", "markup").increment();
                 throw new SystemException(downstream, "answer is a markup page, not JSON (HTTP " + status + ")", null);
             }
-            if (status != null && status / 100 == 4 && !answeredByTheApi(answer)) {
+            // read once for every check below
+            boolean blank = answer == null || answer.isBlank();
+            JsonNode json = jsonValue(answer);
+            if (status != null && status / 100 == 4 && !blank && json == null) {
                 // a 4xx the step accepts (a search's 404 "none yet") in text that is not JSON: a gateway's or a
                 // proxy's ("404 page not found"), as for a 4xx the step does not accept; never "none yet"
                 failed(exchange, downstream, call);
                 meters.counter("adapter.downstream.errors", "call", call, "kind", "gateway-4xx").increment();
                 throw new SystemException(downstream, "answer is a gateway's, not the API's (HTTP " + status + ")", null);
             }
-            if (status != null && status / 100 == 2 && shape != null && !isJson(answer, shape)) {
+            if (status != null && status / 100 == 2 && shape != null && !isJson(blank, json, shape)) {
                 failed(exchange, downstream, call);
                 meters.counter("adapter.downstream.errors", "call", call, "kind", "not-an-answer").increment();
                 throw new SystemException(downstream, ("json".equals(shape) ? "answer is not JSON" : "answer is not a JSON " + shape)
                         + " (HTTP " + status + ")", null);
             }
-            String unnamed = status != null && status == 201 && created != null && !names(answer, created) ? created
-                    : status != null && (status / 100 == 2 || status == 409) && names != null && !names(answer, names) ? names : null;
+            String unnamed = status != null && status == 201 && created != null && !names(json, created) ? created
+                    : status != null && (status / 100 == 2 || status == 409) && names != null && !names(json, names) ? names : null;
             if (unnamed != null && status / 100 == 4 && businessMessage(answer) != null) {
                 // the API's own refusal (CONTRACT §3's {code,message}, e.g. a 409 that is no "exists"): a business
                 // error with its message, as a 4xx the step did not accept; the downstream answered
@@ -518,12 +521,14 @@ public class DownstreamCalls {
         }
     }
 
-    /** Whether {@code answer} is one JSON value of {@code shape}: {@code object}, {@code array}, or {@code json} (any, or none). */
-    boolean isJson(String answer, String shape) {
-        if (answer == null || answer.isBlank()) {
+    /**
+     * Whether an answer ({@code blank}, or read as {@code node}: null when no JSON) is one JSON value of {@code shape}:
+     * {@code object}, {@code array}, or {@code json} (any, or none).
+     */
+    private static boolean isJson(boolean blank, JsonNode node, String shape) {
+        if (blank) {
             return "json".equals(shape);
         }
-        JsonNode node = jsonValue(answer);
         return node != null && switch (shape) {
             case "array" -> node.isArray();
             case "object" -> node.isObject();
@@ -531,9 +536,8 @@ public class DownstreamCalls {
         };
     }
 
-    /** Whether {@code answer} is a JSON object naming {@code field} with a value (text or a number, not blank). */
-    boolean names(String answer, String field) {
-        JsonNode node = jsonValue(answer);
+    /** Whether an answer read as {@code node} is a JSON object naming {@code field} with a value (text or a number, not blank). */
+    private static boolean names(JsonNode node, String field) {
         JsonNode value = node == null || !node.isObject() ? null : node.get(field);
         return value != null && (value.isTextual() || value.isNumber()) && !value.asText().isBlank();
     }
