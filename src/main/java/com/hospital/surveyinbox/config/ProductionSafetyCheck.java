@@ -276,8 +276,8 @@ public class ProductionSafetyCheck implements InitializingBean {
     /**
      * A row's own statements: before its calls the claim and the resend check, after them the outcome, the reply's
      * claim and result, the successor's lookup. Not counted: a statement's tries again while the database does not take
-     * it (up to 3 more each, inbox-process-row-errors); a row caught in such an outage at shutdown is left to the
-     * stuck-row reset, its claim fenced.
+     * it (up to 3 more each, 8 for a claim that got no answer and for the outcome's record, inbox-process-row-errors);
+     * a row caught in such an outage at shutdown is left to the stuck-row reset, its claim fenced.
      */
     public static final int ROW_STATEMENTS = 6;
 
@@ -406,7 +406,8 @@ public class ProductionSafetyCheck implements InitializingBean {
      * included, which has no Idempotency-Key. {@code camel.main.shutdown-timeout} is sized for a row whose every
      * wait runs out (checked above); a statement the database did not take is tried again and can add to that, so
      * twice it is the least allowed, plus the outcome record's minute of tries and its read-back's (about 530 s with
-     * the shipped settings; the default, PT15M, is 900 s).
+     * the shipped settings; the default, PT15M, is 900 s). A claim's minute of tries (one that got no answer) does not
+     * add: the try that finds its claim again renews the row's updated_at (find-own-claim.sql).
      */
     private void stuckRows(List<String> problems) {
         long worstRowSeconds = shutdownSeconds();

@@ -41,6 +41,15 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
      * through while its answer was lost is found again ({@code sql/find-own-claim.sql}) instead of refused.
      */
     public static final String TOKEN = "claimToken";
+    /**
+     * Exchange property, true from the moment this exchange's claim (or its own claim found again) returned a row
+     * until the claim's transaction answered: only its COMMIT was left, so a failure then may have a row claimed and
+     * an attempt charged that nobody works on. The route gives such a claim the outcome record's minute of tries
+     * ({@code inbox-process-row-claim-unanswered}) instead of the four quick ones of any statement, so a database
+     * away longer than those does not leave the row PROCESSING until stuck-processing-after (on its last attempt:
+     * DEAD, a failure reply for a message nothing was tried for). A claim failing before that keeps the quick tries.
+     */
+    public static final String UNANSWERED = "claimUnanswered";
     private static final Logger log = LoggerFactory.getLogger(ClaimRepository.class);
     private static final String CLAIM = SqlFiles.read("claim-row");
     private static final String OWN_CLAIM = SqlFiles.read("find-own-claim");
@@ -108,7 +117,10 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
         boolean retry = kept != null && kept.startsWith(key + "/");
         UUID token = retry ? UUID.fromString(kept.substring(key.length() + 1)) : UUID.randomUUID();
         exchange.setProperty(TOKEN, key + "/" + token);
-        Optional<ClaimedRow> row = claim(inboxId, token, retry);
+        Optional<ClaimedRow> row = claim(inboxId, token, retry,
+                () -> exchange.setProperty(UNANSWERED, Boolean.TRUE));
+        // answered: what the claim did is known (a later failure is not the claim's)
+        exchange.removeProperty(UNANSWERED);
         if (row.isEmpty()) {
             return false;
         }
@@ -128,16 +140,17 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
 
     /** Claims a row (empty when it is taken, finished, or held by the ordering guard). */
     public Optional<ClaimedRow> claim(long inboxId) {
-        return claim(inboxId, UUID.randomUUID(), false);
+        return claim(inboxId, UUID.randomUUID(), false, () -> { });
     }
 
     /**
      * The claim; on a {@code retry} (a try after a failed one, same token) first the row this token claimed, when the
      * failed try's commit went through after all. Both after the subject's claim lock: a first commit still under
      * way when the retry starts (its answer lost to the socket timeout, the commit itself slow) holds that lock
-     * until it ends, so the retry then sees its own claim instead of a row "taken".
+     * until it ends, so the retry then sees its own claim instead of a row "taken". {@code claimed} runs once a row is
+     * claimed (or found again), before the COMMIT.
      */
-    private Optional<ClaimedRow> claim(long inboxId, UUID token, boolean retry) {
+    private Optional<ClaimedRow> claim(long inboxId, UUID token, boolean retry, Runnable claimed) {
         MapSqlParameterSource params = new MapSqlParameterSource("id", inboxId).addValue("token", token)
                 .addValue("retryDelayMillis", retryDelayMillis);
         // statements of one transaction: the subject's claim lock first, so the claim's snapshot is taken
@@ -147,12 +160,17 @@ public class ClaimRepository extends ServiceSupport implements IdempotentReposit
             if (retry) {
                 Optional<ClaimedRow> own = jdbc.query(OWN_CLAIM, params, (rs, n) -> claimedRow(rs, token)).stream().findFirst();
                 if (own.isPresent()) {
+                    claimed.run();
                     log.warn("Inbox {}: the claim's commit went through though its answer was lost; going on with attempt {}",
                             own.get().inboxId(), own.get().attempt());
                     return own;
                 }
             }
-            return jdbc.query(CLAIM, params, (rs, n) -> claimedRow(rs, token)).stream().findFirst();
+            Optional<ClaimedRow> row = jdbc.query(CLAIM, params, (rs, n) -> claimedRow(rs, token)).stream().findFirst();
+            if (row.isPresent()) {
+                claimed.run();
+            }
+            return row;
         });
     }
 

@@ -353,14 +353,27 @@ class ClaimTest extends IntegrationTest {
             Exchange exchange = new DefaultExchange(camel);
 
             lost.failNextCommit();
-            // what the step's database redelivery (inbox-process-row-database-busy) tries again
+            // what the step's database redelivery (inbox-process-row-claim-unanswered) tries again
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> overLostAnswers.add(exchange, Long.toString(id)))
                     .as(mode.name()).matches(com.hospital.surveyinbox.inbox.DatabaseFailures::unavailable);
+            // the route's minute of tries (inbox-process-row-claim-unanswered) is for exactly this: a row claimed, only
+            // the COMMIT left
+            assertThat(exchange.getProperty(ClaimRepository.UNANSWERED)).as(mode.name()).isEqualTo(Boolean.TRUE);
             if (mode != CommitAnswerLost.Mode.LATE) { // LATE: still committing while the retry starts
                 assertThat(rows.status(Long.toString(id))).isEqualTo(committed ? "PROCESSING" : "RECEIVED");
             }
+            if (committed && mode != CommitAnswerLost.Mode.LATE) {
+                // the claim's tries took most of stuck-processing-after: the own claim found again renews the row's
+                // sign of life, so the stuck reset does not take it from under the registration that follows
+                jdbc.update("UPDATE inbox_message SET updated_at = now() - INTERVAL '1 hour' WHERE id = ?", id);
+            }
 
             assertThat(overLostAnswers.add(exchange, Long.toString(id))).as(mode.name()).isTrue();
+            assertThat(exchange.getProperty(ClaimRepository.UNANSWERED)).as(mode.name()).isNull();
+            if (committed && mode != CommitAnswerLost.Mode.LATE) {
+                assertThat(jdbc.queryForObject("SELECT updated_at > now() - INTERVAL '1 minute' FROM inbox_message WHERE id = ?",
+                        Boolean.class, id)).as(mode.name()).isTrue();
+            }
             lost.awaitLateCommit();
             ClaimedRow row = exchange.getProperty(ClaimRepository.ROW, ClaimedRow.class);
             assertThat(row.inboxId()).isEqualTo(id);
@@ -373,6 +386,15 @@ class ClaimTest extends IntegrationTest {
 
             // another exchange (another event of the row) never adopts it
             assertThat(claimThroughTheRepository(id)).isEmpty();
+
+            if (mode == CommitAnswerLost.Mode.THROUGH) {
+                // a refused claim whose answer is lost has claimed nothing: the quick tries of any statement, no mark
+                Exchange refused = new DefaultExchange(camel);
+                lost.failNextCommit();
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> overLostAnswers.add(refused, Long.toString(id)))
+                        .matches(com.hospital.surveyinbox.inbox.DatabaseFailures::unavailable);
+                assertThat(refused.getProperty(ClaimRepository.UNANSWERED)).isNull();
+            }
         }
     }
 

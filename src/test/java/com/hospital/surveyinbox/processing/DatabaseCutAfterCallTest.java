@@ -134,6 +134,47 @@ class DatabaseCutAfterCallTest extends IntegrationTest {
                 .satisfies(r -> assertThat(r.get("reasonCode").asText()).isEqualTo("NOTIFY_SKIPPED"));
     }
 
+    /**
+     * A failover while a claim's COMMIT is on its way: the commit goes through, its answer is lost, and the database
+     * stays away 12 s, longer than a statement's four quick tries (~9.5 s with the pool's 2 s connect waits). The claim
+     * is tried for a minute, as an outcome's record (its fifth try, ~13.5 s, after the database is back), finds its own
+     * claim and registers the row: one attempt, one bundle. With the quick tries the row stayed PROCESSING, its attempt
+     * charged, until stuck-processing-after (20 s here) and was claimed a second time (on its last attempt: DEAD, a
+     * failure reply for a message nothing was tried for). A deferred trigger holds the claim's COMMIT for a second, so
+     * the cut lands inside it.
+     */
+    @Test
+    void aClaimWhoseCommitAnswerIsLostInALongCutIsFoundAgainAndChargedOnce() throws Exception {
+        String subject = uniqueSubject("CUTCLAIM");
+        JdbcTemplate db = new JdbcTemplate(EmbeddedServices.get().dataSource());
+        db.execute("CREATE OR REPLACE FUNCTION cut_claim_commit_test() RETURNS trigger LANGUAGE plpgsql AS "
+                + "$$ BEGIN PERFORM pg_sleep(1); RETURN NULL; END $$");
+        db.execute("CREATE CONSTRAINT TRIGGER cut_claim_commit_test AFTER UPDATE ON inbox_message "
+                + "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.srvy_drawup_no = '" + subject + "' "
+                + "AND OLD.status <> 'PROCESSING' AND NEW.status = 'PROCESSING') EXECUTE FUNCTION cut_claim_commit_test()");
+        Thread watcher = new Thread(() -> {
+            // the claim's backend sleeping in its COMMIT: cut now, restore 12 s later
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> db.queryForObject(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query = 'COMMIT'", Long.class) > 0);
+            PROXY.cutOff();
+            RESTORER.schedule(PROXY::restore, 12, TimeUnit.SECONDS);
+        }, "cut-at-claim-commit");
+        try {
+            watcher.start();
+            String id = client.accept(ServiceClient.message(subject, "P4", ""));
+            watcher.join(30_000);
+            assertThat(watcher.isAlive()).isFalse();
+            assertThat(PROXY.refused()).as("the claim's tries met the cut").isPositive();
+
+            direct.awaitStatus(id, "COMPLETED", Duration.ofSeconds(60));
+            assertThat(direct.attempts(id)).isEqualTo(1);
+            assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE");
+        } finally {
+            db.execute("DROP TRIGGER IF EXISTS cut_claim_commit_test ON inbox_message");
+            db.execute("DROP FUNCTION IF EXISTS cut_claim_commit_test()");
+        }
+    }
+
     @AfterAll
     static void stopRestorer() {
         RESTORER.shutdownNow();
