@@ -432,18 +432,38 @@ public class AdapterProperties {
         @Min(1024) private final int maxHeaderBytes;
         /** Most headers an answer may have (count; more fail the call as a system error). */
         @Min(16) private final int maxHeaders;
+        /**
+         * Name of a Spring Boot SSL bundle ({@code spring.ssl.bundle.pem.<name>} or {@code .jks.<name>}) whose trust
+         * (a hospital's own CA), key (a client certificate, when the downstreams ask for one) and protocols every
+         * {@code https} downstream call uses. Unset: the JVM's default trust, no client certificate. The host name is
+         * always checked against the certificate.
+         */
+        private final String sslBundle;
+        /**
+         * Whether prod accepts an {@code http://} base URL: patients' names and phone numbers travel in the calls, so
+         * prod refuses plain HTTP unless something else encrypts the traffic (a service mesh's mutual TLS between pods).
+         */
+        private final boolean plainHttpAllowed;
 
         public Http(@DefaultValue("PT2S") @DurationUnit(ChronoUnit.SECONDS) Duration connectTimeout,
                 @DefaultValue("PT5S") @DurationUnit(ChronoUnit.SECONDS) Duration responseTimeout,
                 @DefaultValue("1048576") int maxAnswerBytes,
                 @DefaultValue("16384") int maxHeaderBytes,
-                @DefaultValue("100") int maxHeaders) {
+                @DefaultValue("100") int maxHeaders,
+                String sslBundle,
+                @DefaultValue("false") boolean plainHttpAllowed) {
             this.connectTimeout = connectTimeout;
             this.responseTimeout = responseTimeout;
             this.maxAnswerBytes = maxAnswerBytes;
             this.maxHeaderBytes = maxHeaderBytes;
             this.maxHeaders = maxHeaders;
+            this.sslBundle = sslBundle == null || sslBundle.isBlank() ? null : sslBundle.strip();
+            this.plainHttpAllowed = plainHttpAllowed;
         }
+
+        /** The SSL bundle of the https calls, or null for the JVM's default trust. */
+        public String getSslBundle() { return sslBundle; }
+        public boolean isPlainHttpAllowed() { return plainHttpAllowed; }
 
         public Duration getConnectTimeout() { return connectTimeout; }
         public Duration getResponseTimeout() { return responseTimeout; }
@@ -536,8 +556,9 @@ public class AdapterProperties {
 
     public static class Downstream {
         /**
-         * Base URL, e.g. http://account-service:8080 or https://gw/legacy: http(s), a host, an optional path, no
-         * query or fragment (the routes append "/patients/…"). A trailing slash is taken off before the binding
+         * Base URL, e.g. https://account-service or https://gw/legacy (prod refuses http unless
+         * adapter.http.plain-http-allowed): http(s), a host, an optional port and path, no query or fragment (the
+         * routes append "/patients/…"). A trailing slash is taken off before the binding
          * ({@link com.hospital.surveyinbox.config.BaseUrlSlashes}); one left here would make "//patients".
          */
         @NotBlank @jakarta.validation.constraints.Pattern(regexp = "https?://[^/?#\\s]+(/[^?#\\s]*[^/?#\\s])?",

@@ -97,6 +97,7 @@ public class ProductionSafetyCheck implements InitializingBean {
             problems.add("adapter.retention.enabled must be true: the payload holds patient data, and only retention removes it");
         }
         redisAuthenticated(problems);
+        downstreamsEncrypted(problems);
         int requestThreads = environment.getProperty("server.tomcat.threads.max", Integer.class, 200);
         if (properties.getReception().getMaxInFlight() >= requestThreads) {
             problems.add("adapter.reception.max-in-flight (" + properties.getReception().getMaxInFlight() + ") must be below "
@@ -122,6 +123,29 @@ public class ProductionSafetyCheck implements InitializingBean {
         if (!problems.isEmpty()) {
             throw new IllegalStateException("Refusing to start in prod: " + String.join("; ", problems));
         }
+    }
+
+    /**
+     * The calls carry patients' names, phone numbers and consents (the guest, the bundle, the patient lookup's answer):
+     * over {@code http://} anyone on the path reads them. Refused unless {@code adapter.http.plain-http-allowed} says
+     * something else encrypts that traffic (a service mesh's mutual TLS between pods). The URL itself is not printed
+     * (its user-info would be a secret).
+     */
+    private void downstreamsEncrypted(List<String> problems) {
+        if (properties.getHttp().isPlainHttpAllowed()) {
+            return;
+        }
+        java.util.Map<String, AdapterProperties.Downstream> downstreams = new java.util.LinkedHashMap<>();
+        downstreams.put("legacy", properties.getLegacy());
+        downstreams.put("account", properties.getAccount());
+        downstreams.put("survey", properties.getSurvey());
+        downstreams.forEach((name, downstream) -> {
+            String url = downstream == null ? null : downstream.getBaseUrl();
+            if (url != null && url.regionMatches(true, 0, "http://", 0, 7)) {
+                problems.add("adapter." + name + ".base-url must be https: its calls carry patient data (set "
+                        + "adapter.http.plain-http-allowed=true only where a service mesh encrypts the traffic between pods)");
+            }
+        });
     }
 
     /**

@@ -4,10 +4,18 @@ import org.apache.camel.component.http.HttpComponent;
 import org.apache.hc.client5.http.impl.io.ManagedHttpClientConnectionFactory;
 import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager;
 import org.apache.hc.client5.http.io.HttpClientConnectionManager;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import org.apache.hc.client5.http.socket.ConnectionSocketFactory;
+import org.apache.hc.client5.http.socket.LayeredConnectionSocketFactory;
+import org.apache.hc.client5.http.socket.PlainConnectionSocketFactory;
+import org.apache.hc.client5.http.ssl.SSLConnectionSocketFactory;
+import org.apache.hc.core5.http.HttpHost;
 import org.apache.hc.core5.http.config.Http1Config;
 import org.apache.hc.core5.http.config.Registry;
+import org.apache.hc.core5.http.config.RegistryBuilder;
 import org.apache.hc.core5.http.io.SocketConfig;
+import org.apache.hc.core5.http.protocol.HttpContext;
 import org.apache.hc.core5.pool.PoolConcurrencyPolicy;
 import org.apache.hc.core5.util.TimeValue;
 
@@ -17,7 +25,10 @@ import org.apache.hc.core5.util.TimeValue;
  * {@link Http1Config}, so a downstream sending one endless header line (or endless headers) filled the heap before
  * the call's deadline ended it ({@link DownstreamAnswerLimits} bounds the body, which comes after). A head past
  * the bounds fails the call as an I/O error: a system error, like an answer past {@code max-answer-bytes}.
- * Everything else is camel-http's own connection pool, built as it builds it.
+ * With an SSL bundle ({@code adapter.http.ssl-bundle}), its TLS is the one of every {@code https} connection: the
+ * bundle's trust, key and protocols as they are when the connection opens (a reloaded bundle's from then on), the host
+ * name checked by camel-http's verifier. Everything else is
+ * camel-http's own connection pool, built as it builds it.
  */
 final class BoundedHeadHttpComponent extends HttpComponent {
 
@@ -25,6 +36,87 @@ final class BoundedHeadHttpComponent extends HttpComponent {
 
     BoundedHeadHttpComponent(int maxHeaderBytes, int maxHeaders) {
         this.head = Http1Config.custom().setMaxLineLength(maxHeaderBytes).setMaxHeaderCount(maxHeaders).build();
+    }
+
+    /** The bundle's TLS as it is now; null: camel-http's own (the JVM's default trust). */
+    private volatile Tls tls;
+
+    private record Tls(javax.net.ssl.SSLContext context, String[] protocols, String[] ciphers) {
+    }
+
+    /** The bundle's TLS for every https connection opened from now on (at start, and when the bundle is reloaded). */
+    void useTls(javax.net.ssl.SSLContext context, String[] protocols, String[] ciphers) {
+        this.tls = new Tls(context, protocols, ciphers);
+    }
+
+    @Override
+    protected Registry<ConnectionSocketFactory> createConnectionRegistry(javax.net.ssl.HostnameVerifier hostnameVerifier,
+            org.apache.camel.support.jsse.SSLContextParameters parameters, boolean useSystemProperties)
+            throws java.security.GeneralSecurityException, java.io.IOException {
+        if (tls == null) {
+            return super.createConnectionRegistry(hostnameVerifier, parameters, useSystemProperties);
+        }
+        return RegistryBuilder.<ConnectionSocketFactory>create()
+                .register("http", PlainConnectionSocketFactory.getSocketFactory())
+                .register("https", new CurrentTls(hostnameVerifier))
+                .build();
+    }
+
+    /**
+     * An endpoint's https sockets, made with the bundle's TLS as it is when each connection opens: a reloaded bundle
+     * (a renewed client certificate, a new CA) is used by the next connection of every endpoint, without a restart.
+     * Connections already pooled keep the TLS they were opened with until they close.
+     */
+    private final class CurrentTls implements LayeredConnectionSocketFactory {
+        private final javax.net.ssl.HostnameVerifier verifier;
+        private Tls built;
+        private SSLConnectionSocketFactory factory;
+
+        CurrentTls(javax.net.ssl.HostnameVerifier verifier) {
+            this.verifier = verifier;
+        }
+
+        private synchronized SSLConnectionSocketFactory factory() {
+            Tls now = tls;
+            if (now != built) {
+                factory = new SSLConnectionSocketFactory(now.context(), now.protocols(), now.ciphers(), verifier);
+                built = now;
+            }
+            return factory;
+        }
+
+        @Override
+        public Socket createSocket(HttpContext context) throws java.io.IOException {
+            return factory().createSocket(context);
+        }
+
+        @Override
+        public Socket createSocket(java.net.Proxy proxy, HttpContext context) throws java.io.IOException {
+            return factory().createSocket(proxy, context);
+        }
+
+        @Override
+        public Socket connectSocket(org.apache.hc.core5.util.TimeValue connectTimeout, Socket socket, HttpHost host,
+                InetSocketAddress remote, InetSocketAddress local, HttpContext context) throws java.io.IOException {
+            return factory().connectSocket(connectTimeout, socket, host, remote, local, context);
+        }
+
+        @Override
+        public Socket connectSocket(Socket socket, HttpHost host, InetSocketAddress remote, InetSocketAddress local,
+                org.apache.hc.core5.util.Timeout connectTimeout, Object attachment, HttpContext context) throws java.io.IOException {
+            return factory().connectSocket(socket, host, remote, local, connectTimeout, attachment, context);
+        }
+
+        @Override
+        public Socket createLayeredSocket(Socket socket, String target, int port, HttpContext context) throws java.io.IOException {
+            return factory().createLayeredSocket(socket, target, port, context);
+        }
+
+        @Override
+        public Socket createLayeredSocket(Socket socket, String target, int port, Object attachment, HttpContext context)
+                throws java.io.IOException {
+            return factory().createLayeredSocket(socket, target, port, attachment, context);
+        }
     }
 
     @Override

@@ -184,6 +184,39 @@ class HardeningTest extends IntegrationTest {
     }
 
     /**
+     * The downstream calls carry patients' names, phone numbers and consents: prod refuses a plain {@code http://} base
+     * URL (any letter case), naming the setting and not the URL (its user-info would be a secret), unless
+     * adapter.http.plain-http-allowed says a service mesh encrypts the traffic between pods; https passes.
+     */
+    @Test
+    void theProdCheckRefusesPlainHttpDownstreamsUnlessSomethingElseEncryptsThem() {
+        Map<String, String> plain = Map.of("adapter.legacy.base-url", "HTTP://user:s3cret@legacy.internal/api",
+                "adapter.account.base-url", "https://account.internal", "adapter.survey.base-url", "http://survey.internal");
+        assertThatThrownBy(prodCheck(plain)::afterPropertiesSet)
+                .hasMessageContaining("adapter.legacy.base-url must be https")
+                .hasMessageContaining("adapter.survey.base-url must be https")
+                .hasMessageNotContaining("adapter.account.base-url")
+                .hasMessageNotContaining("s3cret");
+
+        Map<String, String> meshed = new java.util.HashMap<>(plain);
+        meshed.put("adapter.http.plain-http-allowed", "true");
+        assertThatThrownBy(prodCheck(meshed)::afterPropertiesSet).hasMessageNotContaining("base-url");
+
+        Map<String, String> encrypted = Map.of("adapter.legacy.base-url", "https://legacy.internal/api",
+                "adapter.account.base-url", "https://account.internal", "adapter.survey.base-url", "https://survey.internal");
+        assertThatThrownBy(prodCheck(encrypted)::afterPropertiesSet)
+                .hasMessageContaining("Refusing to start in prod") // the test's other settings are not prod's
+                .hasMessageNotContaining("base-url");
+    }
+
+    private static com.hospital.surveyinbox.config.ProductionSafetyCheck prodCheck(Map<String, String> adapterKeys) {
+        org.springframework.mock.env.MockEnvironment environment = new org.springframework.mock.env.MockEnvironment();
+        environment.setActiveProfiles("prod");
+        return new com.hospital.surveyinbox.config.ProductionSafetyCheck(com.hospital.surveyinbox.support.TestProperties.bind(adapterKeys),
+                environment, new org.springframework.beans.factory.support.StaticListableBeanFactory().getBeanProvider(javax.sql.DataSource.class));
+    }
+
+    /**
      * A production profile spelt another way (production, prd, a site's prod-kr alone) started like dev: the payload
      * stored in clear, "password" an operator password, none of the prod checks run. It stops the boot, naming it.
      */

@@ -131,7 +131,37 @@ public final class DownstreamSimulator {
     public void stop() {
         stopping.countDown(); // calls still inside their simulated latency answer now
         server.stop(0);
+        if (tlsServer != null) {
+            tlsServer.stop(0);
+        }
         executor.shutdownNow();
+    }
+
+    private volatile com.sun.net.httpserver.HttpsServer tlsServer;
+    private final AtomicInteger tlsRequests = new AtomicInteger();
+
+    /**
+     * The same downstreams over TLS as well, on a port of their own, with {@code context}'s certificate: answers as
+     * over plain HTTP. Returns the TLS port.
+     */
+    public synchronized int serveTls(javax.net.ssl.SSLContext context) {
+        if (tlsServer == null) {
+            try {
+                tlsServer = com.sun.net.httpserver.HttpsServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+            tlsServer.setHttpsConfigurator(new com.sun.net.httpserver.HttpsConfigurator(context));
+            tlsServer.setExecutor(executor);
+            tlsServer.createContext("/", this::handle);
+            tlsServer.start();
+        }
+        return tlsServer.getAddress().getPort();
+    }
+
+    /** Requests answered over TLS ({@link #serveTls}). */
+    public int tlsRequests() {
+        return tlsRequests.get();
     }
 
     public void setLatency(Latency latency) {
@@ -247,6 +277,9 @@ public final class DownstreamSimulator {
     // ----- HTTP -----
 
     private void handle(HttpExchange http) throws IOException {
+        if (http instanceof com.sun.net.httpserver.HttpsExchange) {
+            tlsRequests.incrementAndGet();
+        }
         try (http) {
             String method = http.getRequestMethod();
             String path = http.getRequestURI().getRawPath();
