@@ -38,24 +38,22 @@ final class BoundedHeadHttpComponent extends HttpComponent {
         this.head = Http1Config.custom().setMaxLineLength(maxHeaderBytes).setMaxHeaderCount(maxHeaders).build();
     }
 
-    /** The bundle's TLS as it is now; null: camel-http's own (the JVM's default trust). */
-    private volatile Tls tls;
+    /** The downstreams' TLS (adapter.http.ssl-bundle); its current() null: camel-http's own (the JVM's default trust). */
+    private DownstreamTls tls = DownstreamTls.none();
 
-    private record Tls(javax.net.ssl.SSLContext context, String[] protocols, String[] ciphers) {
-    }
-
-    /** The bundle's TLS for every https connection opened from now on (at start, and when the bundle is reloaded). */
-    void useTls(javax.net.ssl.SSLContext context, String[] protocols, String[] ciphers) {
-        this.tls = new Tls(context, protocols, ciphers);
+    void useTls(DownstreamTls tls) {
+        this.tls = tls;
     }
 
     @Override
     protected Registry<ConnectionSocketFactory> createConnectionRegistry(javax.net.ssl.HostnameVerifier hostnameVerifier,
             org.apache.camel.support.jsse.SSLContextParameters parameters, boolean useSystemProperties)
             throws java.security.GeneralSecurityException, java.io.IOException {
-        if (tls == null) {
+        if (tls.current() == null) {
             return super.createConnectionRegistry(hostnameVerifier, parameters, useSystemProperties);
         }
+        // with a bundle, Camel's own TLS settings (sslContextParameters, global SSL parameters, useSystemProperties)
+        // are not read: the routes set none
         return RegistryBuilder.<ConnectionSocketFactory>create()
                 .register("http", PlainConnectionSocketFactory.getSocketFactory())
                 .register("https", new CurrentTls(hostnameVerifier))
@@ -65,11 +63,13 @@ final class BoundedHeadHttpComponent extends HttpComponent {
     /**
      * An endpoint's https sockets, made with the bundle's TLS as it is when each connection opens: a reloaded bundle
      * (a renewed client certificate, a new CA) is used by the next connection of every endpoint, without a restart.
-     * Connections already pooled keep the TLS they were opened with until they close.
+     * Connections already pooled keep the TLS they were opened with until they close. It must stay a
+     * {@link LayeredConnectionSocketFactory}: HttpClient layers TLS only over such a factory (its connection operator
+     * checks for the interface), and over any other would connect in plain TCP (DownstreamTlsTest counts TLS requests).
      */
     private final class CurrentTls implements LayeredConnectionSocketFactory {
         private final javax.net.ssl.HostnameVerifier verifier;
-        private Tls built;
+        private DownstreamTls.Tls built;
         private SSLConnectionSocketFactory factory;
 
         CurrentTls(javax.net.ssl.HostnameVerifier verifier) {
@@ -77,7 +77,7 @@ final class BoundedHeadHttpComponent extends HttpComponent {
         }
 
         private synchronized SSLConnectionSocketFactory factory() {
-            Tls now = tls;
+            DownstreamTls.Tls now = tls.current();
             if (now != built) {
                 factory = new SSLConnectionSocketFactory(now.context(), now.protocols(), now.ciphers(), verifier);
                 built = now;

@@ -3,7 +3,6 @@ package com.hospital.surveyinbox.processing;
 import com.hospital.surveyinbox.config.AdapterProperties;
 import org.apache.camel.component.http.HttpComponent;
 import org.apache.camel.spi.ComponentCustomizer;
-import org.springframework.boot.ssl.SslBundle;
 import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -22,40 +21,26 @@ import org.springframework.context.annotation.Configuration;
 public class CamelHttpTuning {
 
     @Bean("http")
-    HttpComponent http(AdapterProperties properties, org.springframework.beans.factory.ObjectProvider<SslBundles> bundles) {
-        return boundedHead(properties.getHttp(), bundles);
+    HttpComponent http(AdapterProperties properties, DownstreamTls downstreamTls) {
+        return boundedHead(properties.getHttp(), downstreamTls);
     }
 
     @Bean("https")
-    HttpComponent https(AdapterProperties properties, org.springframework.beans.factory.ObjectProvider<SslBundles> bundles) {
-        return boundedHead(properties.getHttp(), bundles);
+    HttpComponent https(AdapterProperties properties, DownstreamTls downstreamTls) {
+        return boundedHead(properties.getHttp(), downstreamTls);
     }
 
-    /**
-     * A component with the bounded head and, when {@code adapter.http.ssl-bundle} names one, the bundle's TLS. A name
-     * no bundle has stops the start (Boot's NoSuchSslBundleException names it): never a silent fall back to the JVM's
-     * trust, which would refuse a hospital CA's certificates at the first call, or accept any public one.
-     */
-    private static HttpComponent boundedHead(AdapterProperties.Http http, org.springframework.beans.factory.ObjectProvider<SslBundles> bundles) {
+    /** The bundle {@code adapter.http.ssl-bundle} names, followed as it is reloaded; none: the JVM's default trust. */
+    @Bean
+    DownstreamTls downstreamTls(AdapterProperties properties, org.springframework.beans.factory.ObjectProvider<SslBundles> bundles) {
+        String name = properties.getHttp().getSslBundle();
+        return name == null ? DownstreamTls.none() : DownstreamTls.of(bundles.getObject(), name);
+    }
+
+    /** A component with the bounded head and the downstreams' TLS. */
+    private static HttpComponent boundedHead(AdapterProperties.Http http, DownstreamTls tls) {
         BoundedHeadHttpComponent component = new BoundedHeadHttpComponent(http.getMaxHeaderBytes(), http.getMaxHeaders());
-        if (http.getSslBundle() != null) {
-            SslBundles all = bundles.getIfAvailable();
-            if (all == null) {
-                throw new IllegalStateException("adapter.http.ssl-bundle (" + http.getSslBundle() + ") names a bundle, "
-                        + "and no spring.ssl.bundle.* is configured");
-            }
-            String name = http.getSslBundle();
-            java.util.function.Consumer<SslBundle> use = bundle -> component.useTls(bundle.createSslContext(),
-                    bundle.getOptions().getEnabledProtocols(), bundle.getOptions().getCiphers());
-            use.accept(all.getBundle(name));
-            // a bundle with reload-on-update (cert-manager renewing a client certificate, a new CA): the next connection
-            // uses it, without a restart; an expiry is not an outage until the next rollout
-            all.addBundleUpdateHandler(name, bundle -> {
-                use.accept(bundle);
-                org.slf4j.LoggerFactory.getLogger(CamelHttpTuning.class).info(
-                        "SSL bundle '{}' (adapter.http.ssl-bundle) reloaded: new https connections use it", name);
-            });
-        }
+        component.useTls(tls);
         return component;
     }
 

@@ -98,8 +98,7 @@ class DownstreamTlsTest {
      * trusted file is then replaced by the server's.
      */
     @Test
-    void aReloadedBundleIsUsedByTheNextConnection() throws java.io.IOException {
-        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("tls-reload");
+    void aReloadedBundleIsUsedByTheNextConnection(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws java.io.IOException {
         java.nio.file.Path trusted = dir.resolve("ca.pem");
         java.nio.file.Files.copy(TestTls.localhost("other").certificatePem(), trusted);
         runner.withPropertyValues("adapter.http.ssl-bundle=rotating",
