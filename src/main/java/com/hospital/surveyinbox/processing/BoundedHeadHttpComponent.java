@@ -1,11 +1,11 @@
 package com.hospital.surveyinbox.processing;
 
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import org.apache.camel.component.http.HttpComponent;
 import org.apache.hc.client5.http.impl.io.ManagedHttpClientConnectionFactory;
 import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager;
 import org.apache.hc.client5.http.io.HttpClientConnectionManager;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import org.apache.hc.client5.http.socket.ConnectionSocketFactory;
 import org.apache.hc.client5.http.socket.LayeredConnectionSocketFactory;
 import org.apache.hc.client5.http.socket.PlainConnectionSocketFactory;
@@ -27,19 +27,17 @@ import org.apache.hc.core5.util.TimeValue;
  * the bounds fails the call as an I/O error: a system error, like an answer past {@code max-answer-bytes}.
  * With an SSL bundle ({@code adapter.http.ssl-bundle}), its TLS is the one of every {@code https} connection: the
  * bundle's trust, key and protocols as they are when the connection opens (a reloaded bundle's from then on), the host
- * name checked by camel-http's verifier. Everything else is
- * camel-http's own connection pool, built as it builds it.
+ * name checked by camel-http's verifier. Everything else is camel-http's own connection pool, built as it builds it.
  */
 final class BoundedHeadHttpComponent extends HttpComponent {
 
     private final Http1Config head;
+    /** The downstreams' TLS (adapter.http.ssl-bundle); its current() null: camel-http's own (the JVM's default trust). */
+    private volatile DownstreamTls tls = DownstreamTls.none();
 
     BoundedHeadHttpComponent(int maxHeaderBytes, int maxHeaders) {
         this.head = Http1Config.custom().setMaxLineLength(maxHeaderBytes).setMaxHeaderCount(maxHeaders).build();
     }
-
-    /** The downstreams' TLS (adapter.http.ssl-bundle); its current() null: camel-http's own (the JVM's default trust). */
-    private DownstreamTls tls = DownstreamTls.none();
 
     void useTls(DownstreamTls tls) {
         this.tls = tls;
@@ -96,7 +94,7 @@ final class BoundedHeadHttpComponent extends HttpComponent {
         }
 
         @Override
-        public Socket connectSocket(org.apache.hc.core5.util.TimeValue connectTimeout, Socket socket, HttpHost host,
+        public Socket connectSocket(TimeValue connectTimeout, Socket socket, HttpHost host,
                 InetSocketAddress remote, InetSocketAddress local, HttpContext context) throws java.io.IOException {
             return factory().connectSocket(connectTimeout, socket, host, remote, local, context);
         }

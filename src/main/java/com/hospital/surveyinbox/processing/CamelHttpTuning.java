@@ -15,7 +15,8 @@ import org.springframework.context.annotation.Configuration;
  * client is one per endpoint and pod, shared by every patient's calls (a session cookie of one downstream went
  * with every later call, to the others behind the same host too). Bounds an answer's head too: the {@code http} and
  * {@code https} components are {@link BoundedHeadHttpComponent}s (Camel takes a component of that name from the
- * registry before making its own).
+ * registry before making its own), whose https connections use the SSL bundle {@code adapter.http.ssl-bundle} names
+ * ({@link DownstreamTls}).
  */
 @Configuration
 public class CamelHttpTuning {

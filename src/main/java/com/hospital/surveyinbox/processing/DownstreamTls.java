@@ -20,7 +20,7 @@ final class DownstreamTls {
     record Tls(javax.net.ssl.SSLContext context, String[] protocols, String[] ciphers) {
     }
 
-    private volatile Tls current;
+    private final java.util.concurrent.atomic.AtomicReference<Tls> current = new java.util.concurrent.atomic.AtomicReference<>();
 
     /** None: camel-http's own TLS (the JVM's default trust). */
     static DownstreamTls none() {
@@ -37,14 +37,15 @@ final class DownstreamTls {
         // the handler first: a reload between the first read and the registration would otherwise never reach us
         bundles.addBundleUpdateHandler(name, bundle -> {
             try {
-                tls.current = read(bundle);
+                tls.current.set(read(bundle));
                 log.info("SSL bundle '{}' (adapter.http.ssl-bundle) reloaded: new https connections use it", name);
             } catch (RuntimeException e) {
                 log.warn("SSL bundle '{}' (adapter.http.ssl-bundle) reloaded but unreadable ({}); https connections keep the "
                         + "TLS read before", name, e.getClass().getSimpleName());
             }
         });
-        tls.current = read(bundles.getBundle(name));
+        // unless a reload came between the registration and this read: its TLS is the newer
+        tls.current.compareAndSet(null, read(bundles.getBundle(name)));
         return tls;
     }
 
@@ -54,6 +55,6 @@ final class DownstreamTls {
 
     /** The TLS a connection opened now uses; null when no bundle is named. */
     Tls current() {
-        return current;
+        return current.get();
     }
 }
