@@ -270,9 +270,10 @@ public class DownstreamCalls {
                 meters.counter("adapter.downstream.errors", "call", call, "kind", "markup").increment();
                 throw new SystemException(downstream, "answer is a markup page, not JSON (HTTP " + status + ")", null);
             }
-            // read once for every check below
+            // read once for every check below, and only when one of them reads it (a 4xx, a declared shape or field)
             boolean blank = answer == null || answer.isBlank();
-            JsonNode json = jsonValue(answer);
+            boolean read = status != null && (status / 100 == 4 || shape != null || names != null || created != null);
+            JsonNode json = read ? jsonValue(answer) : null;
             if (status != null && status / 100 == 4 && !blank && json == null) {
                 // a 4xx the step accepts (a search's 404 "none yet") in text that is not JSON: a gateway's or a
                 // proxy's ("404 page not found"), as for a 4xx the step does not accept; never "none yet"
