@@ -97,6 +97,7 @@ public class ProductionSafetyCheck implements InitializingBean {
             problems.add("adapter.retention.enabled must be true: the payload holds patient data, and only retention removes it");
         }
         redisAuthenticated(problems);
+        servicesNotThisPod(problems);
         downstreamsEncrypted(problems);
         int requestThreads = environment.getProperty("server.tomcat.threads.max", Integer.class, 200);
         if (properties.getReception().getMaxInFlight() >= requestThreads) {
@@ -146,6 +147,52 @@ public class ProductionSafetyCheck implements InitializingBean {
                         + "adapter.http.plain-http-allowed=true only where a service mesh encrypts the traffic between pods)");
             }
         });
+    }
+
+    /**
+     * The broker's and Redis's addresses fall back to this pod ({@code localhost:9092}, Boot's {@code localhost:6379})
+     * when the Secret lacks SPRING_KAFKA_BOOTSTRAP_SERVERS or SPRING_DATA_REDIS_HOST (a typo, Boot 2's SPRING_REDIS_HOST):
+     * the pods started, turned ready (readiness leaves the broker out, by design) and answered 200 while every
+     * publish failed, unnoticed until the unpublished-events alert ten minutes later. Names neither address's value.
+     */
+    private void servicesNotThisPod(List<String> problems) {
+        String brokers = environment.getProperty("camel.component.kafka.brokers", "");
+        if (java.util.Arrays.stream(brokers.split(",")).map(String::strip).filter(b -> !b.isEmpty())
+                .allMatch(ProductionSafetyCheck::loopback)) {
+            problems.add("camel.component.kafka.brokers names no broker but this pod (SPRING_KAFKA_BOOTSTRAP_SERVERS unset?): "
+                    + "every event would fail to publish while the pod answers 200");
+        }
+        String url = environment.getProperty("spring.data.redis.url");
+        boolean elsewhere = environment.containsProperty("spring.data.redis.sentinel.master")
+                || environment.containsProperty("spring.data.redis.cluster.nodes");
+        String redis;
+        if (url != null && !url.isBlank()) {
+            try {
+                redis = java.net.URI.create(url.strip()).getHost();
+            } catch (IllegalArgumentException e) {
+                redis = null;
+            }
+            redis = redis == null ? "" : redis;
+        } else {
+            redis = environment.getProperty("spring.data.redis.host", "localhost");
+        }
+        if (!elsewhere && loopback(redis)) {
+            problems.add("spring.data.redis.host names this pod (SPRING_DATA_REDIS_HOST unset?): every consent lookup would "
+                    + "miss the cache and wait on the legacy system");
+        }
+    }
+
+    /** A host (or host:port, [v6]:port) that is this machine, or none. */
+    static boolean loopback(String address) {
+        String host = address.strip();
+        if (host.startsWith("[")) {
+            host = host.substring(1, Math.max(1, host.indexOf(']')));
+        } else if (host.indexOf(':') == host.lastIndexOf(':') && host.indexOf(':') >= 0) {
+            host = host.substring(0, host.indexOf(':'));
+        }
+        host = host.toLowerCase(java.util.Locale.ROOT);
+        return host.isEmpty() || host.equals("localhost") || host.endsWith(".localhost") || host.startsWith("127.")
+                || host.equals("::1") || host.equals("0:0:0:0:0:0:0:1") || host.equals("0.0.0.0");
     }
 
     /**

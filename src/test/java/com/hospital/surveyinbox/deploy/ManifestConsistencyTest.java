@@ -141,6 +141,22 @@ class ManifestConsistencyTest {
             onDisk = files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".camel.yaml")).sorted().toList();
         }
         assertThat(listed).containsExactlyInAnyOrderElementsOf(onDisk);
+        // a client-side apply copies the ConfigMap into an annotation capped at 256 KiB (the routes are near 200 KB):
+        // refused, the Deployment naming it still applied and its new pods waited for it. The docs apply server-side,
+        // where the limit is a ConfigMap's own 1 MiB
+        long bytes = 0;
+        for (String file : listed) {
+            bytes += Files.size(ROOT.resolve("routes").resolve(file));
+        }
+        assertThat(bytes).as("the routes' ConfigMap").isLessThan(900_000);
+        List<Path> docs;
+        try (Stream<Path> files = Files.list(ROOT.resolve("docs"))) {
+            docs = Stream.concat(Stream.of(ROOT.resolve("README.md")), files.filter(p -> p.toString().endsWith(".md"))).toList();
+        }
+        for (Path doc : docs) {
+            assertThat(java.util.regex.Pattern.compile("kubectl apply(?! --server-side)[^`]*-k").matcher(Files.readString(doc)).results()
+                    .map(java.util.regex.MatchResult::group).toList()).as("client-side applies in " + doc).isEmpty();
+        }
         List<String> configListed = at(yaml(ROOT.resolve("config/kustomization.yaml")).get(0), "configMapGenerator", "0", "files");
         configListed.forEach(f -> assertThat(ROOT.resolve("config").resolve(f)).exists());
 

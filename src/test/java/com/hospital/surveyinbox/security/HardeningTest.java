@@ -209,6 +209,46 @@ class HardeningTest extends IntegrationTest {
                 .hasMessageNotContaining("base-url");
     }
 
+    /**
+     * A Secret without SPRING_KAFKA_BOOTSTRAP_SERVERS or SPRING_DATA_REDIS_HOST left the broker and Redis at their
+     * defaults, this pod: the pods turned ready and answered 200 while no event was published. Prod refuses an address
+     * that is only this machine (any spelling), not naming it; a real one, a URL's host or a sentinel passes.
+     */
+    @Test
+    void theProdCheckRefusesABrokerOrRedisThatIsThePodItself() {
+        java.util.function.Function<Map<String, String>, String> problems = settings -> {
+            org.springframework.mock.env.MockEnvironment environment = new org.springframework.mock.env.MockEnvironment();
+            environment.setActiveProfiles("prod");
+            settings.forEach(environment::setProperty);
+            var check = new com.hospital.surveyinbox.config.ProductionSafetyCheck(com.hospital.surveyinbox.support.TestProperties.bind(Map.of()),
+                    environment, new org.springframework.beans.factory.support.StaticListableBeanFactory().getBeanProvider(javax.sql.DataSource.class));
+            Throwable refused = org.assertj.core.api.Assertions.catchThrowable(check::afterPropertiesSet);
+            assertThat(refused).as("the test's other settings are not prod's").hasMessageContaining("Refusing to start in prod");
+            return refused.getMessage();
+        };
+        String broker = "camel.component.kafka.brokers names no broker but this pod";
+        String redis = "spring.data.redis.host names this pod";
+        // config/application.yaml's fallback and Boot's: nothing set
+        assertThat(problems.apply(Map.of("camel.component.kafka.brokers", "localhost:9092"))).contains(broker, redis);
+        assertThat(problems.apply(Map.of())).contains(broker);
+        for (String local : List.of(" LOCALHOST:9092 , 127.0.0.1:9093", "[::1]:9092", "0.0.0.0:9092", "kafka.localhost:9092")) {
+            assertThat(problems.apply(Map.of("camel.component.kafka.brokers", local))).as(local).contains(broker).doesNotContain(local.strip());
+        }
+        for (String local : List.of("127.0.0.2", "::1", "localhost")) {
+            assertThat(problems.apply(Map.of("spring.data.redis.host", local))).as(local).contains(redis);
+        }
+        assertThat(problems.apply(Map.of("spring.data.redis.url", "rediss://:a-redis-secret@127.0.0.1:6380",
+                "spring.data.redis.host", "redis.data"))).as("Boot takes the URL's host").contains(redis).doesNotContain("a-redis-secret");
+
+        String elsewhere = problems.apply(Map.of("camel.component.kafka.brokers", "kafka-0.kafka:9092,localhost:9092",
+                "spring.data.redis.host", "redis.data"));
+        assertThat(elsewhere).doesNotContain(broker, redis);
+        assertThat(problems.apply(Map.of("camel.component.kafka.brokers", "10.1.2.3:9092",
+                "spring.data.redis.url", "redis://:a-redis-secret@redis.data:6379"))).doesNotContain(broker, redis);
+        assertThat(problems.apply(Map.of("spring.data.redis.sentinel.master", "primary",
+                "spring.data.redis.sentinel.nodes", "sentinel-0:26379"))).as("sentinels name the hosts").doesNotContain(redis);
+    }
+
     private static com.hospital.surveyinbox.config.ProductionSafetyCheck prodCheck(Map<String, String> adapterKeys) {
         org.springframework.mock.env.MockEnvironment environment = new org.springframework.mock.env.MockEnvironment();
         environment.setActiveProfiles("prod");
