@@ -451,14 +451,15 @@ public class DownstreamCalls {
     }
 
     /**
-     * Whether the patient's name is known to mask a text with: the message names the patient, or the legacy record
+     * Whether the patient's name is known to mask a text with: the message names the patient (written whole, not
+     * masked as {@code 박*훈}: {@link PatientDataMask#wholeName}), or the legacy record
      * does, or the text is the legacy patient lookup's own contract 404 ({@code patientNone}: about a patient it has
      * no record of, so no name it could quote). A record not read (a 404 of the masking read included: the survey
      * side may know the name from an earlier SEND), answered as something else (a gateway's page, {@code {}}, an
      * error object) or without a name leaves it unknown: the guest account may carry a name from an earlier message.
      */
     boolean nameKnown(Registration msg, String patient, Boolean patientNone) {
-        if (msg != null && msg.patNm() != null && !msg.patNm().isBlank() || Boolean.TRUE.equals(patientNone)) {
+        if (msg != null && PatientDataMask.wholeName(msg.patNm()) || Boolean.TRUE.equals(patientNone)) {
             return true;
         }
         JsonNode record = errorBody(patient);

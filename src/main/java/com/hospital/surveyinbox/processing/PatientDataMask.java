@@ -242,6 +242,42 @@ public final class PatientDataMask {
         return ends;
     }
 
+    /**
+     * Whether a name as a sender wrote it can mask a text that quotes the patient: letters (two or more) in words
+     * parted by spaces or name punctuation only. A name written masked ({@code 박*훈}, {@code 홍○동}, {@code 홍X동}: a
+     * Latin letter inside a Hangul word, {@code J. D*e}) or with digits is not: its parts are too short or not the
+     * name, so a downstream's text quoting the real name ({@code 박지훈님}) would pass through unmasked.
+     */
+    public static boolean wholeName(String name) {
+        if (name == null) {
+            return false;
+        }
+        String folded = Normalizer.normalize(name, Normalizer.Form.NFKC).strip();
+        int letters = 0;
+        for (String word : folded.split("[\\s.\\-'" + SEPARATORS + "]+")) {
+            boolean eastAsian = false;
+            boolean latin = false;
+            for (int i = 0; i < word.length(); ) {
+                int c = word.codePointAt(i);
+                i += Character.charCount(c);
+                int type = Character.getType(c);
+                if (type == Character.NON_SPACING_MARK || type == Character.COMBINING_SPACING_MARK) {
+                    continue;
+                }
+                if (!Character.isLetter(c)) {
+                    return false;
+                }
+                letters++;
+                eastAsian |= isEastAsianLetter(c);
+                latin |= isLatinLetter(c);
+            }
+            if (eastAsian && latin) {
+                return false;
+            }
+        }
+        return letters >= SHORTEST_TEXT;
+    }
+
     private static boolean isEastAsianLetter(int c) {
         Character.UnicodeScript script = Character.UnicodeScript.of(c);
         return script == Character.UnicodeScript.HANGUL || script == Character.UnicodeScript.HAN

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Arrays;
 import java.util.List;
+import org.junit.jupiter.api.Test;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -209,5 +210,16 @@ class PatientDataMaskTest {
         assertThat(corpus().count()).isGreaterThanOrEqualTo(30);
         assertThat(PatientDataMask.mask(null, KIM)).isNull();
         assertThat(PatientDataMask.mask("김구", java.util.Arrays.asList(null, "", " "))).isEqualTo("김구");
+    }
+
+    /** A sender's name written masked (or with digits) masks nothing: a text quoting the patient is then withheld. */
+    @Test
+    void aNameTheSenderWroteMaskedIsNoNameToMaskWith() {
+        for (String whole : List.of("박지훈", "김구", "John Doe", "O'Brien-Smith", "J. Doe", "山田 太郎", "Ｊｏｈｎ", "Zoë", "남궁·민수")) {
+            assertThat(PatientDataMask.wholeName(whole)).as(whole).isTrue();
+        }
+        for (String masked : java.util.Arrays.asList(null, "", " ", "박", "박*훈", "박＊훈", "홍○동", "홍X동", "J. D*e", "***", "P123", "홍길동2")) {
+            assertThat(PatientDataMask.wholeName(masked)).as(masked).isFalse();
+        }
     }
 }

@@ -553,13 +553,14 @@ class ProcessingTest extends IntegrationTest {
     /**
      * When the record cannot be read (a 403 for a sealed record, a gateway's HTML page or JSON object), a refusal's text has no name
      * to be masked with: it is withheld and its code shown only if the contract defines it, unless the message names
-     * the patient itself (then masked with that name). So is the refusal of the patient lookup itself, but for a 404
+     * the patient itself (then masked with that name; a name the sender wrote masked, 박*훈, names nobody). So is the refusal of the patient lookup itself, but for a 404
      * (no record: nothing to quote).
      */
     @Test
     void aRefusalsTextIsWithheldWhenNoNameIsKnownToMaskIt() {
         String unnamed = uniqueSubject("WITHHELD");
         String named = uniqueSubject("WITHNAME");
+        String starred = uniqueSubject("WITHSTAR");
         String sealedSend = uniqueSubject("WITHSEAL");
         String pageSubmit = uniqueSubject("WITHPAGE");
         String objectSubmit = uniqueSubject("WITHOBJ");
@@ -578,20 +579,22 @@ class ProcessingTest extends IntegrationTest {
                 simulator().failWhen("POST /survey/dispatch-bundles/" + goneSubmit + "/", 404, text),
                 simulator().failWhen("POST /survey/dispatch-bundles/" + unnamed + "/", 404, text),
                 simulator().failWhen("POST /survey/dispatch-bundles/" + named + "/", 404, text),
+                simulator().failWhen("POST /survey/dispatch-bundles/" + starred + "/", 404, text),
                 simulator().failWhen("POST /survey/dispatch-bundles/" + pageSubmit + "/", 404, text));
         try {
             String withheld = client.accept(send(unnamed, sealed, "\"msgType\":\"SUBMIT\""));
             String masked = client.accept(send(named, sealed, "\"msgType\":\"SUBMIT\",\"patNm\":\"박지훈\""));
+            String maskedBySender = client.accept(send(starred, sealed, "\"msgType\":\"SUBMIT\",\"patNm\":\"박*훈\""));
             String lookupRefused = client.accept(send(sealedSend, sealed, ""));
             String page = client.accept(send(pageSubmit, paged, "\"msgType\":\"SUBMIT\""));
             String object = client.accept(send(objectSubmit, objected, "\"msgType\":\"SUBMIT\""));
             // a patient the legacy system no longer knows (merged since the SEND): the survey side may still know the name
             String gone = client.accept(send(goneSubmit, "NOPAT-" + Math.abs(goneSubmit.hashCode()), "\"msgType\":\"SUBMIT\""));
 
-            for (String id : List.of(withheld, masked, lookupRefused, page, object, gone)) {
+            for (String id : List.of(withheld, masked, maskedBySender, lookupRefused, page, object, gone)) {
                 rows.awaitAttempt(id, 1, "FAILED");
             }
-            for (String id : List.of(withheld, lookupRefused, page, object, gone)) {
+            for (String id : List.of(withheld, maskedBySender, lookupRefused, page, object, gone)) {
                 assertThat(rows.row(id)).as("row %s", id).containsEntry("last_error", DownstreamCalls.WITHHELD)
                         .containsEntry("last_error_code", "(non-standard code)");
             }
