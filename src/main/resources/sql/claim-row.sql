@@ -49,12 +49,14 @@ WITH claimed AS (
              FROM synchronous_lease l
             WHERE l.srvy_drawup_no = m.srvy_drawup_no
               AND l.expires_at > now())
-    RETURNING m.id, m.srvy_drawup_no, m.msg_type, m.payload, m.payload_key_id, m.attempts, m.last_attempt_at, m.created_at
+    RETURNING m.id, m.srvy_drawup_no, m.msg_type, m.payload, m.payload_key_id, m.attempts, m.last_attempt_at, COALESCE(m.pending_since, m.created_at) AS owed_since
 ), opened AS (
     INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at)
     SELECT id, attempts, last_attempt_at
       FROM claimed
 )
--- the row's age (database clock): a row waiting for its payload key is charged once it has waited key-wait
-SELECT id, srvy_drawup_no, msg_type, payload, payload_key_id, attempts, EXTRACT(EPOCH FROM now() - created_at) AS age_seconds
+-- how long the row has owed work (database clock; from its requeue, if an operator requeued it, else from its
+-- arrival): a row waiting for its payload key is charged once it has waited key-wait. From the arrival alone, a
+-- month-old DEAD row requeued while a pod still lacked its key was charged at once and went DEAD again
+SELECT id, srvy_drawup_no, msg_type, payload, payload_key_id, attempts, EXTRACT(EPOCH FROM now() - owed_since) AS age_seconds
   FROM claimed

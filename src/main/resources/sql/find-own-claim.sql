@@ -12,4 +12,4 @@ UPDATE inbox_message
  WHERE id = :id
    AND status = 'PROCESSING'
    AND claim_token = :token
-RETURNING id, srvy_drawup_no, msg_type, payload, payload_key_id, attempts, EXTRACT(EPOCH FROM now() - created_at) AS age_seconds
+RETURNING id, srvy_drawup_no, msg_type, payload, payload_key_id, attempts, EXTRACT(EPOCH FROM now() - COALESCE(pending_since, created_at)) AS age_seconds

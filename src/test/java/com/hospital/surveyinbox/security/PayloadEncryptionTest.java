@@ -113,6 +113,15 @@ class PayloadEncryptionTest extends IntegrationTest {
         new Rows(jdbc).awaitAttempt(id, 1, "FAILED");
         assertThat(jdbc.queryForObject("SELECT last_error FROM inbox_message WHERE id = ?", String.class, sealed.inboxId()))
                 .isEqualTo("system error");
+
+        // gone DEAD, then requeued by an operator (the key being restored, a pod still without it): it owes work from
+        // the requeue, so it waits key-wait again, uncharged; from its arrival two days ago it was charged at once
+        jdbc.update("UPDATE inbox_message SET status = 'DEAD', claim_token = NULL WHERE id = ?", sealed.inboxId());
+        assertThat(client.opsPost("/ops/inbox/" + id + "/requeue").status()).isEqualTo(200);
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).untilAsserted(() -> assertThat(jdbc.queryForMap(
+                "SELECT status, attempts, last_error FROM inbox_message WHERE id = ?", sealed.inboxId()))
+                .containsEntry("status", "FAILED").containsEntry("attempts", 0)
+                .containsEntry("last_error", "waiting: payload key 'k9' not configured on this instance"));
         jdbc.update("UPDATE inbox_message SET status = 'COMPLETED', claim_token = NULL WHERE id = ?", sealed.inboxId());
     }
 
