@@ -207,22 +207,20 @@ class HostileAnswersTest extends IntegrationTest {
     @Test
     void anAnswerRefusedForItsSizeIsNotReadToItsEnd() {
         String subject = uniqueSubject("HUGESLOW");
-        long started = System.nanoTime();
         String huge = "{\"submitted\":true,\"pad\":\"" + "x".repeat(2 * 1024 * 1024) + "\"}";
+        // read to its end, the answer takes 29 hours: the row would stay PROCESSING past submitFailing's 30 s wait
         String id = submitFailing(subject, answer("POST /survey/dispatch-bundles/" + subject + "/submission", 200, huge, Map.of(), 50));
         assertThat(rows.row(id).get("last_error")).isEqualTo(Outcome.SYSTEM_ERROR);
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(15));
     }
 
     /** An answer dripped a byte at a time never ran out of its per-read timeout: the call's deadline ends it. */
     @Test
     void anAnswerDrippedPastTheCallsDeadlineFailsTheCall() {
         String subject = uniqueSubject("DRIP");
-        long started = System.nanoTime();
+        // ~12 s of bytes, each within 1 s, of a success: read to its end the row would be COMPLETED, not FAILED
         String id = submitFailing(subject, answer("POST /survey/dispatch-bundles/" + subject + "/submission", 200,
-                "{\"submitted\":true,\"note\":\"" + "x".repeat(60) + "\"}", Map.of(), 150)); // ~12 s of bytes, each within 1 s
-        assertThat(rows.row(id).get("last_error")).isEqualTo(Outcome.SYSTEM_ERROR);
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("ended by the deadline, not the drip").isLessThan(Duration.ofSeconds(11));
+                "{\"submitted\":true,\"note\":\"" + "x".repeat(60) + "\"}", Map.of(), 150));
+        assertThat(rows.row(id).get("last_error")).as("ended by the deadline, not the drip").isEqualTo(Outcome.SYSTEM_ERROR);
     }
 
     /**

@@ -36,6 +36,9 @@ class ProcessingWorkersTest extends IntegrationTest {
     @Autowired
     MeterRegistry meters;
 
+    @Autowired
+    ProcessingWorkers mainWorkers;
+
     /** Holds every patient lookup whose patno starts with the prefix until {@link #open()}; counts them. */
     private static final class Gate {
         final AtomicInteger waiting = new AtomicInteger();
@@ -75,9 +78,11 @@ class ProcessingWorkersTest extends IntegrationTest {
             // one consumer, one partition: with one record at a time per consumer only one lookup could wait here
             await().atMost(Duration.ofSeconds(30)).until(() -> gate.waiting.get() == 3);
             assertThat(meters.get("adapter.processing.workers.busy").gauge().value()).isEqualTo(3.0);
-            // every worker is taken: the other two records wait in Kafka, not claimed by anyone
-            long claimed = ids.stream().filter(id -> !"RECEIVED".equals(rows.status(id))).count();
-            assertThat(claimed).isEqualTo(3);
+            // every worker is taken: the consumer holds the fourth record until one is free, the fifth waits in
+            // Kafka, and neither is claimed by anyone while the gate holds (watched for 2 s, not read once)
+            await().atMost(Duration.ofSeconds(30)).until(() -> mainWorkers.waitingForWorker() == 1);
+            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10)).until(
+                    () -> ids.stream().filter(id -> !"RECEIVED".equals(rows.status(id))).count() == 3);
         } finally {
             gate.open();
         }

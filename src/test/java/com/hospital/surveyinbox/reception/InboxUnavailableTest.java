@@ -146,8 +146,7 @@ class InboxUnavailableTest extends IntegrationTest {
         }
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject))
                 .isZero();
-        String sentinel = client.accept(ServiceClient.message(uniqueSubject("AFTER"), ""));
-        await().atMost(Duration.ofSeconds(20)).until(() -> !topic.forInboxId(sentinel).isEmpty());
+        topic.awaitSentinelOnEveryPartition(uniqueSubject("AFTER"), after -> client.accept(ServiceClient.message(after, "")));
         assertThat(topic.forSubject(subject)).isEmpty();
     }
 }

@@ -27,6 +27,7 @@ public final class TopicProbe {
     private static TopicProbe instance;
     private static final ObjectMapper MAPPER = new ObjectMapper();
     private final List<Record> records = new CopyOnWriteArrayList<>();
+    private volatile int partitionCount;
 
     private TopicProbe(String brokers, String topic) {
         Thread thread = new Thread(() -> run(brokers, topic), "topic-probe");
@@ -49,6 +50,33 @@ public final class TopicProbe {
         return records.stream().filter(r -> inboxId.equals(r.value().path("inboxId").asText())).toList();
     }
 
+    /**
+     * Accepts one sentinel per partition of the topic ({@code accept}: a new row of the subject given, its inboxId),
+     * each subject ({@code prefix}-n) chosen so that the producer's partitioner puts its event there, and waits until
+     * every one was read: an event published before them is visible by then, whatever partition its key went to.
+     * One sentinel proved it for its own partition only (events are keyed by subject).
+     */
+    public void awaitSentinelOnEveryPartition(String prefix, java.util.function.Function<String, String> accept) {
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> partitionCount > 0);
+        int partitions = partitionCount;
+        Map<Integer, String> subjects = new java.util.TreeMap<>();
+        for (int n = 0; subjects.size() < partitions; n++) {
+            String subject = prefix + "-" + n;
+            byte[] key = subject.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            // the built-in partitioner's choice for a keyed record
+            subjects.putIfAbsent(org.apache.kafka.common.utils.Utils.toPositive(
+                    org.apache.kafka.common.utils.Utils.murmur2(key)) % partitions, subject);
+        }
+        Map<Integer, String> sentinels = new java.util.TreeMap<>();
+        subjects.forEach((partition, subject) -> sentinels.put(partition, accept.apply(subject)));
+        sentinels.forEach((partition, inboxId) -> {
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> !forInboxId(inboxId).isEmpty());
+            org.assertj.core.api.Assertions.assertThat(forInboxId(inboxId).get(0).partition())
+                    .as("the partition of sentinel " + inboxId).isEqualTo(partition);
+        });
+    }
+
     private void run(String brokers, String topic) {
         Map<String, Object> config = Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, brokers,
@@ -66,6 +94,7 @@ public final class TopicProbe {
                     consumer.assign(partitions);
                     consumer.seekToBeginning(fresh);
                     assigned = partitions;
+                    partitionCount = partitions.size();
                 }
                 for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
                     Map<String, String> headers = new java.util.LinkedHashMap<>();
