@@ -104,11 +104,22 @@ public class ConsumerDatabaseWatch {
      * {@link #LOOKS_TO_LEAVE} failures since the last statement that answered, the first {@link #LOOKS_TO_LEAVE}
      * periods ago, the last within a period, and the probe failing now.
      */
-    public synchronized boolean leaveDue(String routeId) {
-        long now = clock.getAsLong();
-        return away.get() == 0 && !stopping() && started(routeId) && failuresInARow.get() >= LOOKS_TO_LEAVE
-                && now - failingSince >= LOOKS_TO_LEAVE * periodNanos && now - lastFailureAt <= periodNanos
-                && !probe.getAsBoolean();
+    public boolean leaveDue(String routeId) {
+        synchronized (this) {
+            long now = clock.getAsLong();
+            if (!(away.get() == 0 && !stopping() && started(routeId) && failuresInARow.get() >= LOOKS_TO_LEAVE
+                    && now - failingSince >= LOOKS_TO_LEAVE * periodNanos && now - lastFailureAt <= periodNanos)) {
+                return false;
+            }
+        }
+        // probed outside the lock: the probe waits up to the pool's wait and the socket timeout (6 s), and every
+        // worker's claim takes this lock to say it answered or failed; held across it, all workers stalled
+        if (probe.getAsBoolean()) {
+            return false;
+        }
+        synchronized (this) {
+            return away.get() == 0 && failuresInARow.get() >= LOOKS_TO_LEAVE; // no statement answered meanwhile
+        }
     }
 
     /** The watch stopped the consumer route: away from now, for at least one period, doubling when left again soon. */
@@ -126,12 +137,18 @@ public class ConsumerDatabaseWatch {
     }
 
     /** True when the consumers are away and the database answers this pod again (probed at each look while away). */
-    public synchronized boolean rejoinDue() {
+    public boolean rejoinDue() {
         if (away.get() == 0 || stopping()) {
             return false;
         }
-        answeringLooks = probe.getAsBoolean() ? answeringLooks + 1 : 0;
-        return answeringLooks >= LOOKS_TO_REJOIN && clock.getAsLong() - leftAt >= awayAtLeastNanos;
+        boolean answers = probe.getAsBoolean(); // outside the lock, as in leaveDue
+        synchronized (this) {
+            if (away.get() == 0) {
+                return false;
+            }
+            answeringLooks = answers ? answeringLooks + 1 : 0;
+            return answeringLooks >= LOOKS_TO_REJOIN && clock.getAsLong() - leftAt >= awayAtLeastNanos;
+        }
     }
 
     /** The watch started the consumer route again; if it did not start, the next look tries again. */

@@ -184,4 +184,44 @@ class ConsumerDatabaseWatchTest {
         at(50);
         assertThat(watch.rejoinDue()).as("never left: nothing to bring back").isFalse();
     }
+
+    /**
+     * The probe (a SELECT 1 that waits up to the pool's wait and the socket timeout in a brown-out) runs without the
+     * watch's lock: every worker's claim reports to the watch, and all of them stalled behind a probe held in it.
+     * A statement that answered while the probe ran keeps the consumers in.
+     */
+    @Test
+    void workersReportWhileTheProbeWaitsAndAnAnswerMeanwhileKeepsTheConsumersIn() throws Exception {
+        java.util.concurrent.CountDownLatch probing = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        ConsumerDatabaseWatch slow = new ConsumerDatabaseWatch(camel, () -> {
+            probing.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return false; // the probe fails too
+        }, Duration.ofSeconds(10), new SimpleMeterRegistry(), now::get);
+        at(0);
+        slow.failed(NO_CONNECTION);
+        at(10);
+        slow.failed(NO_CONNECTION);
+        at(30);
+        slow.failed(NO_CONNECTION);
+        java.util.concurrent.ExecutorService looks = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            java.util.concurrent.Future<Boolean> due = looks.submit(() -> slow.leaveDue(ROUTE));
+            assertThat(probing.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            // a worker's claim answers while the probe waits: not held up by it
+            java.util.concurrent.CompletableFuture<Void> worker = java.util.concurrent.CompletableFuture.runAsync(slow::answered);
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(worker::isDone);
+            assertThat(due.isDone()).as("the probe still waits").isFalse();
+            release.countDown();
+            assertThat(due.get(10, java.util.concurrent.TimeUnit.SECONDS)).as("a statement answered meanwhile").isFalse();
+        } finally {
+            release.countDown();
+            looks.shutdownNow();
+        }
+    }
 }
