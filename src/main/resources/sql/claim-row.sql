@@ -55,7 +55,7 @@ WITH claimed AS (
     SELECT id, attempts, last_attempt_at
       FROM claimed
 )
--- how long the row has owed work (database clock; from its requeue, if an operator requeued it, else from its
+-- how long the row has owed work (database clock; from its requeue if an operator requeued it from DEAD, else its
 -- arrival): a row waiting for its payload key is charged once it has waited key-wait. From the arrival alone, a
 -- month-old DEAD row requeued while a pod still lacked its key was charged at once and went DEAD again
 SELECT id, srvy_drawup_no, msg_type, payload, payload_key_id, attempts, EXTRACT(EPOCH FROM now() - owed_since) AS age_seconds

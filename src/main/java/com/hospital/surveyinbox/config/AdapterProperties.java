@@ -676,7 +676,7 @@ public class AdapterProperties {
         private final Map<String, String> keys;
         /**
          * How long a row sealed with a key the claiming instance lacks waits uncharged (a rotation rolling out, a
-         * Secret being fixed); past it, counted from the row's arrival (or its requeue), its attempts are charged as a system error, so
+         * Secret being fixed); past it, counted from the row's arrival (or its requeue from DEAD), its attempts are charged as a system error, so
          * a key that is gone for good ends in DEAD and a failure reply instead of a row held for ever.
          */
         @NotNull @DurationMin(hours = 1) @DurationMax(days = 30) private final Duration keyWait;

@@ -153,46 +153,50 @@ public class ProductionSafetyCheck implements InitializingBean {
      * The broker's and Redis's addresses fall back to this pod ({@code localhost:9092}, Boot's {@code localhost:6379})
      * when the Secret lacks SPRING_KAFKA_BOOTSTRAP_SERVERS or SPRING_DATA_REDIS_HOST (a typo, Boot 2's SPRING_REDIS_HOST):
      * the pods started, turned ready (readiness leaves the broker out, by design) and answered 200 while every
-     * publish failed, unnoticed until the unpublished-events alert ten minutes later. Names neither address's value.
+     * publish failed, unnoticed until the unpublished-events alert ten minutes later. Refused when the address was
+     * not set, not for its value: a proxy or TLS sidecar on localhost, set on purpose, passes. Names no value.
      */
     private void servicesNotThisPod(List<String> problems) {
+        org.springframework.boot.context.properties.bind.Binder binder = org.springframework.boot.context.properties.bind.Binder.get(environment);
         String brokers = environment.getProperty("camel.component.kafka.brokers", "");
-        if (java.util.Arrays.stream(brokers.split(",")).map(String::strip).filter(b -> !b.isEmpty())
-                .allMatch(ProductionSafetyCheck::loopback)) {
-            problems.add("camel.component.kafka.brokers names no broker but this pod (SPRING_KAFKA_BOOTSTRAP_SERVERS unset?): "
-                    + "every event would fail to publish while the pod answers 200");
+        if (!environment.containsProperty("spring.kafka.bootstrap-servers")
+                && java.util.Arrays.stream(brokers.split(",")).map(String::strip).filter(b -> !b.isEmpty())
+                        .allMatch(ProductionSafetyCheck::loopback)) {
+            problems.add("camel.component.kafka.brokers names no broker but this pod, config/application.yaml's fallback: set "
+                    + "spring.kafka.bootstrap-servers (SPRING_KAFKA_BOOTSTRAP_SERVERS); every event would fail to publish "
+                    + "while the pod answers 200");
         }
-        String url = environment.getProperty("spring.data.redis.url");
-        boolean elsewhere = environment.containsProperty("spring.data.redis.sentinel.master")
-                || environment.containsProperty("spring.data.redis.cluster.nodes");
-        String redis;
-        if (url != null && !url.isBlank()) {
-            try {
-                redis = java.net.URI.create(url.strip()).getHost();
-            } catch (IllegalArgumentException e) {
-                redis = null;
-            }
-            redis = redis == null ? "" : redis;
-        } else {
-            redis = environment.getProperty("spring.data.redis.host", "localhost");
-        }
-        if (!elsewhere && loopback(redis)) {
-            problems.add("spring.data.redis.host names this pod (SPRING_DATA_REDIS_HOST unset?): every consent lookup would "
-                    + "miss the cache and wait on the legacy system");
+        boolean redisSet = java.util.stream.Stream.of("spring.data.redis.host", "spring.data.redis.url",
+                        "spring.data.redis.sentinel.master")
+                .anyMatch(key -> !binder.bind(key, String.class).orElse("").isBlank())
+                || java.util.stream.Stream.of("spring.data.redis.sentinel.nodes", "spring.data.redis.cluster.nodes")
+                        .anyMatch(key -> binder.bind(key, org.springframework.boot.context.properties.bind.Bindable.listOf(String.class))
+                                .map(nodes -> !nodes.isEmpty()).orElse(false));
+        if (!redisSet) {
+            problems.add("spring.data.redis.host is not set (SPRING_DATA_REDIS_HOST; or spring.data.redis.url, sentinel or "
+                    + "cluster nodes): Boot falls back to localhost, and every consent lookup would go to the slow legacy "
+                    + "system the cache is for");
         }
     }
 
-    /** A host (or host:port, [v6]:port) that is this machine, or none. */
+    /** A broker address ({@code host:port}, {@code [v6]:port}, {@code PLAINTEXT://host:port}) that is this machine, or none. */
     static boolean loopback(String address) {
         String host = address.strip();
+        int scheme = host.indexOf("://");
+        if (scheme >= 0) {
+            host = host.substring(scheme + 3);
+        }
         if (host.startsWith("[")) {
             host = host.substring(1, Math.max(1, host.indexOf(']')));
         } else if (host.indexOf(':') == host.lastIndexOf(':') && host.indexOf(':') >= 0) {
             host = host.substring(0, host.indexOf(':'));
         }
         host = host.toLowerCase(java.util.Locale.ROOT);
+        if (host.endsWith(".")) {
+            host = host.substring(0, host.length() - 1);
+        }
         return host.isEmpty() || host.equals("localhost") || host.endsWith(".localhost") || host.startsWith("127.")
-                || host.equals("::1") || host.equals("0:0:0:0:0:0:0:1") || host.equals("0.0.0.0");
+                || host.equals("::1") || host.equals("0:0:0:0:0:0:0:1") || host.equals("0.0.0.0") || host.startsWith("::ffff:127.");
     }
 
     /**

@@ -105,12 +105,12 @@ public class ConsumerDatabaseWatch {
      * periods ago, the last within a period, and the probe failing now.
      */
     public boolean leaveDue(String routeId) {
+        long since;
         synchronized (this) {
-            long now = clock.getAsLong();
-            if (!(away.get() == 0 && !stopping() && started(routeId) && failuresInARow.get() >= LOOKS_TO_LEAVE
-                    && now - failingSince >= LOOKS_TO_LEAVE * periodNanos && now - lastFailureAt <= periodNanos)) {
+            if (!failingLongEnough(routeId)) {
                 return false;
             }
+            since = failingSince;
         }
         // probed outside the lock: the probe waits up to the pool's wait and the socket timeout (6 s), and every
         // worker's claim takes this lock to say it answered or failed; held across it, all workers stalled
@@ -118,8 +118,15 @@ public class ConsumerDatabaseWatch {
             return false;
         }
         synchronized (this) {
-            return away.get() == 0 && failuresInARow.get() >= LOOKS_TO_LEAVE; // no statement answered meanwhile
+            // the same run of failures (a statement that answered meanwhile started a new one), still long enough
+            return failingSince == since && failingLongEnough(routeId);
         }
+    }
+
+    private boolean failingLongEnough(String routeId) {
+        long now = clock.getAsLong();
+        return away.get() == 0 && !stopping() && started(routeId) && failuresInARow.get() >= LOOKS_TO_LEAVE
+                && now - failingSince >= LOOKS_TO_LEAVE * periodNanos && now - lastFailureAt <= periodNanos;
     }
 
     /** The watch stopped the consumer route: away from now, for at least one period, doubling when left again soon. */

@@ -243,39 +243,53 @@ public final class PatientDataMask {
     }
 
     /**
-     * Whether a name as a sender wrote it can mask a text that quotes the patient: letters (two or more) in words
-     * parted by spaces or name punctuation only. A name written masked ({@code 박*훈}, {@code 홍○동}, {@code 홍X동}: a
-     * Latin letter inside a Hangul word, {@code J. D*e}) or with digits is not: its parts are too short or not the
-     * name, so a downstream's text quoting the real name ({@code 박지훈님}) would pass through unmasked.
+     * Whether a name as a sender wrote it can mask a text that quotes the patient: words of two letters or more,
+     * parted by spaces or name punctuation only. A name written masked or abridged is not: {@code 박*훈}, {@code 홍○동},
+     * {@code 김ㅇㅇ} (jamo), {@code 홍X동} (another script inside a Hangul word), {@code 김모}, {@code 王某} (the
+     * "someone" placeholder), {@code J. Doe} (an initial), or with digits. Its parts are too short or not the name, so
+     * a downstream's text quoting the real name ({@code 박지훈님}, {@code Jane Doe}) would pass through unmasked; the
+     * text is then withheld. Refusing a real name withholds a text that could have been shown, no more.
      */
     public static boolean wholeName(String name) {
         if (name == null) {
             return false;
         }
-        String folded = Normalizer.normalize(name, Normalizer.Form.NFKC).strip();
-        int letters = 0;
-        for (String word : folded.split("[\\s.\\-'" + SEPARATORS + "]+")) {
+        String folded = Normalizer.normalize(name, Normalizer.Form.NFKC).strip().replace('\u2019', '\'').replace('\u02BC', '\'');
+        int total = 0;
+        // an apostrophe joins one name (O'Brien, d'Arc): not a separator, not a letter
+        for (String word : folded.split("[\\s.\\-" + SEPARATORS + "]+")) {
+            int letters = 0;
             boolean eastAsian = false;
-            boolean latin = false;
+            boolean other = false;
             for (int i = 0; i < word.length(); ) {
                 int c = word.codePointAt(i);
                 i += Character.charCount(c);
                 int type = Character.getType(c);
-                if (type == Character.NON_SPACING_MARK || type == Character.COMBINING_SPACING_MARK) {
+                if (type == Character.NON_SPACING_MARK || type == Character.COMBINING_SPACING_MARK || c == '\'') {
                     continue;
                 }
-                if (!Character.isLetter(c)) {
+                if (!Character.isLetter(c) || jamo(c) || c == '某') {
                     return false;
                 }
                 letters++;
-                eastAsian |= isEastAsianLetter(c);
-                latin |= isLatinLetter(c);
+                if (isEastAsianLetter(c)) {
+                    eastAsian = true;
+                } else {
+                    other = true;
+                }
             }
-            if (eastAsian && latin) {
+            if (letters == 1 || (eastAsian && other) || (letters == 2 && word.endsWith("모"))) {
                 return false;
             }
+            total += letters;
         }
-        return letters >= SHORTEST_TEXT;
+        return total >= SHORTEST_TEXT; // punctuation alone ("...", "-") names nobody
+    }
+
+    /** A Hangul letter written alone (ㅇ, ㅁ: a mask), not a syllable. */
+    private static boolean jamo(int c) {
+        return (c >= 0x1100 && c <= 0x11FF) || (c >= 0x3130 && c <= 0x318F) || (c >= 0xA960 && c <= 0xA97F)
+                || (c >= 0xD7B0 && c <= 0xD7FF) || (c >= 0xFFA0 && c <= 0xFFDC);
     }
 
     private static boolean isEastAsianLetter(int c) {

@@ -150,13 +150,18 @@ class ManifestConsistencyTest {
         }
         assertThat(bytes).as("the routes' ConfigMap").isLessThan(900_000);
         List<Path> docs;
-        try (Stream<Path> files = Files.list(ROOT.resolve("docs"))) {
-            docs = Stream.concat(Stream.of(ROOT.resolve("README.md")), files.filter(p -> p.toString().endsWith(".md"))).toList();
+        try (Stream<Path> markdown = Files.list(ROOT.resolve("docs")); Stream<Path> manifests = Files.walk(ROOT.resolve("k8s"))) {
+            docs = Stream.of(Stream.of(ROOT.resolve("README.md")), markdown.filter(p -> p.toString().endsWith(".md")),
+                    manifests.filter(p -> p.toString().endsWith(".yaml"))).flatMap(s -> s).toList();
         }
+        // one command, up to its closing backquote or line end, that applies a kustomization without --server-side
+        java.util.regex.Pattern clientSide = java.util.regex.Pattern.compile("kubectl apply(?![^`\\n]*--server-side)[^`\\n]* -k\\b");
         for (Path doc : docs) {
-            assertThat(java.util.regex.Pattern.compile("kubectl apply(?! --server-side)[^`]*-k").matcher(Files.readString(doc)).results()
-                    .map(java.util.regex.MatchResult::group).toList()).as("client-side applies in " + doc).isEmpty();
+            assertThat(clientSide.matcher(Files.readString(doc)).results().map(java.util.regex.MatchResult::group).toList())
+                    .as("client-side applies in " + doc).isEmpty();
         }
+        assertThat(clientSide.matcher("`kubectl apply --force-conflicts --server-side -k k8s/overlays/prod`").find()).isFalse();
+        assertThat(clientSide.matcher("`kubectl apply -k k8s/overlays/prod`").find()).isTrue();
         List<String> configListed = at(yaml(ROOT.resolve("config/kustomization.yaml")).get(0), "configMapGenerator", "0", "files");
         configListed.forEach(f -> assertThat(ROOT.resolve("config").resolve(f)).exists());
 

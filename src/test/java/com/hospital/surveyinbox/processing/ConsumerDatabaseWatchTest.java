@@ -213,12 +213,20 @@ class ConsumerDatabaseWatchTest {
         try {
             java.util.concurrent.Future<Boolean> due = looks.submit(() -> slow.leaveDue(ROUTE));
             assertThat(probing.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
-            // a worker's claim answers while the probe waits: not held up by it
-            java.util.concurrent.CompletableFuture<Void> worker = java.util.concurrent.CompletableFuture.runAsync(slow::answered);
+            // a worker's claim answers while the probe waits, not held up by it; three quick failures follow (a new
+            // run of them, seconds long, not three periods)
+            java.util.concurrent.CompletableFuture<Void> worker = java.util.concurrent.CompletableFuture.runAsync(() -> {
+                slow.answered();
+                at(31);
+                for (int i = 0; i < 3; i++) {
+                    slow.failed(NO_CONNECTION);
+                }
+            });
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(worker::isDone);
             assertThat(due.isDone()).as("the probe still waits").isFalse();
             release.countDown();
             assertThat(due.get(10, java.util.concurrent.TimeUnit.SECONDS)).as("a statement answered meanwhile").isFalse();
+            assertThat(slow.leaveDue(ROUTE)).as("the new run of failures is a second long").isFalse();
         } finally {
             release.countDown();
             looks.shutdownNow();

@@ -212,13 +212,15 @@ class PatientDataMaskTest {
         assertThat(PatientDataMask.mask("김구", java.util.Arrays.asList(null, "", " "))).isEqualTo("김구");
     }
 
-    /** A sender's name written masked (or with digits) masks nothing: a text quoting the patient is then withheld. */
+    /** A sender's name written masked, abridged or with digits masks nothing: a text quoting the patient is then withheld. */
     @Test
     void aNameTheSenderWroteMaskedIsNoNameToMaskWith() {
-        for (String whole : List.of("박지훈", "김구", "John Doe", "O'Brien-Smith", "J. Doe", "山田 太郎", "Ｊｏｈｎ", "Zoë", "남궁·민수")) {
+        for (String whole : List.of("박지훈", "김구", "John Doe", "O'Brien-Smith", "O\u2019Brien", "d'Arc", "山田 太郎", "Ｊｏｈｎ", "Zoë",
+                "남궁·민수", "José María", "محمد علي", "สมชาย ใจดี")) {
             assertThat(PatientDataMask.wholeName(whole)).as(whole).isTrue();
         }
-        for (String masked : java.util.Arrays.asList(null, "", " ", "박", "박*훈", "박＊훈", "홍○동", "홍X동", "J. D*e", "***", "P123", "홍길동2")) {
+        for (String masked : java.util.Arrays.asList(null, "", " ", "박", "박*훈", "박＊훈", "홍○동", "홍X동", "박Ο훈", "김ㅇㅇ",
+                "박ㅇ훈", "김모", "王某", "...", " - ", "J. Doe", "John D.", "O' Brien", "J. D*e", "***", "P123", "홍길동2")) {
             assertThat(PatientDataMask.wholeName(masked)).as(masked).isFalse();
         }
     }

@@ -211,11 +211,12 @@ class HardeningTest extends IntegrationTest {
 
     /**
      * A Secret without SPRING_KAFKA_BOOTSTRAP_SERVERS or SPRING_DATA_REDIS_HOST left the broker and Redis at their
-     * defaults, this pod: the pods turned ready and answered 200 while no event was published. Prod refuses an address
-     * that is only this machine (any spelling), not naming it; a real one, a URL's host or a sentinel passes.
+     * fallbacks, this pod: the pods turned ready and answered 200 while no event was published. Prod refuses an address
+     * left unset (the broker fallback in any spelling of this machine), naming no value; one set on purpose passes,
+     * a sidecar on localhost too, and so do a URL, sentinels or cluster nodes however they are bound.
      */
     @Test
-    void theProdCheckRefusesABrokerOrRedisThatIsThePodItself() {
+    void theProdCheckRefusesABrokerOrRedisLeftAtTheFallbackToThePodItself() {
         java.util.function.Function<Map<String, String>, String> problems = settings -> {
             org.springframework.mock.env.MockEnvironment environment = new org.springframework.mock.env.MockEnvironment();
             environment.setActiveProfiles("prod");
@@ -227,26 +228,27 @@ class HardeningTest extends IntegrationTest {
             return refused.getMessage();
         };
         String broker = "camel.component.kafka.brokers names no broker but this pod";
-        String redis = "spring.data.redis.host names this pod";
-        // config/application.yaml's fallback and Boot's: nothing set
+        String redis = "spring.data.redis.host is not set";
+        // config/application.yaml's fallback for the brokers, Boot's for Redis: nothing set
         assertThat(problems.apply(Map.of("camel.component.kafka.brokers", "localhost:9092"))).contains(broker, redis);
         assertThat(problems.apply(Map.of())).contains(broker);
-        for (String local : List.of(" LOCALHOST:9092 , 127.0.0.1:9093", "[::1]:9092", "0.0.0.0:9092", "kafka.localhost:9092")) {
-            assertThat(problems.apply(Map.of("camel.component.kafka.brokers", local))).as(local).contains(broker).doesNotContain(local.strip());
+        for (String local : List.of(" LOCALHOST:9092 , 127.0.0.1:9093", "[::1]:9092", "0.0.0.0:9092", "kafka.localhost:9092",
+                "PLAINTEXT://localhost.:9092", "::ffff:127.0.0.1")) {
+            assertThat(problems.apply(Map.of("camel.component.kafka.brokers", local))).as(local).contains(broker);
         }
-        for (String local : List.of("127.0.0.2", "::1", "localhost")) {
-            assertThat(problems.apply(Map.of("spring.data.redis.host", local))).as(local).contains(redis);
-        }
-        assertThat(problems.apply(Map.of("spring.data.redis.url", "rediss://:a-redis-secret@127.0.0.1:6380",
-                "spring.data.redis.host", "redis.data"))).as("Boot takes the URL's host").contains(redis).doesNotContain("a-redis-secret");
+        assertThat(problems.apply(Map.of("spring.data.redis.host", " "))).as("blank").contains(redis);
 
-        String elsewhere = problems.apply(Map.of("camel.component.kafka.brokers", "kafka-0.kafka:9092,localhost:9092",
-                "spring.data.redis.host", "redis.data"));
-        assertThat(elsewhere).doesNotContain(broker, redis);
-        assertThat(problems.apply(Map.of("camel.component.kafka.brokers", "10.1.2.3:9092",
-                "spring.data.redis.url", "redis://:a-redis-secret@redis.data:6379"))).doesNotContain(broker, redis);
-        assertThat(problems.apply(Map.of("spring.data.redis.sentinel.master", "primary",
-                "spring.data.redis.sentinel.nodes", "sentinel-0:26379"))).as("sentinels name the hosts").doesNotContain(redis);
+        // set on purpose: a real address, or a sidecar on localhost
+        for (Map<String, String> set : List.of(
+                Map.of("camel.component.kafka.brokers", "kafka-0.kafka:9092,localhost:9092", "spring.data.redis.host", "redis.data"),
+                Map.of("spring.kafka.bootstrap-servers", "localhost:9092", "camel.component.kafka.brokers", "localhost:9092",
+                        "spring.data.redis.host", "127.0.0.1"),
+                Map.of("camel.component.kafka.brokers", "10.1.2.3:9092", "spring.data.redis.url", "rediss://:a-redis-secret@redis_1.data:6380"),
+                Map.of("camel.component.kafka.brokers", "SASL_SSL://b-1.kafka.internal:9096", "spring.data.redis.sentinel.master", "primary"),
+                Map.of("camel.component.kafka.brokers", "kafka:9092", "spring.data.redis.cluster.nodes[0]", "redis-0:6379"),
+                Map.of("camel.component.kafka.brokers", "kafka:9092", "spring.data.redis.cluster.nodes", "redis-0:6379,redis-1:6379"))) {
+            assertThat(problems.apply(set)).as(set.toString()).doesNotContain(broker, redis, "a-redis-secret");
+        }
     }
 
     private static com.hospital.surveyinbox.config.ProductionSafetyCheck prodCheck(Map<String, String> adapterKeys) {
