@@ -290,8 +290,9 @@ class FaultToleranceTest extends IntegrationTest {
         java.util.function.Consumer<String> note = change -> membershipChanges.add(String.format("%s at %d s (%d acknowledged)",
                 change, (System.nanoTime() - flowStart) / 1_000_000_000L, acknowledged.size()));
 
-        // 16 senders pace the messages (each sends one a second) until the storm is over, then send the rest
-        // at full speed: the flow outlasts the storm however slowly the JVMs start
+        // 16 senders pace the messages (each sends one every 2 s: 250 s of flow) until the storm is over, then send
+        // the rest at full speed: the flow outlasts the storm's own waits (a JVM's start, the joins, the leaves: 40-80 s
+        // here, more on a slower machine; at one a second the flow ended after 125 s)
         java.util.concurrent.atomic.AtomicBoolean stormOver = new java.util.concurrent.atomic.AtomicBoolean();
         ExecutorService senders = Executors.newFixedThreadPool(16);
         List<Future<?>> sent = new ArrayList<>();
@@ -299,7 +300,7 @@ class FaultToleranceTest extends IntegrationTest {
             int first = t;
             sent.add(senders.submit(() -> {
                 for (int i = first; i < subjects.size(); i += 16) {
-                    long next = System.nanoTime() + 1_000_000_000L;
+                    long next = System.nanoTime() + 2_000_000_000L;
                     ServiceClient.Reply reply = client.receive(ServiceClient.message(subjects.get(i), ""));
                     if (reply.status() == 200) {
                         acknowledged.put(subjects.get(i), reply.json().get("inboxId").asText());
