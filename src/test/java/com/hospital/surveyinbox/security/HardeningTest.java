@@ -218,12 +218,7 @@ class HardeningTest extends IntegrationTest {
     @Test
     void theProdCheckRefusesABrokerOrRedisLeftAtTheFallbackToThePodItself() {
         java.util.function.Function<Map<String, String>, String> problems = settings -> {
-            org.springframework.mock.env.MockEnvironment environment = new org.springframework.mock.env.MockEnvironment();
-            environment.setActiveProfiles("prod");
-            settings.forEach(environment::setProperty);
-            var check = new com.hospital.surveyinbox.config.ProductionSafetyCheck(com.hospital.surveyinbox.support.TestProperties.bind(Map.of()),
-                    environment, new org.springframework.beans.factory.support.StaticListableBeanFactory().getBeanProvider(javax.sql.DataSource.class));
-            Throwable refused = org.assertj.core.api.Assertions.catchThrowable(check::afterPropertiesSet);
+            Throwable refused = org.assertj.core.api.Assertions.catchThrowable(prodCheck(Map.of(), settings)::afterPropertiesSet);
             assertThat(refused).as("the test's other settings are not prod's").hasMessageContaining("Refusing to start in prod");
             return refused.getMessage();
         };
@@ -252,8 +247,15 @@ class HardeningTest extends IntegrationTest {
     }
 
     private static com.hospital.surveyinbox.config.ProductionSafetyCheck prodCheck(Map<String, String> adapterKeys) {
+        return prodCheck(adapterKeys, Map.of());
+    }
+
+    /** The prod check over {@code adapterKeys} (bound as the service binds them) and the environment {@code settings}. */
+    private static com.hospital.surveyinbox.config.ProductionSafetyCheck prodCheck(Map<String, String> adapterKeys,
+                                                                                 Map<String, String> settings) {
         org.springframework.mock.env.MockEnvironment environment = new org.springframework.mock.env.MockEnvironment();
         environment.setActiveProfiles("prod");
+        settings.forEach(environment::setProperty);
         return new com.hospital.surveyinbox.config.ProductionSafetyCheck(com.hospital.surveyinbox.support.TestProperties.bind(adapterKeys),
                 environment, new org.springframework.beans.factory.support.StaticListableBeanFactory().getBeanProvider(javax.sql.DataSource.class));
     }
