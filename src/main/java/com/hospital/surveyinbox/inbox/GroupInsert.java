@@ -119,43 +119,55 @@ final class GroupInsert implements AutoCloseable {
                 new java.util.concurrent.atomic.AtomicBoolean());
         Lane lane = lanes.get(Math.floorMod(message.srvyDrawupNo().hashCode(), lanes.size()));
         lane.queue.add(pending);
-        while (!pending.result().isDone()) {
-            if (lane.writing.tryLock()) {
-                try {
-                    if (!pending.result().isDone()) { // answered meanwhile (a failed write drained the lane): not a writer
-                        writeWaiting(lane);
-                    }
-                } finally {
-                    lane.writing.unlock();
-                }
-                Pending next = lane.queue.peek();
-                if (next != null) { // rows queued while this group was written: their first becomes the writer
-                    LockSupport.unpark(next.waiter());
-                }
-                continue;
-            }
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                if (lane.queue.remove(pending)) {
-                    throw storeTimedOut(); // never written: nothing can commit it any more
-                }
-                // its row is in a group being written (or out of the lane for a moment, handed back to its head by a
-                // writer whose own time ran out): that group's outcome is this reception's answer. Answering
-                // 503 now would let the sender retry a row that may still commit (a second SEND = a resend request).
-                // The wait is bounded: the group's statements time out by its earliest deadline, its commit by the
-                // socket timeout.
-                LockSupport.parkNanos(this, WAIT_SLICE_NANOS);
-                continue;
-            }
-            LockSupport.parkNanos(this, Math.min(left, WAIT_SLICE_NANOS));
-        }
+        // An interrupt (only Tomcat's shutdownNow sends one) does not end the wait: the row may be in a group being
+        // committed, whose outcome is this reception's answer, and as a writer the thread's connection borrow would fail
+        // on it. It is set aside while the reception waits, so parkNanos sleeps (it returns at once while the flag is
+        // set: every interrupted reception spun until its group answered), and set again on the way out.
+        boolean interrupted = false;
         try {
-            return pending.result().join();
-        } catch (CompletionException e) {
-            if (e.getCause() instanceof RuntimeException runtime) {
-                throw runtime;
+            while (!pending.result().isDone()) {
+                interrupted |= Thread.interrupted();
+                if (lane.writing.tryLock()) {
+                    try {
+                        if (!pending.result().isDone()) { // answered meanwhile (a failed write drained the lane): not a writer
+                            writeWaiting(lane);
+                        }
+                    } finally {
+                        lane.writing.unlock();
+                    }
+                    Pending next = lane.queue.peek();
+                    if (next != null) { // rows queued while this group was written: their first becomes the writer
+                        LockSupport.unpark(next.waiter());
+                    }
+                    continue;
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    if (lane.queue.remove(pending)) {
+                        throw storeTimedOut(); // never written: nothing can commit it any more
+                    }
+                    // its row is in a group being written (or out of the lane for a moment, handed back to its head by a
+                    // writer whose own time ran out): that group's outcome is this reception's answer. Answering
+                    // 503 now would let the sender retry a row that may still commit (a second SEND = a resend request).
+                    // The wait is bounded: the group's statements time out by its earliest deadline, its commit by the
+                    // socket timeout.
+                    LockSupport.parkNanos(this, WAIT_SLICE_NANOS);
+                    continue;
+                }
+                LockSupport.parkNanos(this, Math.min(left, WAIT_SLICE_NANOS));
             }
-            throw new IllegalStateException(e.getCause());
+            try {
+                return pending.result().join();
+            } catch (CompletionException e) {
+                if (e.getCause() instanceof RuntimeException runtime) {
+                    throw runtime;
+                }
+                throw new IllegalStateException(e.getCause());
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

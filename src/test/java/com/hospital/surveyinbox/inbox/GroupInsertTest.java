@@ -449,6 +449,53 @@ class GroupInsertTest extends IntegrationTest {
     }
 
     /**
+     * An interrupted reception (Tomcat's shutdownNow interrupts the threads still answering) keeps waiting for its
+     * row's group, asleep, and is stored; its thread leaves with the interrupt set again. It spun: parkNanos returns at
+     * once while the flag is set, so each such reception burned a core until its group answered.
+     */
+    @Test
+    void anInterruptedReceptionWaitsAsleepIsStoredAndKeepsItsInterrupt() throws Exception {
+        String run = uniqueSubject("GRPINTR");
+        CountDownLatch gate = new CountDownLatch(1);
+        Function<ReceivedMessage, Acceptance> one = m -> {
+            heldAtGate(m, gate);
+            return store.acceptOne(m);
+        };
+        java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (GroupInsert group = new GroupInsert(1, 64, store::acceptGroup, one, new SimpleMeterRegistry(), Duration.ofSeconds(30))) {
+            Future<Acceptance> gated = pool.submit(() -> group.accept(message(run + "-gate", null)));
+            await().until(() -> group.queued() == 0);
+            java.util.concurrent.atomic.AtomicReference<Thread> waiter = new java.util.concurrent.atomic.AtomicReference<>();
+            AtomicBoolean interruptKept = new AtomicBoolean();
+            Future<Acceptance> waiting = pool.submit(() -> {
+                waiter.set(Thread.currentThread());
+                try {
+                    return group.accept(message(run + "-waiting", null));
+                } finally {
+                    interruptKept.set(Thread.interrupted());
+                }
+            });
+            await().until(() -> group.queued() == 1);
+            waiter.get().interrupt();
+            long cpuAtInterrupt = cpu.getThreadCpuTime(waiter.get().getId());
+            // a parked thread uses next to no CPU; a spinning one about a core (well over 300 ms of each second)
+            await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> cpu.getThreadCpuTime(waiter.get().getId()) - cpuAtInterrupt < TimeUnit.MILLISECONDS.toNanos(300));
+            assertThat(waiting.isDone()).as("still waiting for its group").isFalse();
+            gate.countDown();
+
+            assertThat(gated.get(30, TimeUnit.SECONDS).fresh()).isTrue();
+            assertThat(waiting.get(30, TimeUnit.SECONDS).fresh()).as("stored despite the interrupt").isTrue();
+            assertThat(interruptKept).as("the interrupt is set again when the reception returns").isTrue();
+        } finally {
+            gate.countDown();
+            pool.shutdown();
+        }
+        assertThat(rowCountLike(run)).isEqualTo(2);
+    }
+
+    /**
      * A subject another transaction holds (another pod's group mid-commit, a pod gone mid-transaction whose session
      * lingers until the server's idle-in-transaction timeout) no longer holds the receptions grouped with it: the
      * group tries its subjects' locks, writes the others, and leaves that member out. It waited for the lock timeout
