@@ -304,6 +304,18 @@ public class ProductionSafetyCheck implements InitializingBean {
                     + String.join(", ", beyond) + "): a heap dump holds decrypted payloads and keys, loggers sets DEBUG "
                     + "at run time, and the management port answers without a login");
         }
+        // the management port answers without a login: on the public port (unset, or the same) /actuator/prometheus and
+        // the health groups would answer whoever reaches 8080, past the NetworkPolicy's port rule (0 and 0: two ports
+        // the system picks, apart)
+        // compared as the numbers Boot binds (08081 is 8081)
+        String managementPort = environment.getProperty("management.server.port");
+        Integer serverPort = environment.getProperty("server.port", Integer.class, 8080);
+        Integer management = managementPort == null || managementPort.isBlank() ? null
+                : environment.getProperty("management.server.port", Integer.class);
+        if (management == null || (management.equals(serverPort) && serverPort != 0)) {
+            problems.add("management.server.port must be set apart from server.port (" + serverPort + "): the "
+                    + "actuator answers without a login, which only a port of its own keeps off the public one");
+        }
         // camel-http's activity log writes headers and bodies at INFO
         for (String tracing : List.of("camel.main.tracing", "camel.trace.enabled", "camel.main.log-exhausted-message-body",
                 "camel.component.http.log-http-activity")) {

@@ -246,6 +246,29 @@ class HardeningTest extends IntegrationTest {
         }
     }
 
+    /**
+     * The actuator answers without a login on the management port; a ConfigMap that dropped management.server.port, or
+     * set it to server.port, put /actuator/prometheus and the health groups on the public port. Prod refuses both.
+     */
+    @Test
+    void theProdCheckRefusesTheActuatorOnThePublicPort() {
+        java.util.function.Function<Map<String, String>, String> problems = settings -> {
+            Throwable refused = org.assertj.core.api.Assertions.catchThrowable(prodCheck(Map.of(), settings)::afterPropertiesSet);
+            assertThat(refused).as("the test's other settings are not prod's").hasMessageContaining("Refusing to start in prod");
+            return refused.getMessage();
+        };
+        String shared = "management.server.port must be set apart from server.port";
+        assertThat(problems.apply(Map.of())).contains(shared + " (8080)");
+        assertThat(problems.apply(Map.of("management.server.port", "8080"))).contains(shared);
+        assertThat(problems.apply(Map.of("server.port", "9000", "management.server.port", " 9000 "))).contains(shared + " (9000)");
+        assertThat(problems.apply(Map.of("server.port", "8081", "management.server.port", "08081"))).as("the same number")
+                .contains(shared + " (8081)");
+        assertThat(problems.apply(Map.of("management.server.port", "8081"))).doesNotContain(shared);
+        assertThat(problems.apply(Map.of("server.port", "8081", "management.server.port", "8080"))).doesNotContain(shared);
+        assertThat(problems.apply(Map.of("server.port", "0", "management.server.port", "0"))).as("two ports the system picks")
+                .doesNotContain(shared);
+    }
+
     private static com.hospital.surveyinbox.config.ProductionSafetyCheck prodCheck(Map<String, String> adapterKeys) {
         return prodCheck(adapterKeys, Map.of());
     }
