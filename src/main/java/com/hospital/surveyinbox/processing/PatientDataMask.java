@@ -67,11 +67,20 @@ public final class PatientDataMask {
     /** Starts only where a run of address characters starts, so a long text without '@' is scanned once. */
     private static final Pattern EMAIL = Pattern.compile(
             "(?<![\\p{L}\\p{N}._%+-])[\\p{L}\\p{N}._%+-]++@[\\p{L}\\p{N}-]+(?:\\.[\\p{L}\\p{N}-]+)+");
-    /** Korean resident registration number: birth date, then the 7-digit rest (first digit 1-8). */
-    private static final Pattern RRN = Pattern.compile("(?<!\\d)\\d{6}\\s*[-‐–]?\\s*[1-8]\\d{6}(?!\\d)");
+    /**
+     * Korean resident registration number: birth date, then the 7-digit rest (first digit 1-8), also as it is usually
+     * displayed, the rest masked after its first digit ({@code 900102-1******}: the birth date and sex still show).
+     */
+    private static final Pattern RRN = Pattern.compile("(?<!\\d)\\d{6}\\s*[-‐–]?\\s*[1-8][\\d*]{6}(?![\\d*])");
     /** A domestic number (Korea, Japan): trunk 0, area or mobile prefix, then two groups; 9 to 11 digits. */
     private static final Pattern DOMESTIC_PHONE = Pattern.compile(
             "(?<![\\d+])\\(?0\\d{1,4}\\)?(?:" + SEP + "|\\))*\\d{1,4}" + SEP + "*\\d{4}(?!\\d)");
+    /**
+     * A domestic number parted by '/' or '_' ({@code 010/9876/5432}), not inside a word, a code or a path
+     * ({@code GRP_010_2024_0001}, {@code /surveys/0012/2024/0001} stay readable).
+     */
+    private static final Pattern SLASHED_PHONE = Pattern.compile(
+            "(?<![\\d+\\p{L}_/])0\\d{1,3}([/_])\\d{3,4}\\1\\d{4}(?![\\d\\p{L}_/])");
     /** E.164, with or without separators: +, country code, 8 to 15 digits in all. */
     private static final Pattern INTERNATIONAL_PHONE = Pattern.compile(
             "\\+\\s*\\d{1,3}(?:" + SEP + "*\\(?\\d{1,5}\\)?){1,5}");
@@ -85,6 +94,8 @@ public final class PatientDataMask {
             "(?<!\\d)(?:19|20)\\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\\d|3[01])(?!\\d)",
             // 02.01.1990, 02/01/1990
             "(?<!\\d)(?:0?[1-9]|[12]\\d|3[01])[./-](?:0?[1-9]|1[0-2])[./-](?:19|20)\\d{2}(?!\\d)",
+            // 90.01.02, 02/01/90: two digits each (a time uses ':', an address or a version more groups, a code letters)
+            "(?<![\\p{L}\\d_])(?<!\\d[./-])\\d{2}([./-])\\d{2}\\1\\d{2}(?![\\p{L}\\d_]|[./-]\\d)",
             // Japanese era: 平成2年1月2日
             "(?:明治|大正|昭和|平成|令和)\\s*(?:\\d{1,2}|元)\\s*年\\s*\\d{1,2}\\s*月\\s*\\d{1,2}\\s*日"));
     /**
@@ -122,7 +133,7 @@ public final class PatientDataMask {
                 maskValue(text, compact, value, masked);
             }
         }
-        for (Pattern shape : List.of(EMAIL, RRN, INTERNATIONAL_PHONE, COUNTRY_PREFIXED_PHONE, DOMESTIC_PHONE, DATE, BIRTH_DATE)) {
+        for (Pattern shape : List.of(EMAIL, RRN, INTERNATIONAL_PHONE, COUNTRY_PREFIXED_PHONE, DOMESTIC_PHONE, SLASHED_PHONE, DATE, BIRTH_DATE)) {
             if (shape == EMAIL && folded.text.indexOf('@') < 0) {
                 continue; // (a full-width ＠ is folded to @)
             }
@@ -362,8 +373,10 @@ public final class PatientDataMask {
                             || SEPARATORS.indexOf(c) >= 0)) {
                         continue;
                     }
-                    if (Character.getType(c) == Character.NON_SPACING_MARK && !text.isEmpty()) {
-                        // half-width ﾀﾞ folds to た + a combining mark: composed again, it is だ
+                    if ((Character.getType(c) == Character.NON_SPACING_MARK || conjoiningVowelOrFinal(c)) && !text.isEmpty()) {
+                        // half-width ﾀﾞ folds to た + a combining mark: composed again, it is だ; and a Hangul name
+                        // written decomposed (NFD, as macOS and some stacks send it: ᄒ ᅩ ᆼ) is a syllable again (홍),
+                        // else it never matched the name and passed unmasked
                         String composed = Normalizer.normalize(text.charAt(text.length() - 1) + String.valueOf(c),
                                 Normalizer.Form.NFC);
                         if (composed.length() == 1) {
@@ -383,6 +396,11 @@ public final class PatientDataMask {
                 i = next;
             }
             return new Folded(text.toString(), start, end);
+        }
+
+        /** A Hangul jamo that joins the letter before it into a syllable (a medial vowel or a final consonant). */
+        private static boolean conjoiningVowelOrFinal(char c) {
+            return (c >= 0x1160 && c <= 0x11FF) || (c >= 0xD7B0 && c <= 0xD7FF);
         }
 
         private static boolean isPunctuation(char c) {

@@ -28,6 +28,10 @@ class PatientDataMaskTest {
     static final List<String> SMITH = List.of("P-778812", "John Smith", "+1 415 555 0134");
     static final List<String> YAMADA = List.of("00912345", "山田 太郎", "090-1234-5678");
 
+    private static String nfd(String text) {
+        return java.text.Normalizer.normalize(text, java.text.Normalizer.Form.NFD);
+    }
+
     static Case c(String message, List<String> row, String gone, String kept) {
         return new Case(message, row, split(gone), split(kept));
     }
@@ -60,6 +64,17 @@ class PatientDataMaskTest {
                 c("患者 山田太郎 は登録されていません", YAMADA, "山田太郎", "患者|は登録されていません"),
                 c("患者ヤマダ タロウ 090-1234-5678", List.of("00912345", "やまだ たろう", ""), "ヤマダ|タロウ|090-1234-5678", "患者"),
                 c("患者ﾔﾏﾀﾞ 様", List.of("00912345", "ヤマダ", ""), "ﾔﾏﾀﾞ", "患者|様"),
+                // a name written decomposed (NFD: ᄀ ᅵ ᆷ), in the text or in the row
+                c("이미 등록된 게스트: " + nfd("김구") + "님", KIM, nfd("김") + "|" + nfd("구"), "이미 등록된 게스트|님"),
+                // (a guard: the row's name was found decomposed before, through its NFKC form)
+                c("환자 김구 없음", List.of("20481234", nfd("김구"), ""), "김구", "환자|없음"),
+                // a resident number as displayed (its rest masked), a two-digit-year date, a phone parted by '/'
+                c("주민번호 900102-1****** 확인 불가", KIM, "900102|-1*", "주민번호|확인 불가"),
+                c("생년월일이 다른 환자 90.01.02 입니다", KIM, "90.01.02", "생년월일이 다른 환자|입니다"),
+                c("date of birth differs: 90.01.02.", KIM, "90.01.02", "date of birth differs:"),
+                c("GRP_010_2024_0001 not found; GET /surveys/0012/2024/0001; v10.12.13 G01-02-03", KIM, "", ""),
+                c("보호자 연락처 010/9876/5432 오류", KIM, "9876|5432", "보호자 연락처|오류"),
+                c("timeout at 12:30:45 from 10.1.12.34 (client v1.2.3)", KIM, "", ""),
                 c("患者番号 00912345 の 山田 様", YAMADA, "00912345|山田", "患者番号|様"),
                 c("연락처 010\u22121234\u22125678 확인", KIM, "1234|5678", "연락처|확인"),
                 c("携帯 090ー1234ー5678 不通", YAMADA, "1234|5678", "携帯|不通"),
