@@ -132,11 +132,13 @@
       no.disabled = true;
       bulkRequeue(filter, take);
     });
-    bulkMessage(n + ' ' + filter.status + ' rows match' + (n > take ? ' (the oldest ' + take + ' are taken per call)' : '') + '. ',
+    bulkMessage((r.body.countCapped ? 'More than ' : '') + n + ' ' + filter.status + ' rows match'
+      + (n > take ? ' (the oldest ' + take + ' are taken per call)' : '') + '. ',
       yes, ' ', no);
   }
 
-  // at most the number the operator confirmed (the oldest first): rows that matched since the count are not taken
+  // at most the number the operator confirmed, the oldest matching when clicked: rows that came to match since the
+  // count (another operator's requeue, new DEAD rows) may be among them, as docs/operations.md says
   async function bulkRequeue(filter, take) {
     let r;
     try {
@@ -272,8 +274,9 @@
       el('tbody', {}, ...(row.audit || []).map((a) => el('tr', {}, el('td', {}, time(a.at)), el('td', {}, a.actor),
         el('td', {}, a.action), el('td', {}, a.fromStatus), el('td', {}, a.toStatus)))));
     const omitted = row.attemptHistoryOmitted ? el('p', { class: 'muted' }, row.attemptHistoryOmitted + ' earlier deferred attempts not shown') : '';
+    const auditOmitted = row.auditOmitted ? el('p', { class: 'muted' }, row.auditOmitted + ' earlier audit entries not shown') : '';
     const cell = el('td', { colSpan: 10 }, el('strong', {}, 'Attempts'), omitted, attempts, el('strong', {}, 'Operator audit'),
-      (row.audit || []).length ? audit : el('p', { class: 'muted' }, 'none'));
+      auditOmitted, (row.audit || []).length ? audit : el('p', { class: 'muted' }, 'none'));
     tr.after(el('tr', { class: 'detail', 'data-for': inboxId }, cell));
   }
 

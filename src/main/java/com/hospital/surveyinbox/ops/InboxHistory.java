@@ -84,13 +84,32 @@ public class InboxHistory {
         return new Object[] {minutes, minutes, foldedUntil, minutes, foldedUntil, minutes, foldedUntil};
     }
 
-    public List<AuditView> audit(long inboxId) {
-        return jdbc.query("""
-                SELECT at, actor, action, from_status, to_status
-                  FROM operator_audit
-                 WHERE inbox_id = ?
+    /** A row's audit trail as the detail shows it: its latest {@link #MOST_SHOWN} entries, oldest first, and how many came before. */
+    public record Audit(List<AuditView> shown, long omitted) {
+    }
+
+    /**
+     * The latest {@link #MOST_SHOWN} operator actions on the row, oldest first. A reply the legacy system keeps refusing
+     * gets a RETRY_REPLY entry at every "retry the failed replies" an operator (or a runbook's script) calls, for as long
+     * as it is owed (retention keeps such a row): the whole trail made the detail grow without bound.
+     */
+    public Audit audit(long inboxId) {
+        List<Long> total = new java.util.ArrayList<>(1);
+        List<AuditView> shown = jdbc.query("""
+                SELECT at, actor, action, from_status, to_status, total
+                  FROM (SELECT id, at, actor, action, from_status, to_status, count(*) OVER () AS total
+                          FROM operator_audit
+                         WHERE inbox_id = ?
+                         ORDER BY id DESC
+                         LIMIT ?) a
                  ORDER BY id
-                """, (rs, n) -> new AuditView(rs.getObject("at", OffsetDateTime.class), rs.getString("actor"),
-                rs.getString("action"), rs.getString("from_status"), rs.getString("to_status")), inboxId);
+                """, (rs, n) -> {
+            if (n == 0) {
+                total.add(rs.getLong("total"));
+            }
+            return new AuditView(rs.getObject("at", OffsetDateTime.class), rs.getString("actor"),
+                    rs.getString("action"), rs.getString("from_status"), rs.getString("to_status"));
+        }, inboxId, MOST_SHOWN);
+        return new Audit(shown, total.isEmpty() ? 0 : total.get(0) - shown.size());
     }
 }

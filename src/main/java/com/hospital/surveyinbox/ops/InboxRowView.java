@@ -14,21 +14,26 @@ public record InboxRowView(String inboxId, String srvyDrawupNo, String msgType, 
                            OffsetDateTime updatedAt,
                            @JsonInclude(JsonInclude.Include.NON_NULL) List<InboxHistory.AttemptView> attemptHistory,
                            @JsonInclude(JsonInclude.Include.NON_NULL) Long attemptHistoryOmitted,
-                           @JsonInclude(JsonInclude.Include.NON_NULL) List<InboxHistory.AuditView> audit) {
+                           @JsonInclude(JsonInclude.Include.NON_NULL) List<InboxHistory.AuditView> audit,
+                           @JsonInclude(JsonInclude.Include.NON_NULL) Long auditOmitted) {
 
     static InboxRowView of(InboxRowEntity row) {
         return new InboxRowView(Long.toString(row.getId()), row.getSrvyDrawupNo(), row.getMsgType(), row.getStatus(),
                 row.getAttempts(), shapesMasked(row.getLastError()), row.getLastErrorCode(), row.getHeldReason(), row.getReplyStatus(),
                 row.getReplyReasonCode(), row.getReplyAttempts(), row.getReplyLastError(), row.getCreatedAt(),
-                row.getUpdatedAt(), null, null, null);
+                row.getUpdatedAt(), null, null, null, null);
     }
 
-    /** The detail: the row, its latest attempts ({@code attemptHistoryOmitted}: earlier ones left out, when any) and its audit. */
-    static InboxRowView of(InboxRowEntity row, InboxHistory.Attempts attempts, List<InboxHistory.AuditView> audit) {
+    /**
+     * The detail: the row, its latest attempts ({@code attemptHistoryOmitted}: earlier ones left out, when any) and its
+     * latest audit entries ({@code auditOmitted} likewise).
+     */
+    static InboxRowView of(InboxRowEntity row, InboxHistory.Attempts attempts, InboxHistory.Audit audit) {
         return new InboxRowView(Long.toString(row.getId()), row.getSrvyDrawupNo(), row.getMsgType(), row.getStatus(),
                 row.getAttempts(), shapesMasked(row.getLastError()), row.getLastErrorCode(), row.getHeldReason(), row.getReplyStatus(),
                 row.getReplyReasonCode(), row.getReplyAttempts(), row.getReplyLastError(), row.getCreatedAt(),
-                row.getUpdatedAt(), attempts.shown(), attempts.omitted() > 0 ? attempts.omitted() : null, audit);
+                row.getUpdatedAt(), attempts.shown(), attempts.omitted() > 0 ? attempts.omitted() : null, audit.shown(),
+                audit.omitted() > 0 ? audit.omitted() : null);
     }
 
     /**

@@ -31,6 +31,9 @@ public class OpsReads {
      */
     static final List<String> OWED_REPLY_STATUSES = List.of("PENDING", "SENDING", "FAILED");
 
+    /** The list's query parameters: any other is refused (400). */
+    static final List<String> LIST_PARAMETERS = List.of("status", "srvyDrawupNo", "replyStatus", "limit", "before");
+
     private final InboxHistory history;
 
     public OpsReads(InboxHistory history) {
@@ -40,7 +43,22 @@ public class OpsReads {
     /** The error body of a list request that cannot be answered (400), or null when it can. */
     public Map<String, String> listProblem(@Header("status") Object status, @Header("srvyDrawupNo") Object srvyDrawupNo,
                               @Header("limit") Object limit, @Header("replyStatus") Object replyStatus,
-                              @Header("before") Object before) {
+                              @Header("before") Object before, @Header(org.apache.camel.Exchange.HTTP_QUERY) String query) {
+        // a misspelt filter (?stauts=DEAD, ?subject=X) answered the newest rows of every status, read as the filtered
+        // ones; the name is not echoed
+        if (query != null && !query.isEmpty()) {
+            for (String pair : query.split("&")) {
+                String name;
+                try {
+                    name = java.net.URLDecoder.decode(pair.split("=", 2)[0], java.nio.charset.StandardCharsets.UTF_8);
+                } catch (IllegalArgumentException malformed) {
+                    name = null; // a broken %-escape
+                }
+                if (!pair.isEmpty() && !LIST_PARAMETERS.contains(name)) {
+                    return error("unknown query parameter; the list's are " + String.join(", ", LIST_PARAMETERS));
+                }
+            }
+        }
         if (!(status == null || status instanceof String) || !(srvyDrawupNo == null || srvyDrawupNo instanceof String)
                 || !(limit == null || limit instanceof String) || !(replyStatus == null || replyStatus instanceof String)
                 || !(before == null || before instanceof String)) {

@@ -40,6 +40,11 @@ public class Requeues {
      * characters each): a text more rows hold is refused, to be narrowed by another filter.
      */
     static final int MOST_SEARCHED = 10_000;
+    /**
+     * Most matching rows a bulk request counts ({@code sql/find-requeue-candidates.sql}'s countCap): a count of every
+     * match read a whole DEAD backlog on each dry run. At the cap the answer says so ({@code countCapped}).
+     */
+    static final int MOST_COUNTED = 100_000;
     /** Longest filter text an operator may send. */
     static final int MAX_FILTER_TEXT = 200;
     /** The filters, each a non-blank text when given. */
@@ -164,6 +169,8 @@ public class Requeues {
         params.put("receivedTo", to);
         int take = dryRun ? FIRST_IDS : limit;
         params.put("limit", lastError == null ? take : MOST_SEARCHED);
+        // one past what is answered, so "more than" is known; a text search is refused past MOST_SEARCHED anyway
+        params.put("countCap", (lastError == null ? MOST_COUNTED : MOST_SEARCHED) + 1);
         return new BulkRequest(null, params, dryRun, lastError, take);
     }
 
@@ -264,7 +271,8 @@ public class Requeues {
     public Map<String, Object> dryRun(List<Map<String, Object>> candidates) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("dryRun", true);
-        body.put("matching", matching(candidates));
+        body.put("matching", Math.min(matching(candidates), MOST_COUNTED));
+        body.put("countCapped", matching(candidates) > MOST_COUNTED); // more rows match than matching says
         body.put("firstIds", candidates.stream().map(row -> String.valueOf(row.get("id"))).toList());
         // what one call takes by default: the console confirms (and sends as its limit) no more than this
         body.put("takesPerCall", defaultLimit());
@@ -284,7 +292,8 @@ public class Requeues {
         body.put("dryRun", false);
         body.put("requeued", ids.size());
         body.put("ids", ids);
-        body.put("remaining", Math.max(0, matching(candidates) - ids.size()));
+        body.put("remaining", Math.max(0, Math.min(matching(candidates), MOST_COUNTED) - ids.size()));
+        body.put("countCapped", matching(candidates) > MOST_COUNTED); // remaining is "at least" then
         return body;
     }
 

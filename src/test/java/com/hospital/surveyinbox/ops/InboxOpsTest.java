@@ -74,6 +74,32 @@ class InboxOpsTest extends IntegrationTest {
         assertThat(fewer.has("attemptHistoryOmitted")).as("nothing left out").isFalse();
     }
 
+    /**
+     * A reply the legacy system keeps refusing gets a RETRY_REPLY audit entry at every "retry the failed replies", for
+     * as long as it is owed: the detail shows the latest 100 entries, oldest first, and counts the rest. The whole
+     * trail made the detail grow without bound.
+     */
+    @Test
+    void aRowsDetailShowsItsLatestAuditEntriesAndCountsTheRest() {
+        String subject = uniqueSubject("OPS-AUDIT");
+        long id = jdbc.queryForObject("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status) VALUES (?, 'SEND', 'DEAD')"
+                + " RETURNING id", Long.class, subject);
+        jdbc.update("INSERT INTO operator_audit (inbox_id, at, actor, action, from_status, to_status)"
+                + " SELECT ?, now() - make_interval(mins => 130 - n), 'ops-' || n, 'RETRY_REPLY', 'FAILED', 'FAILED'"
+                + " FROM generate_series(1, 130) AS n", id);
+
+        JsonNode row = client.ops("/ops/inbox/" + id).json();
+
+        assertThat(row.get("audit")).hasSize(100);
+        assertThat(row.get("audit").get(0).get("actor").asText()).isEqualTo("ops-31");
+        assertThat(row.get("audit").get(99).get("actor").asText()).isEqualTo("ops-130");
+        assertThat(row.get("auditOmitted").asLong()).isEqualTo(30);
+        jdbc.update("DELETE FROM operator_audit WHERE inbox_id = ? AND actor <> 'ops-130'", id);
+        JsonNode one = client.ops("/ops/inbox/" + id).json();
+        assertThat(one.get("audit")).singleElement().satisfies(a -> assertThat(a.get("actor").asText()).isEqualTo("ops-130"));
+        assertThat(one.has("auditOmitted")).as("nothing left out").isFalse();
+    }
+
     @Test
     void listsNewestFirstFilteredBySubjectAndStatusWithALimit() {
         String subject = uniqueSubject("LIST");

@@ -72,6 +72,14 @@ class InboxOpsRouteTest extends RouteKit {
         assertThat(twice.status()).isEqualTo(400);
         assertThat(twice.json().get("error").asText()).isEqualTo("each filter at most once");
         assertThat(client.ops("/ops/inbox?limit=501").status()).isEqualTo(400);
+        // a misspelt or unknown filter is refused, never answered as the unfiltered newest rows; its name not echoed
+        for (String unknown : List.of("stauts=DEAD", "subject=X", "status=DEAD&Limit=5", "%3Cb%3E=1")) {
+            Reply refused = client.ops("/ops/inbox?" + unknown);
+            assertThat(refused.status()).as(unknown).isEqualTo(400);
+            assertThat(refused.json().get("error").asText()).as(unknown)
+                    .isEqualTo("unknown query parameter; the list's are status, srvyDrawupNo, replyStatus, limit, before");
+        }
+        assertThat(client.ops("/ops/inbox?status=DEAD&replyStatus=FAILED&limit=5&before=9&srvyDrawupNo=x").status()).isEqualTo(200);
         // blank filters are no filters (as the console sends them)
         assertThat(client.ops("/ops/inbox?srvyDrawupNo=&limit=").json()).isNotEmpty();
         // operators only

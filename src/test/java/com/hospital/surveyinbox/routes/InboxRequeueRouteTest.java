@@ -379,6 +379,40 @@ class InboxRequeueRouteTest extends RouteKit {
         }
     }
 
+    /**
+     * A DEAD backlog past the count's cap: the dry run counts up to 100,000 and says there are more (countCapped), the rows it
+     * names being the oldest. Counted in full, the count read every matching row on each dry run: a backlog of a few
+     * hundred thousand ran past the statement bound and answered 503 at every retry.
+     */
+    @Test
+    void aBacklogPastTheCountsCapIsCountedUpToItAndSaysSo() {
+        String prefix = uniqueSubject("RQ-CAP") + "-";
+        jdbc.update("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, attempts, last_error)"
+                + " SELECT ? || g, 'SEND', 'DEAD', 5, 'backlog' FROM generate_series(1, 100001) g", prefix);
+        try {
+            Reply capped = bulk("{\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"" + prefix + "\"}");
+            assertThat(capped.status()).as(capped.body()).isEqualTo(200);
+            assertThat(capped.json().get("matching").asLong()).isEqualTo(100_000L);
+            assertThat(capped.json().get("countCapped").asBoolean()).isTrue();
+            long oldest = jdbc.queryForObject("SELECT min(id) FROM inbox_message WHERE starts_with(srvy_drawup_no, ?)",
+                    Long.class, prefix);
+            assertThat(capped.json().get("firstIds").get(0).asText()).isEqualTo(Long.toString(oldest));
+            assertThat(capped.json().get("firstIds")).hasSize(20);
+
+            // exactly at the cap: all counted, nothing more
+            jdbc.update("DELETE FROM inbox_message WHERE srvy_drawup_no = ?", prefix + "1");
+            Reply atCap = bulk("{\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"" + prefix + "\"}");
+            assertThat(atCap.json().get("matching").asLong()).isEqualTo(100_000L);
+            assertThat(atCap.json().get("countCapped").asBoolean()).isFalse();
+
+            Reply under = bulk("{\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"" + prefix + "1000\"}");
+            assertThat(under.json().get("matching").asLong()).isEqualTo(13L); // 1000, 10000-10009, 100000, 100001
+            assertThat(under.json().get("countCapped").asBoolean()).isFalse();
+        } finally {
+            jdbc.update("DELETE FROM inbox_message WHERE starts_with(srvy_drawup_no, ?)", prefix);
+        }
+    }
+
     private Reply bulk(String json) {
         return client.post("/ops/inbox/requeue", json.getBytes(StandardCharsets.UTF_8), "application/json",
                 ServiceClient.OPS_AUTH, Map.of());
