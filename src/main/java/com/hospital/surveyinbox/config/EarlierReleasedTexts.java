@@ -189,6 +189,12 @@ public final class EarlierReleasedTexts implements JavaMigration {
     static Set<String> ranEarlierTexts(Configuration configuration, String table) {
         try (Connection connection = configuration.getDataSource().getConnection()) {
             connection.setAutoCommit(true);
+            // the start's first connection: a server too old is named here, not by a migration failing half-way
+            try (PreparedStatement uuid = connection.prepareStatement("SELECT to_regprocedure('gen_random_uuid()') IS NOT NULL");
+                 ResultSet rs = uuid.executeQuery()) {
+                FlywayConnection.requireSupportedServer(connection.getMetaData().getDatabaseMajorVersion(),
+                        connection.getMetaData().getDatabaseProductVersion(), rs.next() && rs.getBoolean(1));
+            }
             try (PreparedStatement exists = connection.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
                 exists.setString(1, table);
                 try (ResultSet rs = exists.executeQuery()) {

@@ -158,6 +158,18 @@ public class FlywayConnection {
     }
 
     /**
+     * Refuses a server the migrations cannot run on, naming it: one older than 12 (MATERIALIZED CTEs), or one without
+     * gen_random_uuid() (built in from 13, pgcrypto's on 12), which V25 calls. On 12 without pgcrypto, V25 failed
+     * ("function gen_random_uuid() does not exist"), was rolled back, and every new pod crash-looped on it.
+     */
+    static void requireSupportedServer(int major, String version, boolean hasGenRandomUuid) {
+        if (major < 12 || !hasGenRandomUuid) {
+            throw new IllegalStateException("PostgreSQL 13 or later is required (12 with the pgcrypto extension); this server is "
+                    + version + (major >= 12 ? " without gen_random_uuid()" : "") + " (docs/deploying.md)");
+        }
+    }
+
+    /**
      * A database that cannot be reached now (class 08), is shutting down, restarting or starting up (57P01-57P03: a
      * connection cut by a switchover or a crash), or has no connection left (53300).
      */
