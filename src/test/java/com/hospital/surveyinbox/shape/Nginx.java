@@ -20,7 +20,7 @@ import org.awaitility.Awaitility;
 /**
  * The ingress of the production-shape harness: Debian's nginx (installed on first use when missing, as root,
  * like the browser tests' Chromium), run from a generated configuration in a folder of its own. Round robin
- * over the pods, X-Forwarded-For appended, a POST never retried on another pod (nginx's and ingress-nginx's
+ * over the pods, X-Forwarded-For the client's address (ingress-nginx's default), a POST never retried on another pod (nginx's and ingress-nginx's
  * default), and each answer names the pod that gave it ({@code X-Upstream}). Taking a pod out is a graceful
  * reload, as when a pod leaves the Service's endpoints before its SIGTERM.
  */
@@ -31,6 +31,9 @@ final class Nginx implements AutoCloseable {
 
     /** The Ingress the harness stands for: its annotations set the timeouts and body limit written below. */
     static final Path INGRESS = Path.of("k8s/overlays/prod/ingress.yaml");
+
+    /** The ingress-nginx annotations this nginx reproduces: any other on the Ingress fails the harness's start. */
+    static final Set<String> MAPPED = Set.of("proxy-connect-timeout", "proxy-read-timeout", "proxy-send-timeout", "proxy-body-size");
 
     /**
      * An ingress-nginx annotation of {@link #INGRESS} ({@code nginx.ingress.kubernetes.io/<name>}), else ingress-nginx's
@@ -43,6 +46,14 @@ final class Nginx implements AutoCloseable {
             java.util.Map<String, Object> ingress = new org.yaml.snakeyaml.Yaml().load(Files.readString(INGRESS));
             java.util.Map<String, Object> metadata = (java.util.Map<String, Object>) ingress.get("metadata");
             java.util.Map<String, Object> annotations = (java.util.Map<String, Object>) metadata.getOrDefault("annotations", java.util.Map.of());
+            // an annotation added to the Ingress (buffering, retries, a snippet) and not reproduced here would leave
+            // the harness's ingress other than production's without a word
+            java.util.List<String> unmapped = annotations.keySet().stream().filter(k -> k.startsWith("nginx.ingress.kubernetes.io/"))
+                    .map(k -> k.substring("nginx.ingress.kubernetes.io/".length())).filter(k -> !MAPPED.contains(k)).sorted().toList();
+            if (!unmapped.isEmpty()) {
+                throw new IllegalStateException(INGRESS + " carries ingress-nginx annotations the harness's nginx does not reproduce: "
+                        + unmapped + " (map them in Nginx.writeConfig)");
+            }
             Object value = annotations.get("nginx.ingress.kubernetes.io/" + name);
             return value == null ? ingressNginxDefault : value.toString();
         } catch (IOException e) {
@@ -53,6 +64,8 @@ final class Nginx implements AutoCloseable {
     private final Path dir;
     final int port;
     private Set<Integer> upstreams;
+
+    private final Thread quitOnExit = new Thread(this::quit, "ingress-nginx-quit");
 
     private Nginx(Path dir, int port) {
         this.dir = dir;
@@ -69,7 +82,15 @@ final class Nginx implements AutoCloseable {
             Nginx nginx = new Nginx(dir, EmbeddedServices.freePort());
             nginx.writeConfig(pods);
             nginx.run("-g", "daemon on;");
-            nginx.awaitServing(Set.copyOf(pods));
+            // a daemon outlives this JVM: stopped by a JVM that ends without the class's @AfterAll (SIGTERM, a
+            // failed start below), never left listening for the next run
+            Runtime.getRuntime().addShutdownHook(nginx.quitOnExit);
+            try {
+                nginx.awaitServing(Set.copyOf(pods));
+            } catch (RuntimeException | Error e) {
+                nginx.close();
+                throw e;
+            }
             return nginx;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -115,7 +136,9 @@ final class Nginx implements AutoCloseable {
                             proxy_http_version 1.1;
                             proxy_set_header Connection "";
                             proxy_set_header Host $host;
-                            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+                            # ingress-nginx's default (use-forwarded-headers and compute-full-forwarded-for off):
+                            # the client's address alone, whatever X-Forwarded-For the client sent
+                            proxy_set_header X-Forwarded-For $remote_addr;
                             # the ingress's own address towards the pods, apart from the clients' (all on loopback here)
                             proxy_bind %4$s;
                             # nginx's default: a connection error moves an idempotent request to the next pod,
@@ -156,7 +179,8 @@ final class Nginx implements AutoCloseable {
                     return false;
                 }
             }
-            return expected.containsAll(seen) && workers() <= 1;
+            // every pod named answers (round robin over 2n+2 requests), none other: a pod added is shown to get traffic
+            return expected.equals(seen) && workers() <= 1;
         });
     }
 
@@ -195,6 +219,15 @@ final class Nginx implements AutoCloseable {
 
     @Override
     public void close() {
+        quit();
+        try {
+            Runtime.getRuntime().removeShutdownHook(quitOnExit);
+        } catch (IllegalStateException | IllegalArgumentException alreadyExitingOrGone) {
+            // the JVM is exiting (the hook runs), or it was removed before
+        }
+    }
+
+    private void quit() {
         try {
             run("-s", "quit");
         } catch (RuntimeException ignored) {

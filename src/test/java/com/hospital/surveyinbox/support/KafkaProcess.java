@@ -136,7 +136,8 @@ public final class KafkaProcess implements AutoCloseable {
         Tools.setsid().ifPresent(setsid -> command.add(setsid.toString()));
         command.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx384m"));
         command.addAll(ServiceJvm.NO_VERIFICATION); // a restart sooner
-        command.addAll(List.of("-Dlogback.configurationFile=" + quietLogging(), "-cp", classpath, mainClass));
+        command.addAll(List.of("-Dlogback.configurationFile=" + quietLogging(), "-cp", classpath));
+        command.addAll(EndsWithParent.withThisJvm(mainClass));
         command.addAll(List.of(args));
         return new ProcessBuilder(command).directory(new File(".")).redirectErrorStream(true);
     }

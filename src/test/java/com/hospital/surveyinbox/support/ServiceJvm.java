@@ -61,7 +61,8 @@ public final class ServiceJvm implements AutoCloseable {
             List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
             jvmOptions.stream().filter(o -> !o.isBlank()).forEach(command::add);
             command.addAll(List.of("-Dembedded.services.off=true", "-cp",
-                    System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")), mainClass));
+                    System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"))));
+            command.addAll(EndsWithParent.withThisJvm(mainClass));
             arguments.forEach((k, v) -> command.add("--" + k + "=" + v));
             Process process = new ProcessBuilder(command).directory(new File("."))
                     .redirectErrorStream(true).redirectOutput(log.toFile()).start();
