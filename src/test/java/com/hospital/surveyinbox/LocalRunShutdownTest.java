@@ -143,13 +143,18 @@ class LocalRunShutdownTest {
     /** The local run as a terminal starts it: a process group (session) of its own, free ports. */
     private static Process startLocalRun(Path log) throws IOException {
         String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        List<String> command = new ArrayList<>(List.of(Tools.setsid().orElseThrow().toString(),
+        // SIGINT as a terminal leaves it: a suite started in the background of a non-interactive shell (a CI runner's
+        // "cmd &", nohup) has SIGINT ignored, every child inherits that, and a JVM keeps a shutdown signal it finds
+        // ignored: the Ctrl-C below did nothing and the test failed for the way it was started
+        List<String> command = new ArrayList<>(List.of("env", "--default-signal=INT", Tools.setsid().orElseThrow().toString(),
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m"));
         // what is tested is the way out, not the JIT: with the quick-start options of the suite's other service JVMs
         // (C1 only, serial collector, small stacks), where mvn spring-boot:test-run takes the JVM's defaults
         command.addAll(com.hospital.surveyinbox.support.ServiceJvm.QUICK_START);
-        command.addAll(List.of("-Dlocal.simulator.port=0", "-cp", classpath, LocalRun.class.getName(),
-                "--server.port=0", "--management.server.port=0"));
+        command.addAll(List.of("-Dlocal.simulator.port=0", "-cp", classpath));
+        // ends with this JVM if it is killed mid-test (its own watcher then stops PostgreSQL, the broker and Redis)
+        command.addAll(com.hospital.surveyinbox.support.EndsWithParent.withThisJvm(LocalRun.class.getName()));
+        command.addAll(List.of("--server.port=0", "--management.server.port=0"));
         return new ProcessBuilder(command).directory(new File(".")).redirectErrorStream(true)
                 .redirectOutput(log.toFile()).start();
     }
