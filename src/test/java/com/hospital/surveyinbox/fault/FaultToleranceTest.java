@@ -294,12 +294,14 @@ class FaultToleranceTest extends IntegrationTest {
         // the rest at full speed: the flow outlasts the storm's own waits (a JVM's start, the joins, the leaves: 40-80 s
         // here, more on a slower machine; at one a second the flow ended after 125 s)
         java.util.concurrent.atomic.AtomicBoolean stormOver = new java.util.concurrent.atomic.AtomicBoolean();
+        // a failed test stops its senders (they would post on through the next tests, at full speed once released)
+        java.util.concurrent.atomic.AtomicBoolean testOver = new java.util.concurrent.atomic.AtomicBoolean();
         ExecutorService senders = Executors.newFixedThreadPool(16);
         List<Future<?>> sent = new ArrayList<>();
         for (int t = 0; t < 16; t++) {
             int first = t;
             sent.add(senders.submit(() -> {
-                for (int i = first; i < subjects.size(); i += 16) {
+                for (int i = first; i < subjects.size() && !testOver.get(); i += 16) {
                     long next = System.nanoTime() + 2_000_000_000L;
                     ServiceClient.Reply reply = client.receive(ServiceClient.message(subjects.get(i), ""));
                     if (reply.status() == 200) {
@@ -378,7 +380,9 @@ class FaultToleranceTest extends IntegrationTest {
                         Long.parseLong(id))).as("attempts of " + id).contains("ABANDONED").endsWith("COMPLETED");
             }
         } finally {
+            testOver.set(true);
             stormOver.set(true);
+            senders.shutdownNow();
             if (a != null) {
                 a.close();
             }

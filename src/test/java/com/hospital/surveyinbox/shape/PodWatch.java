@@ -116,7 +116,7 @@ final class PodWatch implements AutoCloseable {
             return;
         }
         senders.record(new RecordingSenders.Attempt(subject, "SEND", sentAt, System.nanoTime(), status, inboxId,
-                "127.0.0.1:" + pod.port, error));
+                "direct " + "127.0.0.1:" + pod.port, error)); // not through the ingress: never counted as routed there
     }
 
     /** One request's answer; -1 and the exception's name when there was none. */

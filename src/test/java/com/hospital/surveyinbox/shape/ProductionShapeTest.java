@@ -34,7 +34,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 class ProductionShapeTest {
 
     /**
-     * preStop's 5 s stands for the ingress's reload here, awaited until nginx sent its last request (the requests a
+     * preStop's 15 s stands for the ingress's reload here, awaited until nginx sent its last request (the requests a
      * slower ingress still routes to the pod are the {@link PodWatch}'s, straight to it); web 10 s + Camel 10 s
      * here, so 25 s.
      */
@@ -239,9 +239,54 @@ class ProductionShapeTest {
         assertThat(report.againstTheirForm()).as("rows of a known form DEAD, or of an unknown one COMPLETED").isEmpty();
         assertThat(report.pods()).as("pods that answered").hasSizeGreaterThanOrEqualTo(answeringPods);
         for (ServicePod pod : pods) {
-            assertThat(java.util.regex.Pattern.compile("Inbox \\d+ COMPLETED").matcher(pod.log()).find())
-                    .as(pod.name + " registered rows").isTrue();
+            assertThat(registeredInThisScenario(pod)).as(pod.name + " registered rows in this scenario").isTrue();
         }
+    }
+
+    /** Where each pod's log stood when the running scenario began (a pod started since: its whole log). */
+    private static final Map<String, Integer> logAtScenarioStart = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** The running scenario's load generators: stopped after it whatever its end (a failed one's would post on). */
+    private static final List<RecordingSenders> load = new ArrayList<>();
+
+    private static RecordingSenders load(String prefix, int senders) {
+        RecordingSenders started = new RecordingSenders(ingress.port, prefix, senders);
+        load.add(started);
+        return started;
+    }
+
+    @org.junit.jupiter.api.AfterEach
+    void stopTheLoad() throws Exception {
+        try {
+            for (RecordingSenders senders : load) {
+                senders.stop(); // all stop posting before any is awaited
+            }
+            for (RecordingSenders senders : load) {
+                senders.close();
+            }
+        } finally {
+            load.clear();
+        }
+    }
+
+    @org.junit.jupiter.api.BeforeEach
+    void markTheLogs() {
+        logAtScenarioStart.clear();
+        for (ServicePod pod : pods) {
+            logAtScenarioStart.put(pod.name, pod.log().length());
+        }
+    }
+
+    /** A row COMPLETED by {@code pod} since the scenario began (a pod that survived an earlier one shows its rows). */
+    private static boolean registeredInThisScenario(ServicePod pod) {
+        return java.util.regex.Pattern.compile("Inbox \\d+ COMPLETED")
+                .matcher(pod.log().substring(logAtScenarioStart.getOrDefault(pod.name, 0))).find();
+    }
+
+    /** Load goes on until every pod now in the endpoints has registered a row (a pod just added gets its partitions late). */
+    private static void awaitEveryPodRegistering() {
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500))
+                .until(() -> pods.stream().allMatch(ProductionShapeTest::registeredInThisScenario));
     }
 
     @Test
@@ -249,7 +294,7 @@ class ProductionShapeTest {
     void aRollingUpdateUnderLoadLosesAndDoublesNothing() throws Exception {
         simulator.setLatency(UNDER_WAY);
         // 4 senders (8 subjects a second): with 8, each pod's start under the load took 40-90 s on two cores
-        RecordingSenders senders = new RecordingSenders(ingress.port, RUN + "-roll-", 4);
+        RecordingSenders senders = load(RUN + "-roll-", 4);
         HistoryChecker.Report report;
         try {
             await().atMost(Duration.ofSeconds(60)).until(() -> senders.acknowledged() >= 30);
@@ -260,6 +305,7 @@ class ProductionShapeTest {
             }
             long before = senders.acknowledged();
             await().atMost(Duration.ofSeconds(60)).until(() -> senders.acknowledged() >= before + 30);
+            awaitEveryPodRegistering();
             report = check(senders, "rolling update, 2 pods, 4 senders");
         } finally {
             simulator.setLatency(DownstreamSimulator.Latency.FAST);
@@ -273,7 +319,7 @@ class ProductionShapeTest {
     @Order(2)
     void scalingInToOneAndOutToThreeUnderLoadLosesAndDoublesNothing() throws Exception {
         simulator.setLatency(UNDER_WAY);
-        RecordingSenders senders = new RecordingSenders(ingress.port, RUN + "-scale-", 4);
+        RecordingSenders senders = load(RUN + "-scale-", 4);
         HistoryChecker.Report report;
         try {
             await().atMost(Duration.ofSeconds(60)).until(() -> senders.acknowledged() >= 30);
@@ -290,6 +336,7 @@ class ProductionShapeTest {
             ingress.route(ports());
             long three = senders.acknowledged();
             await().atMost(Duration.ofSeconds(60)).until(() -> senders.acknowledged() >= three + 30);
+            awaitEveryPodRegistering();
             report = check(senders, "scale 2 -> 1 -> 3, 4 senders");
         } finally {
             simulator.setLatency(DownstreamSimulator.Latency.FAST);
@@ -301,7 +348,7 @@ class ProductionShapeTest {
     @Test
     @Order(3)
     void aSlowDatabaseNever503sARowThatCommits() throws Exception {
-        RecordingSenders senders = new RecordingSenders(ingress.port, RUN + "-slowdb-", 8);
+        RecordingSenders senders = load(RUN + "-slowdb-", 8);
         await().atMost(Duration.ofSeconds(60)).until(() -> senders.acknowledged() >= 30);
         database.slow(1000, 3000);
         long slowSince = System.nanoTime();
@@ -326,7 +373,7 @@ class ProductionShapeTest {
     void slowDownstreamsKeepEveryConsumerInItsGroupAndRetryNothingEarly() throws Exception {
         // a backlog behind 4.5 s patient lookups: every worker held for seconds per row
         simulator.setLatency(new DownstreamSimulator.Latency(0, 2, 4500, 4500, 0, 2));
-        RecordingSenders senders = new RecordingSenders(ingress.port, RUN + "-slowdown-", 8);
+        RecordingSenders senders = load(RUN + "-slowdown-", 8);
         try {
             await().atMost(Duration.ofSeconds(60)).until(() -> senders.acknowledged() >= 120);
             senders.close();
@@ -355,10 +402,12 @@ class ProductionShapeTest {
     }
 
     /**
-     * Poison rows in quiet hours: five rows whose own patient lookups always get a 500, and no other traffic. The
+     * Poison rows in quiet hours: twelve rows whose own patient lookups always get a 500, and no other traffic. The
      * circuit opens and half-opens again and again; its half-open trials are charged, so every row goes DEAD with
      * exactly one reply within about max-attempts x (retry-delay + open-duration), instead of being deferred
-     * uncharged forever and blocking its subject.
+     * uncharged forever and blocking its subject. Twelve over three pods: one pod has four subjects at least, whose
+     * failures (5 of 2 subjects open a circuit) open its circuit before their last attempts, which are half-open
+     * trials; the test sees that circuit re-open (five rows could spread so that no circuit ever opened).
      */
     @Test
     @Order(4)
@@ -366,22 +415,44 @@ class ProductionShapeTest {
         String prefix = RUN + "-poison-";
         DownstreamSimulator.Fault poison = simulator.failWhen("GET /legacy/patients/P-" + prefix, 500, "{\"error\":\"boom\"}");
         try {
-            RecordingSenders senders = RecordingSenders.exactly(ingress.port, prefix, 5);
+            Map<String, Double> openedBefore = new LinkedHashMap<>();
+            for (ServicePod pod : pods) {
+                openedBefore.put(pod.name, legacyCircuitOpenings(pod));
+            }
+            RecordingSenders senders = RecordingSenders.exactly(ingress.port, prefix, 12);
             HistoryChecker.Report report = check(senders, "poison rows, no other traffic, circuit half-opening");
             assertThat(report.violations()).isEmpty();
             assertThat(report.storedWithout200()).isZero();
-            assertThat(report.acknowledged()).isEqualTo(5);
+            assertThat(report.acknowledged()).isEqualTo(12);
             assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ? AND status = 'DEAD'"
-                    + " AND attempts = ?", Long.class, prefix + "%", MAX_ATTEMPTS)).isEqualTo(5);
+                    + " AND attempts = ?", Long.class, prefix + "%", MAX_ATTEMPTS)).isEqualTo(12);
+            Map<String, Double> reopened = new LinkedHashMap<>();
+            for (ServicePod pod : pods) {
+                reopened.put(pod.name, legacyCircuitOpenings(pod) - openedBefore.get(pod.name));
+            }
+            assertThat(reopened.values()).as("legacy circuit openings per pod " + reopened
+                    + ": one opened, and re-opened after a failed half-open trial").anyMatch(n -> n >= 2);
         } finally {
             simulator.remove(poison);
         }
     }
 
+    /** adapter_circuit_opened_total of the legacy downstream on {@code pod}, as Prometheus scrapes it. */
+    private static double legacyCircuitOpenings(ServicePod pod) throws Exception {
+        java.net.http.HttpResponse<String> scrape = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + pod.managementPort
+                        + "/actuator/prometheus")).timeout(Duration.ofSeconds(10)).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(scrape.statusCode()).as(pod.name + " metrics").isEqualTo(200);
+        return scrape.body().lines().filter(l -> l.startsWith("adapter_circuit_opened_total{") && l.contains("downstream=\"legacy\""))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+    }
+
     /**
      * Security behind the real ingress: a client on another address (127.0.0.3) writes the legacy sender's
-     * address (127.0.0.1) into X-Forwarded-For and guesses passwords through nginx. The pods believe the header
-     * only from nginx (127.0.0.2) and take the address nginx appended, so the guesser is limited on its own
+     * address (127.0.0.1) into X-Forwarded-For and guesses passwords through nginx. nginx writes the client's own
+     * address in its place (ingress-nginx's default), the pods believe the header only from nginx (127.0.0.2), so
+     * the guesser is limited on its own
      * address (429 once its failures are used up, on each pod) while the legacy sender keeps getting 200 — and
      * even its own wrong password is still a plain 401: nothing was counted against its address.
      */

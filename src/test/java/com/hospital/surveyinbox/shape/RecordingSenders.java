@@ -154,6 +154,11 @@ final class RecordingSenders implements AutoCloseable {
         return attempts().stream().filter(a -> a.status() == 200).count();
     }
 
+    /** Stops posting (each sender ends after its request under way); {@link #close()} waits for them. */
+    void stop() {
+        running.set(false);
+    }
+
     /** Stops starting new subjects; a subject whose SEND was acknowledged still gets its SUBMIT. */
     @Override
     public void close() throws Exception {
