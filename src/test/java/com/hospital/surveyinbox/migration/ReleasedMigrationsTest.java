@@ -42,11 +42,59 @@ class ReleasedMigrationsTest {
                 .containsAll(present.keySet());
     }
 
+    /** The inbox or its attempts (every claim inserts one in the claim's statement), however a statement names it. */
+    private static final String HOT_TABLE = "\\s+(?:\"?public\"?\\s*\\.\\s*)?\"?(?:inbox_message|inbox_attempt)\"?(?!\\w)";
+
+    /**
+     * A statement that locks a hot table against writes for a moment, however it is spelt: an ALTER (ONLY, IF EXISTS,
+     * a schema, any case), a trigger created on it, a LOCK, a foreign key to it. The guard matched "ALTER TABLE
+     * inbox_message" alone, case and spacing as written.
+     */
+    static final java.util.regex.Pattern LOCKS_A_HOT_TABLE = java.util.regex.Pattern.compile(
+            "\\b(?:ALTER\\s+TABLE(?:\\s+IF\\s+EXISTS)?(?:\\s+ONLY)?|LOCK(?:\\s+TABLE)?(?:\\s+ONLY)?|REFERENCES"
+                    + "|CREATE\\s+(?:OR\\s+REPLACE\\s+)?(?:CONSTRAINT\\s+)?TRIGGER\\s+\\w+\\s+(?:BEFORE|AFTER|INSTEAD\\s+OF)\\s+[\\w\\s,]+?\\s+ON)"
+                    + HOT_TABLE, java.util.regex.Pattern.CASE_INSENSITIVE);
+
+    /**
+     * A statement that blocks a hot table's writes for as long as it runs (minutes at millions of rows): an index
+     * built without CONCURRENTLY, TRUNCATE, CLUSTER, VACUUM FULL, a REINDEX TABLE without CONCURRENTLY. Never from V12.
+     */
+    static final java.util.regex.Pattern BLOCKS_A_HOT_TABLE = java.util.regex.Pattern.compile(
+            "\\b(?:CREATE\\s+(?:UNIQUE\\s+)?INDEX\\s+(?!CONCURRENTLY)(?:IF\\s+NOT\\s+EXISTS\\s+)?(?:\\w+\\s+)?ON(?:\\s+ONLY)?"
+                    + "|TRUNCATE(?:\\s+TABLE)?(?:\\s+ONLY)?|CLUSTER|VACUUM\\s*\\(?\\s*FULL\\s*\\)?"
+                    + "|REINDEX\\s+(?:\\(\\s*\\w+\\s*\\)\\s*)?TABLE(?!\\s+CONCURRENTLY))" + HOT_TABLE,
+            java.util.regex.Pattern.CASE_INSENSITIVE);
+
+    @Test
+    void theHotTableGuardFindsEverySpellingOfALock() {
+        for (String locking : java.util.List.of("ALTER TABLE inbox_message ADD COLUMN x INT", "alter table inbox_message add x int",
+                "ALTER TABLE ONLY public.inbox_message ADD x INT", "ALTER TABLE IF EXISTS \"inbox_attempt\" ADD x INT",
+                "ALTER\n  TABLE inbox_attempt ADD x INT", "LOCK TABLE inbox_message IN ACCESS EXCLUSIVE MODE",
+                "CREATE TRIGGER t BEFORE INSERT OR UPDATE ON inbox_attempt FOR EACH ROW EXECUTE FUNCTION f()",
+                "create or replace trigger t after delete on public.inbox_message for each row execute function f()",
+                "CREATE TABLE x (id BIGINT REFERENCES inbox_message (id))")) {
+            assertThat(LOCKS_A_HOT_TABLE.matcher(locking).find()).as(locking).isTrue();
+        }
+        for (String blocking : java.util.List.of("CREATE INDEX i ON inbox_message (status)", "create unique index on inbox_attempt (id)",
+                "CREATE INDEX IF NOT EXISTS i ON ONLY public.inbox_message (id)", "TRUNCATE inbox_attempt", "CLUSTER inbox_message",
+                "VACUUM FULL inbox_message", "VACUUM (FULL) inbox_attempt", "REINDEX TABLE inbox_message")) {
+            assertThat(BLOCKS_A_HOT_TABLE.matcher(blocking).find()).as(blocking).isTrue();
+        }
+        for (String concurrent : java.util.List.of("CREATE INDEX CONCURRENTLY IF NOT EXISTS i ON inbox_message (id)",
+                "REINDEX TABLE CONCURRENTLY inbox_message", "CREATE INDEX i ON inbox_message_archive (id)")) {
+            assertThat(BLOCKS_A_HOT_TABLE.matcher(concurrent).find()).as(concurrent).isFalse();
+        }
+        for (String other : java.util.List.of("ALTER TABLE synchronous_lease ADD x INT", "ALTER TABLE inbox_message_archive ADD x INT",
+                "CREATE INDEX CONCURRENTLY i ON inbox_message (id)", "SELECT * FROM inbox_message")) {
+            assertThat(LOCKS_A_HOT_TABLE.matcher(other).find()).as(other).isFalse();
+        }
+    }
+
     /**
      * From V12 on (a table of millions of rows, every reception writing to it), a migration altering the inbox table
      * takes its lock in bounded tries (lock_timeout 50 ms for an exclusive one, a pause, again): a plain ALTER waited
      * up to Flyway's 5 s lock_timeout with every reception queued behind it (503s), and failed the start behind any
-     * longer transaction (V23's first text).
+     * longer transaction (V23's first text). And none holds it for a whole build or rewrite.
      */
     @Test
     void aLaterMigrationAltersTheInboxTableInShortTries() throws IOException {
@@ -54,7 +102,11 @@ class ReleasedMigrationsTest {
             for (Path file : files.filter(f -> f.getFileName().toString().matches("V\\d+__.*\\.sql")).toList()) {
                 int version = Integer.parseInt(file.getFileName().toString().replaceFirst("^V(\\d+)__.*", "$1"));
                 String sql = Files.readString(file, StandardCharsets.UTF_8);
-                if (version >= 12 && sql.contains("ALTER TABLE inbox_message")) {
+                if (version >= 12) {
+                    assertThat(BLOCKS_A_HOT_TABLE.matcher(sql).find()).as(file.getFileName() + ": a statement that blocks a hot"
+                            + " table's writes while it runs (build indexes CONCURRENTLY)").isFalse();
+                }
+                if (version >= 12 && LOCKS_A_HOT_TABLE.matcher(sql).find()) {
                     assertThat(sql).as(file.getFileName() + ": the ALTER in short tries, as V18")
                             .contains("FOR try IN").contains("'lock_timeout', '").contains("WHEN lock_not_available");
                 }
