@@ -236,6 +236,10 @@ public final class EarlierReleasedTexts implements JavaMigration {
     static void migrate(org.flywaydb.core.Flyway flyway, Set<String> ranEarlierTexts) {
         Configuration configuration = flyway.getConfiguration();
         if (ranEarlierTexts.isEmpty() || !configuration.isValidateOnMigrate()) {
+            if (nothingToMigrate(flyway) && (!configuration.isValidateOnMigrate() || flyway.validateWithResult().validationSuccessful)) {
+                reportUpToDate(flyway);
+                return;
+            }
             flyway.migrate();
             return;
         }
@@ -253,8 +257,42 @@ public final class EarlierReleasedTexts implements JavaMigration {
             flyway.migrate(); // refused by Flyway's own validation, with its message
             return;
         }
+        if (nothingToMigrate(flyway)) {
+            reportUpToDate(flyway);
+            return;
+        }
         org.flywaydb.core.Flyway.configure(configuration.getClassLoader()).configuration(configuration).validateOnMigrate(false)
                 .load().migrate();
+    }
+
+    /**
+     * Nothing for this release to apply (validated by the caller): the start goes on without Flyway's migrate, which
+     * waits for Flyway's lock even then. A pod of the serving release restarting (evicted, OOM-killed) or added by the
+     * autoscaler to the old ReplicaSet during a rollout waited behind the new release's migration (an index built
+     * concurrently on a big table, for as long as older transactions last), past spring.flyway.lock-retry-count, and
+     * crash-looped: no capacity could be added until the build ended. Read without a lock (info), so a migration another
+     * pod runs meanwhile is one this release does not know (future, ignored) or still pending here (then it waits, as
+     * it must). A failed record (this release's, or a newer one's) still goes through migrate, as before.
+     */
+    static boolean nothingToMigrate(org.flywaydb.core.Flyway flyway) {
+        org.flywaydb.core.api.MigrationInfoService info = flyway.info();
+        return info.pending().length == 0 && java.util.Arrays.stream(info.all()).noneMatch(m -> m.getState().isFailed());
+    }
+
+    /**
+     * What a migrate with nothing to apply said: the schema's version, newer than this image knows after a rollback
+     * (Flyway's WARN), and the invalid indexes a cut build left (DropInvalidIndexes after migrating).
+     */
+    private static void reportUpToDate(org.flywaydb.core.Flyway flyway) {
+        org.flywaydb.core.api.MigrationInfoService info = flyway.info();
+        java.util.List<String> newer = java.util.Arrays.stream(info.all())
+                .filter(m -> m.getState() == org.flywaydb.core.api.MigrationState.FUTURE_SUCCESS && m.getVersion() != null)
+                .map(m -> m.getVersion().getVersion()).toList();
+        if (!newer.isEmpty()) {
+            LOG.warn("The schema has migrations newer than this release knows ({}): a newer release migrated it (a rollback?)", newer);
+        }
+        LOG.info("Schema up to date (version {}): nothing to migrate", info.current() == null ? "none" : info.current().getVersion());
+        FlywayConnection.warnInvalidIndexesLeft(flyway.getConfiguration().getDataSource());
     }
 
     /** The checksum Flyway records for a migration script of a classpath location: CRC32 over its lines, BOM dropped. */

@@ -363,10 +363,7 @@ public class FlywayConnection {
                     }
                 }
                 if (event == org.flywaydb.core.api.callback.Event.AFTER_MIGRATE) {
-                    for (String index : invalid) {
-                        log.warn("Invalid index {} (a build cut short) and no migration left to build it: drop it (DROP INDEX "
-                                + "CONCURRENTLY) and build it again with the statement of the migration that names it", index);
-                    }
+                    warnLeft(invalid);
                     return;
                 }
                 if (!invalid.isEmpty()) {
@@ -400,5 +397,39 @@ public class FlywayConnection {
         public String getCallbackName() {
             return "drop-invalid-indexes";
         }
+
+        static void warnLeft(java.util.List<String> invalid) {
+            for (String index : invalid) {
+                org.slf4j.LoggerFactory.getLogger(FlywayConnection.class).warn("Invalid index {} (a build cut short) and no "
+                        + "migration left to build it: drop it (DROP INDEX CONCURRENTLY) and build it again with the statement of "
+                        + "the migration that names it", index);
+            }
+        }
+    }
+
+    /**
+     * After a start with nothing to migrate: the invalid indexes a cut build left, named at WARN as after a migrate. Not
+     * while any index is being built in this database: another pod's migration may be building or dropping the one
+     * named (another role's build cannot be told apart), and the advice to drop and rebuild it would be wrong.
+     */
+    static void warnInvalidIndexesLeft(javax.sql.DataSource dataSource) {
+        java.util.List<String> invalid = new java.util.ArrayList<>();
+        try (java.sql.Connection connection = dataSource.getConnection(); java.sql.Statement statement = connection.createStatement()) {
+            try (java.sql.ResultSet rs = statement.executeQuery("SELECT count(*) FROM pg_stat_progress_create_index p"
+                    + " JOIN pg_database d ON d.oid = p.datid WHERE d.datname = current_database()")) {
+                if (rs.next() && rs.getLong(1) > 0) {
+                    return;
+                }
+            }
+            try (java.sql.ResultSet rs = statement.executeQuery(DropInvalidIndexes.INVALID)) {
+                while (rs.next()) {
+                    invalid.add(rs.getString(1));
+                }
+            }
+        } catch (java.sql.SQLException e) {
+            org.slf4j.LoggerFactory.getLogger(FlywayConnection.class).warn("Invalid indexes not looked for: {}", LoggedFailure.describe(e));
+            return;
+        }
+        DropInvalidIndexes.warnLeft(invalid);
     }
 }
