@@ -110,6 +110,10 @@ class ProductionShapeTest {
         p.put("adapter.inbox.lost-event-after", "PT6S");
         p.put("adapter.inbox.stuck-processing-after", "PT40S");
         p.put("adapter.retention.enabled", "false");
+        // payloads sealed as in production: a row one pod stored is opened by whichever pod claims it
+        p.put("adapter.crypto.enabled", "true");
+        p.put("adapter.crypto.active-key", "shape");
+        p.put("adapter.crypto.keys.shape", "QEFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaW1xdXl8=");
         // an open circuit waits 3 s (not 30) before its trials, so the poison-row scenario runs in seconds
         p.put("adapter.circuit.open-duration", "PT3S");
         p.put("adapter.http.response-timeout", "PT6S");
@@ -313,6 +317,9 @@ class ProductionShapeTest {
 
         assertNothingAbandoned(report, 3);
         assertThat(report.acknowledged()).isGreaterThan(60);
+        // each row sealed by the pod that stored it and opened by the one that registered it (COMPLETED above)
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no LIKE ?"
+                + " AND payload_key_id IS DISTINCT FROM 'shape'", Long.class, RUN + "-roll-%")).as("rows stored unsealed").isZero();
     }
 
     @Test

@@ -435,6 +435,9 @@ public final class DownstreamSimulator {
                 if (p[4].equals("resend")) {
                     count("survey-resend");
                     if (!bundles.containsKey(key)) {
+                        // recorded: a submission that came before its dispatch (the ordering guard failed), whatever
+                        // the service stores of the answer (its text may be masked or withheld)
+                        event("SUBMISSION_WITHOUT_BUNDLE", key);
                         return new Response(404, "{\"code\":\"BUNDLE_NOT_FOUND\",\"message\":\"no dispatch for this number\"}");
                     }
                     if (submitted.getOrDefault(key, false)) {
@@ -446,6 +449,9 @@ public final class DownstreamSimulator {
                 if (p[4].equals("submission")) {
                     count("survey-submission");
                     if (!bundles.containsKey(key)) {
+                        // recorded: a submission that came before its dispatch (the ordering guard failed), whatever
+                        // the service stores of the answer (its text may be masked or withheld)
+                        event("SUBMISSION_WITHOUT_BUNDLE", key);
                         return new Response(404, "{\"code\":\"BUNDLE_NOT_FOUND\",\"message\":\"no dispatch for this number\"}");
                     }
                     submitted.put(key, true);
