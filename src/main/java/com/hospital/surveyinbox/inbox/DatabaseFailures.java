@@ -105,6 +105,15 @@ public class DatabaseFailures {
      */
     private static String firstState(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            // a rollback that failed after the statement did (TransactionTemplate: "application exception overridden by
+            // rollback exception"): the statement's failure says what happened, the rollback's chain may carry no state
+            if (t instanceof org.springframework.transaction.TransactionSystemException rollback
+                    && rollback.getApplicationException() != null && rollback.getApplicationException() != failure) {
+                String applied = firstState(rollback.getApplicationException());
+                if (applied != null) {
+                    return applied;
+                }
+            }
             if (t instanceof CannotGetJdbcConnectionException || t instanceof CannotCreateTransactionException
                     || t instanceof SQLTransientConnectionException) {
                 return NO_CONNECTION;
