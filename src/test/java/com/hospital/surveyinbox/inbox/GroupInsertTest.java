@@ -312,10 +312,7 @@ class GroupInsertTest extends IntegrationTest {
     void aRowTheDatabaseCannotHoldFailsAloneAndItsGroupIsStoredRowByRow() throws Exception {
         String run = uniqueSubject("GRPBIG");
         java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
-        Function<ReceivedMessage, Acceptance> one = m -> {
-            heldAtGate(m, gate);
-            return store.acceptOne(m);
-        };
+        Function<ReceivedMessage, Acceptance> one = storedPastGate(gate);
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try (GroupInsert group = new GroupInsert(1, 64, store::acceptGroup, one, new SimpleMeterRegistry())) {
             Future<Acceptance> gated = pool.submit(() -> group.accept(message(run + "-gate", null)));
@@ -399,10 +396,7 @@ class GroupInsertTest extends IntegrationTest {
                 + " IF NEW.srvy_drawup_no = '" + run + "-slow' THEN PERFORM pg_sleep(2.2); END IF; RETURN NEW; END $$");
         jdbc.execute("CREATE TRIGGER slow_group_insert BEFORE INSERT ON inbox_message FOR EACH ROW EXECUTE FUNCTION slow_group_insert()");
         CountDownLatch gate = new CountDownLatch(1);
-        Function<ReceivedMessage, Acceptance> one = m -> {
-            heldAtGate(m, gate);
-            return store.acceptOne(m);
-        };
+        Function<ReceivedMessage, Acceptance> one = storedPastGate(gate);
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try (GroupInsert group = new GroupInsert(1, 64, store::acceptGroup, one, new SimpleMeterRegistry(), Duration.ofSeconds(4))) {
             Future<Acceptance> gated = pool.submit(() -> group.accept(message(run + "-gate", null)));
@@ -457,10 +451,7 @@ class GroupInsertTest extends IntegrationTest {
     void anInterruptedReceptionWaitsAsleepIsStoredAndKeepsItsInterrupt() throws Exception {
         String run = uniqueSubject("GRPINTR");
         CountDownLatch gate = new CountDownLatch(1);
-        Function<ReceivedMessage, Acceptance> one = m -> {
-            heldAtGate(m, gate);
-            return store.acceptOne(m);
-        };
+        Function<ReceivedMessage, Acceptance> one = storedPastGate(gate);
         java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try (GroupInsert group = new GroupInsert(1, 64, store::acceptGroup, one, new SimpleMeterRegistry(), Duration.ofSeconds(30))) {
@@ -530,10 +521,7 @@ class GroupInsertTest extends IntegrationTest {
     void aReceptionWhoseSubjectIsHeldElsewhereWaitsAloneAndIsStoredOnceItIsFree() throws Exception {
         String run = uniqueSubject("GRPWAIT");
         CountDownLatch gate = new CountDownLatch(1);
-        Function<ReceivedMessage, Acceptance> one = m -> {
-            heldAtGate(m, gate);
-            return store.acceptOne(m);
-        };
+        Function<ReceivedMessage, Acceptance> one = storedPastGate(gate);
         ExecutorService pool = Executors.newFixedThreadPool(5);
         try (java.sql.Connection elsewhere = jdbc.getDataSource().getConnection();
              GroupInsert group = new GroupInsert(1, 64, store::acceptGroup, one, new SimpleMeterRegistry(), Duration.ofSeconds(10))) {
@@ -575,6 +563,14 @@ class GroupInsertTest extends IntegrationTest {
             lock.setString(2, subject);
             lock.execute();
         }
+    }
+
+    /** One row written alone, held at {@code gate} when its subject ends in "-gate" ({@link #heldAtGate}). */
+    private Function<ReceivedMessage, Acceptance> storedPastGate(CountDownLatch gate) {
+        return m -> {
+            heldAtGate(m, gate);
+            return store.acceptOne(m);
+        };
     }
 
     /** A reception whose subject ends in "-gate" holds the only lane until {@code gate} opens (the next ones queue behind it). */

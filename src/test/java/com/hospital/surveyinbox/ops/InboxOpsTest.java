@@ -46,8 +46,7 @@ class InboxOpsTest extends IntegrationTest {
     @Test
     void aRowsDetailShowsItsLatestAttemptsAndCountsTheRest() {
         String subject = uniqueSubject("OPS-DEFERRED");
-        long id = jdbc.queryForObject("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status) VALUES (?, 'SEND', 'FAILED')"
-                + " RETURNING id", Long.class, subject);
+        long id = row(subject, "FAILED");
         // a charged failure first (it says why the row failed), then 150 deferrals
         jdbc.update("INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at, finished_at, outcome, reason)"
                 + " VALUES (?, 1, now() - INTERVAL '1 day', now() - INTERVAL '1 day', 'FAILED', 'form not registered')", id);
@@ -82,8 +81,7 @@ class InboxOpsTest extends IntegrationTest {
     @Test
     void aRowsDetailShowsItsLatestAuditEntriesAndCountsTheRest() {
         String subject = uniqueSubject("OPS-AUDIT");
-        long id = jdbc.queryForObject("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status) VALUES (?, 'SEND', 'DEAD')"
-                + " RETURNING id", Long.class, subject);
+        long id = row(subject, "DEAD");
         jdbc.update("INSERT INTO operator_audit (inbox_id, at, actor, action, from_status, to_status)"
                 + " SELECT ?, now() - make_interval(mins => 130 - n), 'ops-' || n, 'RETRY_REPLY', 'FAILED', 'FAILED'"
                 + " FROM generate_series(1, 130) AS n", id);
@@ -98,6 +96,12 @@ class InboxOpsTest extends IntegrationTest {
         JsonNode one = client.ops("/ops/inbox/" + id).json();
         assertThat(one.get("audit")).singleElement().satisfies(a -> assertThat(a.get("actor").asText()).isEqualTo("ops-130"));
         assertThat(one.has("auditOmitted")).as("nothing left out").isFalse();
+    }
+
+    /** A SEND row of {@code subject} in {@code status}, written directly: its id. */
+    private long row(String subject, String status) {
+        return jdbc.queryForObject("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status) VALUES (?, 'SEND', ?)"
+                + " RETURNING id", Long.class, subject, status);
     }
 
     @Test

@@ -361,8 +361,7 @@ class InboxRequeueRouteTest extends RouteKit {
     @Test
     void aSearchedErrorTextTooManyRowsHoldIsRefused() {
         String prefix = uniqueSubject("RQ-BROAD") + "-";
-        jdbc.update("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, attempts, last_error)"
-                + " SELECT ? || g, 'SEND', 'DEAD', 5, 'broad failure' FROM generate_series(1, 10001) g", prefix);
+        deadRows(prefix, 10001, "broad failure");
         try {
             Reply broad = bulk("{\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"" + prefix
                     + "\",\"lastErrorContains\":\"broad\",\"dryRun\":false}");
@@ -387,8 +386,7 @@ class InboxRequeueRouteTest extends RouteKit {
     @Test
     void aBacklogPastTheCountsCapIsCountedUpToItAndSaysSo() {
         String prefix = uniqueSubject("RQ-CAP") + "-";
-        jdbc.update("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, attempts, last_error)"
-                + " SELECT ? || g, 'SEND', 'DEAD', 5, 'backlog' FROM generate_series(1, 100001) g", prefix);
+        deadRows(prefix, 100001, "backlog");
         try {
             Reply capped = bulk("{\"status\":\"DEAD\",\"srvyDrawupNoPrefix\":\"" + prefix + "\"}");
             assertThat(capped.status()).as(capped.body()).isEqualTo(200);
@@ -411,6 +409,12 @@ class InboxRequeueRouteTest extends RouteKit {
         } finally {
             jdbc.update("DELETE FROM inbox_message WHERE starts_with(srvy_drawup_no, ?)", prefix);
         }
+    }
+
+    /** {@code count} DEAD rows, subjects {@code prefix}1 to {@code prefix}{@code count}, each with {@code lastError}. */
+    private void deadRows(String prefix, int count, String lastError) {
+        jdbc.update("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, attempts, last_error)"
+                + " SELECT ? || g, 'SEND', 'DEAD', 5, ? FROM generate_series(1, ?) g", prefix, lastError, count);
     }
 
     private Reply bulk(String json) {

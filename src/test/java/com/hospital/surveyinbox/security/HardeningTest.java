@@ -217,11 +217,7 @@ class HardeningTest extends IntegrationTest {
      */
     @Test
     void theProdCheckRefusesABrokerOrRedisLeftAtTheFallbackToThePodItself() {
-        java.util.function.Function<Map<String, String>, String> problems = settings -> {
-            Throwable refused = org.assertj.core.api.Assertions.catchThrowable(prodCheck(Map.of(), settings)::afterPropertiesSet);
-            assertThat(refused).as("the test's other settings are not prod's").hasMessageContaining("Refusing to start in prod");
-            return refused.getMessage();
-        };
+        java.util.function.Function<Map<String, String>, String> problems = HardeningTest::prodProblems;
         String broker = "camel.component.kafka.brokers names no broker but this pod";
         String redis = "spring.data.redis.host is not set";
         // config/application.yaml's fallback for the brokers, Boot's for Redis: nothing set
@@ -252,11 +248,7 @@ class HardeningTest extends IntegrationTest {
      */
     @Test
     void theProdCheckRefusesTheActuatorOnThePublicPort() {
-        java.util.function.Function<Map<String, String>, String> problems = settings -> {
-            Throwable refused = org.assertj.core.api.Assertions.catchThrowable(prodCheck(Map.of(), settings)::afterPropertiesSet);
-            assertThat(refused).as("the test's other settings are not prod's").hasMessageContaining("Refusing to start in prod");
-            return refused.getMessage();
-        };
+        java.util.function.Function<Map<String, String>, String> problems = HardeningTest::prodProblems;
         String shared = "management.server.port must be set apart from server.port";
         assertThat(problems.apply(Map.of())).contains(shared + " (8080)");
         assertThat(problems.apply(Map.of("management.server.port", "8080"))).contains(shared);
@@ -267,6 +259,13 @@ class HardeningTest extends IntegrationTest {
         assertThat(problems.apply(Map.of("server.port", "8081", "management.server.port", "8080"))).doesNotContain(shared);
         assertThat(problems.apply(Map.of("server.port", "0", "management.server.port", "0"))).as("two ports the system picks")
                 .doesNotContain(shared);
+    }
+
+    /** What the prod check refuses with the environment {@code settings} (the test's other settings are never prod's). */
+    private static String prodProblems(Map<String, String> settings) {
+        Throwable refused = org.assertj.core.api.Assertions.catchThrowable(prodCheck(Map.of(), settings)::afterPropertiesSet);
+        assertThat(refused).as("the test's other settings are not prod's").hasMessageContaining("Refusing to start in prod");
+        return refused.getMessage();
     }
 
     private static com.hospital.surveyinbox.config.ProductionSafetyCheck prodCheck(Map<String, String> adapterKeys) {
