@@ -236,8 +236,9 @@ public final class EarlierReleasedTexts implements JavaMigration {
     static void migrate(org.flywaydb.core.Flyway flyway, Set<String> ranEarlierTexts) {
         Configuration configuration = flyway.getConfiguration();
         if (ranEarlierTexts.isEmpty() || !configuration.isValidateOnMigrate()) {
-            if (nothingToMigrate(flyway) && (!configuration.isValidateOnMigrate() || flyway.validateWithResult().validationSuccessful)) {
-                reportUpToDate(flyway);
+            org.flywaydb.core.api.MigrationInfoService upToDate = upToDate(flyway);
+            if (upToDate != null && (!configuration.isValidateOnMigrate() || flyway.validateWithResult().validationSuccessful)) {
+                reportUpToDate(flyway, upToDate);
                 return;
             }
             flyway.migrate();
@@ -257,8 +258,9 @@ public final class EarlierReleasedTexts implements JavaMigration {
             flyway.migrate(); // refused by Flyway's own validation, with its message
             return;
         }
-        if (nothingToMigrate(flyway)) {
-            reportUpToDate(flyway);
+        org.flywaydb.core.api.MigrationInfoService upToDate = upToDate(flyway);
+        if (upToDate != null) {
+            reportUpToDate(flyway, upToDate);
             return;
         }
         org.flywaydb.core.Flyway.configure(configuration.getClassLoader()).configuration(configuration).validateOnMigrate(false)
@@ -272,19 +274,20 @@ public final class EarlierReleasedTexts implements JavaMigration {
      * concurrently on a big table, for as long as older transactions last), past spring.flyway.lock-retry-count, and
      * crash-looped: no capacity could be added until the build ended. Read without a lock (info), so a migration another
      * pod runs meanwhile is one this release does not know (future, ignored) or still pending here (then it waits, as
-     * it must). A failed record (this release's, or a newer one's) still goes through migrate, as before.
+     * it must). A failed record (this release's, or a newer one's) still goes through migrate, as before. The records
+     * as read (one read, for the report too), or null when there is something to migrate.
      */
-    static boolean nothingToMigrate(org.flywaydb.core.Flyway flyway) {
+    static org.flywaydb.core.api.MigrationInfoService upToDate(org.flywaydb.core.Flyway flyway) {
         org.flywaydb.core.api.MigrationInfoService info = flyway.info();
-        return info.pending().length == 0 && java.util.Arrays.stream(info.all()).noneMatch(m -> m.getState().isFailed());
+        return info.pending().length == 0 && java.util.Arrays.stream(info.all()).noneMatch(m -> m.getState().isFailed())
+                ? info : null;
     }
 
     /**
      * What a migrate with nothing to apply said: the schema's version, newer than this image knows after a rollback
      * (Flyway's WARN), and the invalid indexes a cut build left (DropInvalidIndexes after migrating).
      */
-    private static void reportUpToDate(org.flywaydb.core.Flyway flyway) {
-        org.flywaydb.core.api.MigrationInfoService info = flyway.info();
+    private static void reportUpToDate(org.flywaydb.core.Flyway flyway, org.flywaydb.core.api.MigrationInfoService info) {
         java.util.List<String> newer = java.util.Arrays.stream(info.all())
                 .filter(m -> m.getState() == org.flywaydb.core.api.MigrationState.FUTURE_SUCCESS && m.getVersion() != null)
                 .map(m -> m.getVersion().getVersion()).toList();

@@ -247,6 +247,16 @@ public class Requeues {
         return candidates.isEmpty() ? 0 : ((Number) candidates.get(0).get("matching")).longValue();
     }
 
+    /** The matching rows an answer names: at most {@link #MOST_COUNTED} (the statement counts one past it). */
+    private long counted(List<Map<String, Object>> candidates) {
+        return Math.min(matching(candidates), MOST_COUNTED);
+    }
+
+    /** Whether more rows match than {@link #counted} says. */
+    private boolean countCapped(List<Map<String, Object>> candidates) {
+        return matching(candidates) > MOST_COUNTED;
+    }
+
     /** What a call without {@code limit} takes: 100, or {@code adapter.inbox.bulk-requeue-max} when lower. */
     private int defaultLimit() {
         return Math.min(100, bulkRequeueMax);
@@ -271,8 +281,8 @@ public class Requeues {
     public Map<String, Object> dryRun(List<Map<String, Object>> candidates) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("dryRun", true);
-        body.put("matching", Math.min(matching(candidates), MOST_COUNTED));
-        body.put("countCapped", matching(candidates) > MOST_COUNTED); // more rows match than matching says
+        body.put("matching", counted(candidates));
+        body.put("countCapped", countCapped(candidates)); // more rows match than matching says
         body.put("firstIds", candidates.stream().map(row -> String.valueOf(row.get("id"))).toList());
         // what one call takes by default: the console confirms (and sends as its limit) no more than this
         body.put("takesPerCall", defaultLimit());
@@ -292,8 +302,8 @@ public class Requeues {
         body.put("dryRun", false);
         body.put("requeued", ids.size());
         body.put("ids", ids);
-        body.put("remaining", Math.max(0, Math.min(matching(candidates), MOST_COUNTED) - ids.size()));
-        body.put("countCapped", matching(candidates) > MOST_COUNTED); // remaining is "at least" then
+        body.put("remaining", Math.max(0, counted(candidates) - ids.size()));
+        body.put("countCapped", countCapped(candidates)); // remaining is "at least" then
         return body;
     }
 
