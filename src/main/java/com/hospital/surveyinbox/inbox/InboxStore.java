@@ -272,8 +272,9 @@ public class InboxStore implements DisposableBean {
      * transactional form with a settled COMMIT cost the lone reception 40 % of its throughput in the benchmark).
      * With encryption on, a group of one: the ciphertext is bound to the row id, which must be taken first.
      * The admitted case lives here: an autocommit COMMIT that outlives the socket timeout (an fsync stall, a
-     * synchronous standby) gets a 503 and may still commit — a COMMIT cut on the wire, which the production-shape
-     * checker counts. A group's unanswered COMMIT is settled instead ({@link #committedAfterAll}).
+     * synchronous standby) gets a 503 and may still commit (counted, named and followed up) — a COMMIT cut on the wire,
+     * which the production-shape checker counts; one whose backend is ended while it waits for the standby (a
+     * switchover: committed locally) is found by a quiet follow-up, then counted and named. A group's unanswered COMMIT is settled instead ({@link #committedAfterAll}).
      */
     Acceptance acceptOne(ReceivedMessage message) {
         // twice at most: a replay whose first row retention deleted between the insert and the read (the key is free
@@ -292,8 +293,13 @@ public class InboxStore implements DisposableBean {
                         message.msgType(), cipher.seal(0, message.srvyDrawupNo(), message.payload()).bytes(),
                         message.idempotencyKey(), message.traceParent(), message.srvyDrawupNo());
             } catch (RuntimeException e) {
+                // the autocommit insert may still commit (an answer timed out): 503, counted, named and followed up; or
+                // have committed (its backend ended while it waited for a synchronous standby: committed locally),
+                // which a connection found dead before the insert ran looks the same as: looked for, named if found
                 if (DatabaseFailures.answerTimedOut(e)) {
-                    unsettled.lone(message, e); // the autocommit insert may still commit: 503, counted and named
+                    unsettled.lone(message, e);
+                } else if (DatabaseFailures.answerLost(e)) {
+                    unsettled.loneConnectionLost(message);
                 }
                 throw e;
             }

@@ -40,6 +40,8 @@ import org.springframework.jdbc.core.JdbcOperations;
  *       by them (one statement a round, on the subject's index): "was stored after all" with its inbox id (counted
  *       too), or after {@link #FOLLOW_UP_FOR} "no row of it" (it has no transaction to read: an insert still waiting
  *       then is not told apart from one that never committed).</li>
+ *   <li>a lone row's insert whose connection failed under it ({@link #loneConnectionLost}): counted and named only
+ *       once its row is found.</li>
  * </ul>
  */
 final class UnsettledReceptions implements AutoCloseable {
@@ -78,9 +80,18 @@ final class UnsettledReceptions implements AutoCloseable {
     private record Pending(InboxStore.GroupBackend backend, List<Long> ids, long deadline) {
     }
 
-    /** A lone reception whose row has not been found yet. */
-    private record PendingLone(String subject, String msgType, String traceParent, long deadline) {
+    /**
+     * A lone reception whose row has not been found yet. Quiet: one whose connection failed under it (not counted nor
+     * named unless its row is found: most such failures are a connection found dead before the insert ran).
+     */
+    private record PendingLone(String subject, String msgType, String traceParent, long deadline, boolean quiet) {
     }
+
+    /**
+     * How long a lone reception whose connection failed under it is looked for: a backend ended while its insert
+     * waited for a synchronous standby has committed locally already, so its row is there at the first round.
+     */
+    static final Duration QUIET_FOR = Duration.ofMinutes(1);
 
     private final JdbcOperations other;
     private final Counter unsettled;
@@ -113,6 +124,11 @@ final class UnsettledReceptions implements AutoCloseable {
                 .register(meters);
     }
 
+    /** Lone receptions still looked for. */
+    int lonesPending() {
+        return lones.size();
+    }
+
     /** False once closed: the reception is then named as not followed up, as those pending at the close are. */
     private synchronized boolean startFollowUps() {
         if (closed) {
@@ -130,6 +146,27 @@ final class UnsettledReceptions implements AutoCloseable {
         });
         followUps.scheduleWithFixedDelay(this::followUp, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
         return true;
+    }
+
+    /**
+     * A lone row's autocommit insert whose connection failed under it ({@link DatabaseFailures#answerLost}: 08006,
+     * 57P01…): its sender is answered 503. Most such failures are a pooled connection found dead before the insert ran
+     * (a switchover, a restart: nothing stored), so the reception is neither counted nor named now; but a backend
+     * ended while the insert waited for a synchronous standby (a switchover, pg_terminate_backend) has committed
+     * locally. It is looked for, quietly, for {@link #QUIET_FOR}: found, it is counted (unsettled and stored after all)
+     * and named, as a timed-out insert found later is. Counted at once, every switchover under load raised the
+     * unsettled alert with a WARN per reception that had stored nothing.
+     */
+    void loneConnectionLost(ReceivedMessage message) {
+        if (message.idempotencyKey() != null || message.traceParent() == null || lones.size() >= maxLones) {
+            return; // its retry is answered by its key; or its row could not be told from its retry's; or the bound
+        }
+        PendingLone lone = new PendingLone(message.srvyDrawupNo(), message.msgType(), message.traceParent(),
+                System.nanoTime() + Math.min(QUIET_FOR.toNanos(), lasting.toNanos()), true);
+        lones.add(lone);
+        if (!startFollowUps()) {
+            lones.remove(lone);
+        }
     }
 
     /**
@@ -188,7 +225,7 @@ final class UnsettledReceptions implements AutoCloseable {
             return;
         }
         PendingLone lone = new PendingLone(message.srvyDrawupNo(), message.msgType(), message.traceParent(),
-                System.nanoTime() + lasting.toNanos());
+                System.nanoTime() + lasting.toNanos(), false);
         lones.add(lone);
         if (!startFollowUps()) {
             lones.remove(lone);
@@ -297,10 +334,20 @@ final class UnsettledReceptions implements AutoCloseable {
         }
         for (PendingLone lone : round) {
             Long id = found.get(List.of(lone.subject(), lone.msgType(), lone.traceParent()));
-            if (id != null) {
+            if (id != null && lone.quiet()) {
+                unsettled.increment();
+                storedAfterAll.increment();
+                log.warn(ALWAYS, "Inbox row {} ({} {}) was stored although its sender was answered 503: its connection"
+                                + " failed after the insert committed (a backend ended while it waited for a synchronous"
+                                + " standby); a retry of it is a second row of its subject (a SEND's a resend request)",
+                        id, lone.subject(), lone.msgType());
+            } else if (id != null) {
                 storedAfterAll.increment();
                 log.warn(ALWAYS, "Inbox row {} ({} {}) was stored after all: its insert completed after its sender was"
                         + " answered 503; a retry of it is a second row of its subject", id, lone.subject(), lone.msgType());
+            } else if (lone.quiet() && System.nanoTime() - lone.deadline() >= 0) {
+                log.debug("The reception of {} {} answered 503 on a failed connection: no row of it", lone.subject(),
+                        lone.msgType());
             } else if (System.nanoTime() - lone.deadline() >= 0) {
                 log.warn(ALWAYS, "The reception of {} {} answered 503 (trace {}): {} after {} min, no longer followed"
                                 + " up; an insert still waiting would be stored later: look the subject up in the console",
@@ -327,6 +374,9 @@ final class UnsettledReceptions implements AutoCloseable {
                     + " not known; look them up in the console", left);
         }
         for (PendingLone lone : lones) {
+            if (lone.quiet()) {
+                continue; // most likely stored nothing (a connection found dead), and never named
+            }
             log.warn(ALWAYS, "The reception of {} {} (trace {}) no longer followed up: the service is stopping; whether"
                     + " it is stored is not known; look the subject up in the console", lone.subject(), lone.msgType(),
                     lone.traceParent());

@@ -254,6 +254,66 @@ class UnansweredCommitTest {
                 .isFalse();
     }
 
+    /**
+     * A lone reception's autocommit insert whose backend is ended while it waits for the synchronous standby (a
+     * switchover, an operator's pg_terminate_backend): it has committed on the primary, and its sender is answered 503
+     * (no socket timeout: the connection failed). Its row is looked for and, found, counted (unsettled, stored) and
+     * named. Only a timeout was followed up: this one was a 503 for a stored row that nothing counted or named.
+     */
+    @Test
+    void aLoneInsertWhoseBackendIsEndedWhileItWaitsForTheStandbyIsCountedAndFollowedUp() throws Exception {
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry meters = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        com.hospital.surveyinbox.config.AdapterProperties properties = com.hospital.surveyinbox.support.TestProperties.bind(java.util.Map.of());
+        InboxStore store = new InboxStore(new org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate(
+                new org.springframework.jdbc.datasource.DriverManagerDataSource(inboxUrl)), new PayloadCipher(properties), meters, properties);
+        JdbcTemplate other = new JdbcTemplate(data);
+        JdbcTemplate inbox = new JdbcTemplate(new org.springframework.jdbc.datasource.DriverManagerDataSource(inboxUrl));
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(UnsettledReceptions.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> events = new ch.qos.logback.core.read.ListAppender<>();
+        events.start();
+        logger.addAppender(events);
+        try {
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            String subject;
+            CompletableFuture<Acceptance> insert;
+            Integer pid;
+            int tries = 0;
+            do { // again if the insert went through before the server's processes had read the required standby
+                assertThat(System.nanoTime() - deadline).as("a lone insert waiting for the standby within 60 s").isNegative();
+                subject = "ENDED-LONE-" + ++tries;
+                ReceivedMessage message = message(subject).inTrace(String.format("00-%032x-%016x-01", 700 + tries, 700 + tries));
+                insert = CompletableFuture.supplyAsync(() -> store.acceptOne(message));
+                CompletableFuture<Acceptance> sent = insert;
+                await().atMost(Duration.ofSeconds(20)).until(() -> sent.isDone() || other.queryForObject(
+                        "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND datname = 'inbox'", Integer.class) > 0);
+                pid = insert.isDone() ? null : other.queryForObject(
+                        "SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND datname = 'inbox'", Integer.class);
+            } while (pid == null);
+
+            assertThat(other.queryForObject("SELECT pg_terminate_backend(?)", Boolean.class, pid)).isTrue();
+            Throwable failure = org.assertj.core.api.Assertions.catchThrowable(insert::join);
+            assertThat(failure).isNotNull();
+            assertThat(DatabaseFailures.answerTimedOut(failure)).as("no socket timeout: " + failure).isFalse();
+            assertThat(DatabaseFailures.unavailable(failure)).as("answered 503: " + failure).isTrue();
+            assertThat(inbox.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Integer.class, subject))
+                    .as("committed on the primary").isOne();
+            long id = inbox.queryForObject("SELECT id FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject);
+            await().atMost(Duration.ofSeconds(30)).until(() -> meters.get("adapter.reception.unsettled.stored").counter().count() == 1.0);
+            assertThat(meters.get("adapter.reception.unsettled").counter().count()).isEqualTo(1.0);
+            String named = subject;
+            java.util.function.Supplier<java.util.List<String>> lines = () -> {
+                synchronized (events) {
+                    return events.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage).toList();
+                }
+            };
+            assertThat(lines.get()).anySatisfy(m -> assertThat(m)
+                    .startsWith("Inbox row " + id + " (" + named + " SEND) was stored although its sender was answered 503"));
+        } finally {
+            logger.detachAppender(events);
+            store.destroy();
+        }
+    }
+
     private static ReceivedMessage message(String subject) {
         return message(subject, null);
     }
@@ -314,6 +374,47 @@ class UnansweredCommitTest {
                     .anySatisfy(m -> assertThat(m).startsWith("The reception of LONE-UNTRACED SEND has no trace"))
                     .anySatisfy(m -> assertThat(m).startsWith("The reception of LONE-BEYOND SEND is not followed up: 2 are already"))
                     .noneSatisfy(m -> assertThat(m).startsWith("The reception of LONE-UNTRACED SEND answered 503"));
+        } finally {
+            logger.detachAppender(events);
+        }
+    }
+
+    /**
+     * A lone reception whose connection failed under it is looked for quietly: one whose row is there (committed
+     * before its backend ended) is counted and named; one that stored nothing (a connection found dead before its
+     * insert ran, what a switchover does to a pool's idle connections) is neither counted nor named, and given up
+     * after its short look. Counted at once, every switchover under load raised the unsettled alert.
+     */
+    @Test
+    void aLoneReceptionWhoseConnectionFailedIsCountedOnlyOnceItsRowIsFound() throws Exception {
+        JdbcTemplate inbox = new JdbcTemplate(new org.springframework.jdbc.datasource.DriverManagerDataSource(inboxUrl));
+        String storedTrace = String.format("00-%032x-%016x-01", 911, 911);
+        standby("");
+        try {
+            inbox.update("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, trace_parent) VALUES ('LOST-STORED', 'SEND', 'RECEIVED', ?)",
+                    storedTrace);
+        } finally {
+            standby("ghost");
+        }
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry meters = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(UnsettledReceptions.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> events = new ch.qos.logback.core.read.ListAppender<>();
+        events.start();
+        logger.addAppender(events);
+        try (UnsettledReceptions here = new UnsettledReceptions(inbox, meters, Duration.ofMillis(100), Duration.ofSeconds(1), 10)) {
+            here.loneConnectionLost(message("LOST-NEVER").inTrace(String.format("00-%032x-%016x-01", 912, 912)));
+            here.loneConnectionLost(message("LOST-STORED").inTrace(storedTrace));
+            await().atMost(Duration.ofSeconds(20)).until(() -> meters.get("adapter.reception.unsettled.stored").counter().count() == 1.0);
+            assertThat(meters.get("adapter.reception.unsettled").counter().count()).isEqualTo(1.0);
+            // the other given up after its look (a second here), without a count or a line
+            await().atMost(Duration.ofSeconds(20)).until(() -> here.lonesPending() == 0);
+            assertThat(meters.get("adapter.reception.unsettled").counter().count()).isEqualTo(1.0);
+            java.util.List<String> lines;
+            synchronized (events) {
+                lines = events.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage).toList();
+            }
+            assertThat(lines).anySatisfy(m -> assertThat(m).contains("(LOST-STORED SEND) was stored although its sender was answered 503"))
+                    .noneSatisfy(m -> assertThat(m).contains("LOST-NEVER"));
         } finally {
             logger.detachAppender(events);
         }
