@@ -3,7 +3,8 @@
 -- a later one; an earlier one when an operator requeued it while this row was being registered (claim-row.sql
 -- holds it behind a PROCESSING row of its subject), which is why a FAILED outcome looks too.
 -- Run by: routes/inbox-process.camel.yaml, step inbox-process-find-successor (camel-sql), after a
--- row ended COMPLETED, DEAD or FAILED.
+-- row ended COMPLETED, DEAD or FAILED; and routes/inbox-receive.camel.yaml, step inbox-receive-find-held-row, once a
+-- synchronous registration gave its subject's lease back (id -1: it has no row of its own to leave out).
 -- Why this WHERE: any RECEIVED row counts, whether or not its hold was recorded yet (the claim and the hold
 -- are two statements, so a hold may land just after this row finished); a FAILED one when it was held, or
 -- when it is due (its retry's claim may have been refused just before this row finished, its hold not yet

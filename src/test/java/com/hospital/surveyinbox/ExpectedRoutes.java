@@ -9,6 +9,7 @@ final class ExpectedRoutes {
             "inbox-receive",
             "inbox-receive-record",
             "inbox-receive-release-lease",
+            "inbox-receive-held-row",
             "inbox-publish",
             "inbox-process",
             "inbox-process-row",

@@ -19,6 +19,7 @@ public class SynchronousRegistration {
 
     private final java.util.concurrent.Semaphore slots;
     private final long leaseExpiresAfterMillis;
+    private final long retryDelayMillis;
     private final io.micrometer.core.instrument.Counter unrecorded;
 
     public SynchronousRegistration(com.hospital.surveyinbox.config.AdapterProperties properties,
@@ -26,6 +27,7 @@ public class SynchronousRegistration {
                                    io.micrometer.core.instrument.MeterRegistry meters) {
         this.slots = new java.util.concurrent.Semaphore(properties.getInbox().getSynchronousConcurrency());
         this.leaseExpiresAfterMillis = 2 * longestRegistrationMillis(properties, environment, pool);
+        this.retryDelayMillis = properties.getInbox().getRetryDelay().toMillis();
         // at zero from the start: a pod's first unrecorded registration is an increase the alert
         // (SurveyInboxSynchronousRegistrationsUnrecorded) sees; a series first appearing at 1 shows none
         this.unrecorded = io.micrometer.core.instrument.Counter.builder("adapter.reception.synchronous.unrecorded")
@@ -68,6 +70,18 @@ public class SynchronousRegistration {
         params.put("holder", java.util.UUID.randomUUID().toString());
         params.put("expireAfterMillis", leaseExpiresAfterMillis);
         params.put("lockSpace", InboxStore.SUBJECT_LOCK_SPACE);
+        return params;
+    }
+
+    /**
+     * Named parameters of {@code sql/find-successor.sql} once the subject's lease is given back: its oldest row that
+     * may claim now (no own row to leave out: -1), a FAILED one once due after {@code retry-delay}.
+     */
+    public Map<String, Object> heldBack(String srvyDrawupNo) {
+        Map<String, Object> params = new HashMap<>();
+        params.put("srvyDrawupNo", srvyDrawupNo);
+        params.put("id", -1L);
+        params.put("retryDelayMillis", retryDelayMillis);
         return params;
     }
 

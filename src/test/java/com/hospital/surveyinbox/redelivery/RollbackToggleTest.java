@@ -40,6 +40,9 @@ class RollbackToggleTest extends IntegrationTest {
     @Autowired
     org.apache.camel.ProducerTemplate producer;
 
+    @Autowired
+    io.micrometer.core.instrument.MeterRegistry meters;
+
     static String send(String subject, String extra) {
         return "{\"srvyDrawupNo\":\"" + subject + "\",\"patno\":\"P-" + subject + "\",\"formCd\":\"F100\""
                 + (extra.isEmpty() ? "" : "," + extra) + "}";
@@ -384,10 +387,48 @@ class RollbackToggleTest extends IntegrationTest {
             assertThat(Long.parseLong(a.json().path("inboxId").asText())).as("the record before the stored row")
                     .isLessThan(second.inboxId());
 
-            // the row's event once the lease is given back (the redelivery job's republish of a refused claim)
-            assertThat(com.hospital.surveyinbox.support.EventPublisher.publish(producer, second.event())).isTrue();
+            // stored without its event (the store alone): the lease's release republishes the row it held back, at
+            // once (this context runs no redelivery job: before, the row waited for its lost-event-after)
             new Rows(jdbc).awaitStatus(Long.toString(second.inboxId()), "COMPLETED");
             assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE", "RESEND");
+        } finally {
+            senders.shutdownNow();
+            simulator().setLatency(DownstreamSimulator.Latency.FAST);
+        }
+    }
+
+    /**
+     * While the toggle rolls out: the sender's retry of a message registering synchronously on one pod (the same
+     * Idempotency-Key; its first try timed out at the sender) reaches a pod still in inbox mode and is stored, the key
+     * not on record yet. That row is the registration's replay: completed as such when the registration finds its key
+     * taken, answered with its id, and its event refused by the claim. Left RECEIVED, it was claimed once the lease
+     * was given back and registered again, as a resend of the SEND now on record: the patient notified twice.
+     */
+    @Test
+    void aRetryAnInboxModePodStoredWhileTheFirstRegistersIsItsReplayNotAResend() throws Exception {
+        String subject = uniqueSubject("SYNCMIXKEY");
+        String idempotencyKey = "mix-" + subject;
+        simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 600, 700, 0, 2)); // the patient lookup: slow
+        java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(1);
+        try {
+            java.util.concurrent.Future<Reply> first = registering(senders, subject, java.util.Map.of("Idempotency-Key", idempotencyKey));
+            Acceptance retry = store.accept(new ReceivedMessage(subject, "SEND",
+                    send(subject, "").getBytes(StandardCharsets.UTF_8), idempotencyKey));
+            assertThat(retry.fresh()).as("stored: the key not on record yet").isTrue();
+            Reply a = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(a.header("X-Result-Code")).isEqualTo("Y");
+            assertThat(a.json().path("inboxId").asText()).isEqualTo(Long.toString(retry.inboxId()));
+            assertThat(jdbc.queryForMap("SELECT status, attempts FROM inbox_message WHERE id = ?", retry.inboxId()))
+                    .containsEntry("status", "COMPLETED").containsEntry("attempts", 1);
+            assertThat(jdbc.queryForObject("SELECT reason FROM inbox_attempt WHERE inbox_id = ?", String.class, retry.inboxId()))
+                    .startsWith("a replay of the synchronous registration recorded as inbox ");
+
+            // its event, as the inbox-mode pod published it: the claim refuses the finished row
+            double refused = meters.counter(com.hospital.surveyinbox.processing.ProcessingRecord.CLAIMS, "result", "not-claimable").count();
+            assertThat(com.hospital.surveyinbox.support.EventPublisher.publish(producer, retry.event())).isTrue();
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() -> meters.counter(
+                    com.hospital.surveyinbox.processing.ProcessingRecord.CLAIMS, "result", "not-claimable").count() > refused);
+            assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE");
         } finally {
             senders.shutdownNow();
             simulator().setLatency(DownstreamSimulator.Latency.FAST);
