@@ -7,6 +7,8 @@
   const api = (path) => location.origin + '/ops/inbox' + path;
   const SERIES = [['received', '--received'], ['completed', '--completed'], ['failed', '--failed'], ['dead', '--dead']];
   const REFRESH_MS = 10000;
+  // rows of each status the table shows, newest first
+  const SHOWN = 100;
   let subject = '';
 
   function el(tag, attrs, ...children) {
@@ -194,11 +196,20 @@
 
   async function loadRows() {
     const q = subject ? '&srvyDrawupNo=' + encodeURIComponent(subject) : '';
-    const [dead, failed] = await Promise.all([getJson('?status=DEAD&limit=100' + q), getJson('?status=FAILED&limit=100' + q)]);
-    const rows = dead.concat(failed);
+    // one more than is shown of each: whether more match is known, and said
+    const [dead, failed] = await Promise.all([getJson('?status=DEAD&limit=' + (SHOWN + 1) + q),
+      getJson('?status=FAILED&limit=' + (SHOWN + 1) + q)]);
+    const rows = dead.slice(0, SHOWN).concat(failed.slice(0, SHOWN));
     const body = document.querySelector('#rows tbody');
     // an operator answering "Requeue? yes/cancel" keeps the question: the table is rebuilt after the answer
     if (body.querySelector("button[data-action='confirm']")) return false;
+    const cut = [['DEAD', dead], ['FAILED', failed]].filter(([, list]) => list.length > SHOWN).map(([status]) => status);
+    const more = document.getElementById('more');
+    more.hidden = cut.length === 0;
+    more.textContent = cut.length === 0 ? '' : 'More ' + cut.join(' and more ') + ' rows match' + (subject ? ' this subject' : '')
+      + ' than the newest ' + SHOWN + ' of each shown here: filter by subject, requeue many below, or page through'
+      + ' GET /ops/inbox?status=' + cut[0] + (subject ? '&srvyDrawupNo=' + encodeURIComponent(subject) : '')
+      + '&before=<the last inboxId of that status shown>' + (cut.length > 1 ? ' (and the same with status=' + cut[1] + ')' : '') + '.';
     const open = new Set([...body.querySelectorAll('tr.detail')].map((tr) => tr.dataset.for));
     body.replaceChildren();
     rows.forEach((row) => {

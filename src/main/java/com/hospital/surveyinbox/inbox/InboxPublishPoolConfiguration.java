@@ -41,7 +41,10 @@ public class InboxPublishPoolConfiguration {
                 },
                 (task, pool) -> {
                     dropped.increment();
-                    log.debug("Publish pool full: event left to the redelivery job");
+                    // WARN: a broker slower than the receptions for as long as the queue lasts (or a burst beyond
+                    // it) is otherwise seen only when the backlog alert fires; RepeatedLogLines caps the lines
+                    log.warn("Publish pool full ({} events waiting): a reception's event is left to the redelivery job,"
+                            + " which republishes its row after lost-event-after", pool.getQueue().size());
                 }) {
             // Camel leaves a traced exchange's trace_id/span_id on the thread that finishes it (KafkaContinuations):
             // a publish that fails on this thread would label the next event's lines with another message's trace

@@ -28,8 +28,9 @@ import org.springframework.stereotype.Component;
  * the others to within half the read's round trip (a read slower than {@link #SKEW_MAX_ROUND_TRIP_MILLIS} is not
  * used; NaN without a usable reading of the last minute). The rows' own clocks are the database's (retry delay,
  * stuck-row reset, lost events), but the clustered Quartz job runs on each pod's: a pod ahead fires the job early and
- * re-dates its trigger for every pod, and one more than 7.5 s ahead takes the other pods' check-ins for failed
- * instances and recovers their jobs (SurveyInboxClockSkew warns at 2 s).
+ * re-dates its trigger for every pod, and one 7.5 to 12.5 s ahead (where in Quartz's 5 s check-in interval it
+ * looks) takes the other pods' check-ins for failed instances and recovers their jobs (SurveyInboxClockSkew warns at
+ * 2 s).
  */
 @Component
 public class InboxGauges implements org.springframework.beans.factory.DisposableBean {

@@ -127,6 +127,37 @@ class OpsConsoleBrowserTest extends IntegrationTest {
     }
 
     /**
+     * The table shows the newest 100 rows of each status; when more match, it says so (it showed 100 and nothing
+     * else: an operator read the table as every dead row). 101 DEAD rows of one subject, filtered by it: 100 shown
+     * and the note; one fewer, no note.
+     */
+    @Test
+    void aTableCutAtItsLimitSaysSo() {
+        String subject = uniqueSubject("CONSOLE-MANY");
+        jdbc.update("INSERT INTO inbox_message (srvy_drawup_no, msg_type, status) SELECT ?, 'SEND', 'DEAD'"
+                + " FROM generate_series(1, 101)", subject);
+        try {
+            open();
+            browser.findElement(By.id("subject")).sendKeys(subject);
+            browser.findElement(By.cssSelector("#filter button[type='submit']")).click();
+            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
+                assertThat(browser.findElements(By.cssSelector("#rows tbody td.subject"))).hasSize(100)
+                        .allSatisfy(cell -> assertThat(cell.getText()).isEqualTo(subject));
+                assertThat(browser.findElement(By.id("more")).isDisplayed()).isTrue();
+            });
+            assertThat(browser.findElement(By.id("more")).getText()).startsWith("More DEAD rows match this subject than the newest 100");
+
+            jdbc.update("DELETE FROM inbox_message WHERE id = (SELECT min(id) FROM inbox_message WHERE srvy_drawup_no = ?)", subject);
+            browser.findElement(By.cssSelector("#filter button[type='submit']")).click();
+            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> !browser.findElement(By.id("more")).isDisplayed());
+            assertThat(browser.findElements(By.cssSelector("#rows tbody tr[data-status='DEAD']"))).hasSize(100);
+        } finally {
+            jdbc.update("DELETE FROM inbox_message WHERE srvy_drawup_no = ?", subject);
+        }
+    }
+
+    /**
      * A subject holding characters the contract allows but a page would not show as themselves (a right-to-left
      * override turns "1A" into what reads "A1", a zero-width space makes two subjects look alike) is shown with them
      * named: ⟨U+202E⟩, ⟨U+200B⟩.

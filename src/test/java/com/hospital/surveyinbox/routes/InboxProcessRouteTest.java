@@ -80,6 +80,47 @@ class InboxProcessRouteTest extends RouteKit {
     }
 
     /**
+     * An event no worker takes within the hand-off wait (every worker busy on a slow downstream) leaves its row to the
+     * redelivery job, and its ERROR line names the row: the saturation alert's runbook says it does. It named only the
+     * exception's class (the claim, which puts the row's id in the log context, never ran).
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(120)
+    @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
+    void anEventNoWorkerTakesIsLoggedWithItsRow(org.springframework.boot.test.system.CapturedOutput output) throws Exception {
+        // every worker busy (as on a slow downstream): each given a task that waits
+        int workers = properties.getKafka().getWorkers();
+        java.util.concurrent.CountDownLatch busy = new java.util.concurrent.CountDownLatch(workers);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        String run = uniqueSubject("ALONE-BUSY");
+        long waiting = stored(run);
+        try {
+            for (int i = 0; i < workers; i++) {
+                processPool.execute(() -> {
+                    busy.countDown();
+                    try {
+                        release.await(100, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+            }
+            assertThat(busy.await(30, java.util.concurrent.TimeUnit.SECONDS)).as("every worker busy").isTrue();
+            template.sendBody("direct:process-alone", event(waiting, run)); // returns after the hand-off wait
+
+            assertThat(output.getOut().lines()).anySatisfy(line -> assertThat(line).contains("ERROR")
+                    .contains("Inbox event not handed to a worker (").contains("; inbox " + waiting + ")"));
+            assertThat(rows.status(Long.toString(waiting))).isEqualTo("RECEIVED");
+        } finally {
+            release.countDown();
+        }
+    }
+
+    @org.springframework.beans.factory.annotation.Autowired
+    @org.springframework.beans.factory.annotation.Qualifier("inboxProcessPool")
+    java.util.concurrent.Executor processPool;
+
+    /**
      * An event published longer ago than retention's keep-finished (a topic kept that long, or a group replaying it
      * from the start) whose row is gone names a row retention deleted: counted apart, never as a lost row (its
      * alert is critical and its runbook scales the service to 0). One published within keep-finished still is.
@@ -216,6 +257,8 @@ class InboxProcessRouteTest extends RouteKit {
         template.sendBody("direct:process-alone", event(ids[0], subject));
 
         await().atMost(java.time.Duration.ofSeconds(20)).until(() -> meters.counter(outcomes, "outcome", "stale").count() == stale + 1);
+        // the worker done: a reply or a release after the count would still be on its way at the count
+        await().atMost(java.time.Duration.ofSeconds(10)).until(() -> camel.getInflightRepository().size("inbox-process-row") == 0);
         assertThat(jdbc.queryForMap("SELECT status, claim_token, attempts, reply_status FROM inbox_message WHERE id = ?", ids[0]))
                 .containsEntry("status", "PROCESSING").containsEntry("claim_token", other).containsEntry("attempts", 2)
                 .containsEntry("reply_status", "NONE");

@@ -46,7 +46,8 @@ class InboxReceiveRouteTest extends RouteKit {
 
     @Test
     @org.junit.jupiter.api.Timeout(60) // with a caller-runs pool the fourth reception would wait on the blocked publish
-    void receptionsNeverWaitOnKafkaWhenThePublishPoolIsFull() throws Exception {
+    @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
+    void receptionsNeverWaitOnKafkaWhenThePublishPoolIsFull(org.springframework.boot.test.system.CapturedOutput output) throws Exception {
         java.util.concurrent.CountDownLatch kafkaBack = new java.util.concurrent.CountDownLatch(1);
         java.util.Set<Thread> publishedOn = java.util.concurrent.ConcurrentHashMap.newKeySet();
         mock("mock:kafka").whenAnyExchangeReceived(e -> { // a broker that does not answer
@@ -67,6 +68,8 @@ class InboxReceiveRouteTest extends RouteKit {
             // all ten answered while the one publish that started waits on the broker; each row is committed and waits
             // as RECEIVED. One publishing, two queued: the other seven were dropped at once, never run on the caller
             assertThat(meters.find("adapter.inbox.publish.dropped").counter().count() - dropped).isGreaterThanOrEqualTo(7);
+            // and said at WARN (the dropped events' rows wait lost-event-after: the only sign before the backlog alert)
+            assertThat(output.getAll().lines()).anySatisfy(line -> assertThat(line).contains("WARN").contains("Publish pool full ("));
             await().atMost(java.time.Duration.ofSeconds(10)).until(() -> !publishedOn.isEmpty());
             assertThat(publishedOn).doesNotContain(Thread.currentThread()).hasSize(1);
             assertThat(ids).allSatisfy(id -> assertThat(rows.status(id)).isEqualTo("RECEIVED"));
