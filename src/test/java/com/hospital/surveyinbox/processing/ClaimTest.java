@@ -319,8 +319,9 @@ class ClaimTest extends IntegrationTest {
 
             Future<Optional<ClaimedRow>> olderClaim = pool.submit(() -> claims.claim(older));
             org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() -> jdbc.queryForObject(
-                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = ? AND NOT granted",
-                    Long.class, ClaimRepository.CLAIM_LOCK_SPACE) > 0);
+                    // this subject's claim lock: another subject's waiter would end the wait before this claim waits
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = ? AND objid = CAST(hashtext(?) AS oid)"
+                            + " AND NOT granted", Long.class, ClaimRepository.CLAIM_LOCK_SPACE, subject) > 0);
             assertThat(olderClaim).as("waits for the subject's claim in progress").isNotDone();
             laterClaim.commit();
 
@@ -455,8 +456,10 @@ class ClaimTest extends IntegrationTest {
                                         try {
                                             org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
                                                     .pollInterval(java.time.Duration.ofMillis(20))
-                                                    .until(() -> watcher.queryForObject("SELECT count(*) FROM pg_stat_activity "
-                                                            + "WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'", Long.class) > 0);
+                                                    // a claim waiting for a claim lock (not a reception's subject lock)
+                                                    .until(() -> watcher.queryForObject("SELECT count(*) FROM pg_locks"
+                                                            + " WHERE locktype = 'advisory' AND classid = ? AND NOT granted", Long.class,
+                                                            ClaimRepository.CLAIM_LOCK_SPACE) > 0);
                                             real.commit();
                                             real.close();
                                         } catch (Throwable e) {

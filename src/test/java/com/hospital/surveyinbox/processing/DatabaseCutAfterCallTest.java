@@ -89,19 +89,20 @@ class DatabaseCutAfterCallTest extends IntegrationTest {
         String subject = uniqueSubject("CUTRESEND");
         String first = client.accept(ServiceClient.message(subject, "P1", ""));
         direct.awaitStatus(first, "COMPLETED");
-        cutOffWhen("POST /survey/dispatch-bundles/" + subject + "/resend", subject);
+        AtomicBoolean cut = cutOffWhen("POST /survey/dispatch-bundles/" + subject + "/resend", subject);
 
         String resend = client.accept(ServiceClient.message(subject, "P1", ""));
 
         direct.awaitStatus(resend, "COMPLETED", Duration.ofSeconds(60));
         assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE", "RESEND");
         assertThat(direct.attempts(resend)).isEqualTo(1);
+        assertThat(cut).as("the database cut off at the resend's answer").isTrue();
     }
 
     @Test
     void aReplyDeliveredJustBeforeTheDatabaseIsCutOffIsRecordedSentAndNotDeliveredAgain() {
         String subject = uniqueSubject("CUTREPLY");
-        cutOffWhen("POST /legacy/survey-send-results", subject);
+        AtomicBoolean cut = cutOffWhen("POST /legacy/survey-send-results", subject);
 
         String id = client.accept(ServiceClient.message(subject, "P2", "\"alimtalkYn\":\"N\""));
 
@@ -109,6 +110,7 @@ class DatabaseCutAfterCallTest extends IntegrationTest {
         assertThat(direct.status(id)).isEqualTo("COMPLETED");
         assertThat(simulator().replies(subject)).singleElement()
                 .satisfies(r -> assertThat(r.get("reasonCode").asText()).isEqualTo("NOTIFY_SKIPPED"));
+        assertThat(cut).as("the database cut off at the reply's answer").isTrue();
     }
 
     /**
@@ -120,7 +122,7 @@ class DatabaseCutAfterCallTest extends IntegrationTest {
     void theOutcomeOfAFailedRegistrationThatMeetsTheCutIsTriedAgainAndChargedOnce() {
         String subject = uniqueSubject("CUTFAIL");
         String patno = "PCUT-" + subject;
-        cutOffWhen("GET /legacy/patients/" + patno, subject, 404, "{\"code\":\"PATIENT_NOT_FOUND\",\"message\":\"patient not found\"}");
+        AtomicBoolean cut = cutOffWhen("GET /legacy/patients/" + patno, subject, 404, "{\"code\":\"PATIENT_NOT_FOUND\",\"message\":\"patient not found\"}");
 
         String id = client.accept(ServiceClient.message(subject, patno, ""));
 
@@ -128,6 +130,7 @@ class DatabaseCutAfterCallTest extends IntegrationTest {
         await().atMost(Duration.ofSeconds(60)).until(() -> !java.util.Set.of("PROCESSING", "RECEIVED").contains(direct.status(id)));
         assertThat(direct.status(id)).isEqualTo("FAILED");
         assertThat(direct.attempts(id)).isEqualTo(1);
+        assertThat(cut).as("the database cut off at the lookup's answer").isTrue();
     }
 
     /**
@@ -141,7 +144,7 @@ class DatabaseCutAfterCallTest extends IntegrationTest {
     @Test
     void aReplyDeliveredJustBeforeAFailoverLongerThanFourTriesIsRecordedSentOnceTheDatabaseIsBack() {
         String subject = uniqueSubject("CUTLONG");
-        cutOffWhen("POST /legacy/survey-send-results", subject, null, null, 10);
+        AtomicBoolean cut = cutOffWhen("POST /legacy/survey-send-results", subject, null, null, 10);
 
         String first = client.accept(ServiceClient.message(subject, "P3", "\"alimtalkYn\":\"N\""));
         String next = client.accept(ServiceClient.message(subject, "P3", "\"msgType\":\"SUBMIT\""));
@@ -154,6 +157,7 @@ class DatabaseCutAfterCallTest extends IntegrationTest {
         await().atMost(Duration.ofSeconds(40)).until(() -> "SENT".equals(direct.row(first).get("reply_status")));
         assertThat(simulator().replies(subject)).singleElement()
                 .satisfies(r -> assertThat(r.get("reasonCode").asText()).isEqualTo("NOTIFY_SKIPPED"));
+        assertThat(cut).as("the database cut off at the reply's answer").isTrue();
     }
 
     /**
@@ -216,16 +220,19 @@ class DatabaseCutAfterCallTest extends IntegrationTest {
      * before it is answered (the answer still reaches the service), for 3 s: the service's next statement fails at
      * once and its connects fail until then.
      */
-    private void cutOffWhen(String methodAndPath, String subject) {
-        cutOffWhen(methodAndPath, subject, null, null);
+    private AtomicBoolean cutOffWhen(String methodAndPath, String subject) {
+        return cutOffWhen(methodAndPath, subject, null, null);
     }
 
-    private void cutOffWhen(String methodAndPath, String subject, Integer status, String body) {
-        cutOffWhen(methodAndPath, subject, status, body, 3);
+    private AtomicBoolean cutOffWhen(String methodAndPath, String subject, Integer status, String body) {
+        return cutOffWhen(methodAndPath, subject, status, body, 3);
     }
 
-    /** As above, for {@code seconds}; answered {@code status} with {@code body} (every matching request), or as usual when null. */
-    private void cutOffWhen(String methodAndPath, String subject, Integer status, String body, int seconds) {
+    /**
+     * As above, for {@code seconds}; answered {@code status} with {@code body} (every matching request), or as usual when
+     * null. True once the cut happened: a test asserts it, or a request that no longer matched ran as a plain happy path.
+     */
+    private AtomicBoolean cutOffWhen(String methodAndPath, String subject, Integer status, String body, int seconds) {
         AtomicBoolean done = new AtomicBoolean();
         simulator().add(new DownstreamSimulator.Fault(key -> key.equals(methodAndPath), status == null ? 200 : status,
                 body == null ? "" : body, 0, java.util.Map.of(), 0,
@@ -239,5 +246,6 @@ class DatabaseCutAfterCallTest extends IntegrationTest {
                     }
                     return status != null;
                 }));
+        return done;
     }
 }

@@ -54,13 +54,20 @@ class ProcessingWorkersHandOffTest {
         ProcessingWorkers workers = new ProcessingWorkers(1, Duration.ofSeconds(5), new SimpleMeterRegistry());
         java.util.concurrent.atomic.AtomicReference<String> seen = new java.util.concurrent.atomic.AtomicReference<>("unset");
         CountDownLatch done = new CountDownLatch(1);
+        java.util.Set<Thread> ranOn = java.util.concurrent.ConcurrentHashMap.newKeySet();
         try {
-            workers.execute(() -> org.slf4j.MDC.put("srvyDrawupNo", "A-previous"));
             workers.execute(() -> {
+                ranOn.add(Thread.currentThread());
+                org.slf4j.MDC.put("srvyDrawupNo", "A-previous");
+            });
+            workers.execute(() -> {
+                ranOn.add(Thread.currentThread());
                 seen.set(org.slf4j.MDC.get("srvyDrawupNo"));
                 done.countDown();
             });
             assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+            // on the one worker's thread both: the second row met the thread the first left its keys on
+            assertThat(ranOn).hasSize(1);
             assertThat(seen.get()).isNull();
 
             workers.stopTakingWork();

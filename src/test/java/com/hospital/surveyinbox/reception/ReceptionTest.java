@@ -482,6 +482,8 @@ class ReceptionTest extends IntegrationTest {
         assertThat(reply.headers()).doesNotContainKey("authorization");
         assertThat(jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, subject))
                 .isZero();
+        // and no row at all: a body without a readable subject (not JSON, no srvyDrawupNo) is not found by it
+        assertThat(rowCount()).as("rows stored").isEqualTo(rowsBefore);
         rejectedSubjects.add(subject);
     }
 

@@ -80,6 +80,8 @@ class InboxRequeueRouteTest extends RouteKit {
         assertThat(rows.attempts(Long.toString(id))).isZero();
         assertThat(jdbc.queryForObject("SELECT last_error FROM inbox_message WHERE id = ?", String.class, id)).isNull();
         await().atMost(Duration.ofSeconds(10)).until(() -> eventsOf(id) == 1);
+        // once: no second event follows (a paced republish would come within the second)
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3)).until(() -> eventsOf(id) == 1);
     }
 
     /**
@@ -107,6 +109,8 @@ class InboxRequeueRouteTest extends RouteKit {
         assertThat(rows.status(Long.toString(dead))).isEqualTo("RECEIVED");
         assertThat(audits(dead)).isOne();
         await().atMost(Duration.ofSeconds(10)).until(() -> eventsOf(dead) == 1);
+        // once: no second event follows (a paced republish would come within the second)
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3)).until(() -> eventsOf(dead) == 1);
         assertThat(retried.status()).as(retried.body()).isEqualTo(200);
         assertThat(retried.json().get("resultMessage").asText()).startsWith("inbox " + owed + " set to go at the next redelivery tick;");
         assertThat(audits(owed)).isOne();
@@ -139,6 +143,8 @@ class InboxRequeueRouteTest extends RouteKit {
             assertThat(audits(untouched)).isZero();
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> eventsOf(first) == 1);
+        // once: no second event follows (a paced republish would come within the second)
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3)).until(() -> eventsOf(first) == 1);
         await().atMost(Duration.ofSeconds(10)).until(() -> paced.pending() == 0);
         PacedRepublisher.Reservation all = paced.reserve(Integer.MAX_VALUE);
         paced.release(all);
@@ -582,12 +588,26 @@ class InboxRequeueRouteTest extends RouteKit {
         jdbc.update("UPDATE inbox_message SET reply_status = 'FAILED', reply_reason_code = 'DEAD', reply_reason = 'form F9 is not registered', "
                 + "redacted_at = now() - interval '300 days', payload = NULL WHERE id = ?", id);
 
+        // a row as old with nothing owed: retention removes it, which shows its ticks reached rows of that age
+        long control = aged(uniqueSubject("RQ-OLDGONE"), "DEAD", 400);
+        jdbc.update("UPDATE inbox_message SET redacted_at = now() - interval '300 days', payload = NULL WHERE id = ?", control);
+
         assertThat(client.opsPost("/ops/inbox/" + id + "/reply/abandon").status()).isEqualTo(200);
-        template.sendBody("direct:retention-tick", null);
+        for (int run = 0; run < 20 && exists(control); run++) {
+            org.apache.camel.builder.NotifyBuilder done = new org.apache.camel.builder.NotifyBuilder(camel)
+                    .fromRoute("inbox-retention").whenDone(1).create();
+            template.sendBody("direct:retention-tick", null);
+            assertThat(done.matches(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        }
+        assertThat(exists(control)).as("the row as old with nothing owed, removed").isFalse();
 
         assertThat(jdbc.queryForObject("SELECT reply_reason FROM inbox_message WHERE id = ?", String.class, id))
                 .isEqualTo("(removed with the payload)");
         assertThat(audits(id)).as("the abandonment stays on record").isOne();
+    }
+
+    private boolean exists(long id) {
+        return jdbc.queryForObject("SELECT count(*) FROM inbox_message WHERE id = ?", Long.class, id) == 1;
     }
 
     @Autowired

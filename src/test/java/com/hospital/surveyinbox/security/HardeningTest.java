@@ -19,6 +19,44 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 /** Inbound internal headers, the prod profile's refusal of weak secrets. */
 class HardeningTest extends IntegrationTest {
 
+    @org.springframework.beans.factory.annotation.Autowired
+    org.apache.camel.CamelContext camel;
+
+    /**
+     * A failure no route answers is an empty 500, never the exception's stack trace: on every HTTP consumer of the
+     * routes, and on a REST route an engineer adds without an error handler (played here by one added for the test and
+     * removed after it). platform-http's muteException is on by default in Camel 4.17 (written out on the reception's
+     * URI): this guards the default across upgrades and against a route or a property that turns it off.
+     */
+    @Test
+    void noHttpConsumerWritesAnExceptionIntoItsAnswer() throws Exception {
+        // the consumers' endpoints (a REST route's own endpoint is rest:…, the platform-http one behind it is made for it)
+        java.util.List<org.apache.camel.component.platform.http.PlatformHttpEndpoint> http = camel.getEndpoints().stream()
+                .filter(org.apache.camel.component.platform.http.PlatformHttpEndpoint.class::isInstance)
+                .map(org.apache.camel.component.platform.http.PlatformHttpEndpoint.class::cast).toList();
+        assertThat(http).as("the reception and the operator routes").hasSizeGreaterThan(5)
+                .allSatisfy(endpoint -> assertThat(endpoint.isMuteException()).as(endpoint.getEndpointUri()).isTrue());
+
+        camel.addRoutes(new org.apache.camel.builder.RouteBuilder() {
+            @Override
+            public void configure() {
+                rest("/ops/escape-test").get().routeId("escape-test-rest").to("direct:escape-test");
+                from("direct:escape-test").routeId("escape-test")
+                        .throwException(new IllegalStateException("internal detail db=inbox host=10.0.0.7"));
+            }
+        });
+        try {
+            Reply reply = client.ops("/ops/escape-test");
+            assertThat(reply.status()).isEqualTo(500);
+            assertThat(reply.body()).doesNotContain("internal detail", "IllegalStateException", "at org.apache");
+        } finally {
+            for (String route : java.util.List.of("escape-test-rest", "escape-test")) {
+                camel.getRouteController().stopRoute(route);
+                camel.removeRoute(route);
+            }
+        }
+    }
+
     @Test
     void ignoresInboundCamelAndKafkaHeaders() {
         String subject = uniqueSubject("HDR");
