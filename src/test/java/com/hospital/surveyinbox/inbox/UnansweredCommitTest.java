@@ -268,10 +268,7 @@ class UnansweredCommitTest {
                 new org.springframework.jdbc.datasource.DriverManagerDataSource(inboxUrl)), new PayloadCipher(properties), meters, properties);
         JdbcTemplate other = new JdbcTemplate(data);
         JdbcTemplate inbox = new JdbcTemplate(new org.springframework.jdbc.datasource.DriverManagerDataSource(inboxUrl));
-        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(UnsettledReceptions.class);
-        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> events = new ch.qos.logback.core.read.ListAppender<>();
-        events.start();
-        logger.addAppender(events);
+        Captured log = new Captured();
         try {
             long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
             String subject;
@@ -301,16 +298,35 @@ class UnansweredCommitTest {
             await().atMost(Duration.ofSeconds(30)).until(() -> meters.get("adapter.reception.unsettled.stored").counter().count() == 1.0);
             assertThat(meters.get("adapter.reception.unsettled").counter().count()).isEqualTo(1.0);
             String named = subject;
-            java.util.function.Supplier<java.util.List<String>> lines = () -> {
-                synchronized (events) {
-                    return events.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage).toList();
-                }
-            };
-            assertThat(lines.get()).anySatisfy(m -> assertThat(m)
+            assertThat(log.lines()).anySatisfy(m -> assertThat(m)
                     .startsWith("Inbox row " + id + " (" + named + " SEND) was stored although its sender was answered 503"));
         } finally {
-            logger.detachAppender(events);
+            log.close();
             store.destroy();
+        }
+    }
+
+    /** UnsettledReceptions' lines while open (its follow-up thread appends them under the appender's lock). */
+    private static final class Captured implements AutoCloseable {
+        private final ch.qos.logback.classic.Logger logger =
+                (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(UnsettledReceptions.class);
+        private final ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> events =
+                new ch.qos.logback.core.read.ListAppender<>();
+
+        Captured() {
+            events.start();
+            logger.addAppender(events);
+        }
+
+        java.util.List<String> lines() {
+            synchronized (events) {
+                return events.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage).toList();
+            }
+        }
+
+        @Override
+        public void close() {
+            logger.detachAppender(events);
         }
     }
 
@@ -339,10 +355,7 @@ class UnansweredCommitTest {
         JdbcTemplate inbox = new JdbcTemplate(new org.springframework.jdbc.datasource.DriverManagerDataSource(inboxUrl));
         JdbcTemplate away = new JdbcTemplate(new org.springframework.jdbc.datasource.DriverManagerDataSource(
                 "jdbc:postgresql://127.0.0.1:" + nothingListens + "/inbox?connectTimeout=1", "postgres", ""));
-        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(UnsettledReceptions.class);
-        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> events = new ch.qos.logback.core.read.ListAppender<>();
-        events.start();
-        logger.addAppender(events);
+        Captured log = new Captured();
         RuntimeException timedOut = new RuntimeException("Read timed out");
         try (UnsettledReceptions here = new UnsettledReceptions(inbox, new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
                 Duration.ofMillis(100), Duration.ofSeconds(1), 2);
@@ -355,12 +368,7 @@ class UnansweredCommitTest {
             cutOff.lone(message("LONE-AWAY").inTrace(String.format("00-%032x-%016x-01", 904, 904)), timedOut);
 
             // appended from the follow-up threads under the appender's lock (AppenderBase.doAppend)
-            java.util.function.Supplier<java.util.List<String>> lines = () -> {
-                synchronized (events) {
-                    return events.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage).toList();
-                }
-            };
-            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(lines.get())
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(log.lines())
                     .anySatisfy(m -> assertThat(m).startsWith("The reception of LONE-NEVER SEND answered 503")
                             .contains("no row of it after"))
                     .anySatisfy(m -> assertThat(m).startsWith("The reception of LONE-AWAY SEND answered 503")
@@ -368,14 +376,14 @@ class UnansweredCommitTest {
             // one whose insert timed out as the service stops (a request outliving the graceful shutdown) is named too
             cutOff.close();
             cutOff.lone(message("LONE-LATE").inTrace(String.format("00-%032x-%016x-01", 905, 905)), timedOut);
-            assertThat(lines.get())
+            assertThat(log.lines())
                     .anySatisfy(m -> assertThat(m).startsWith("The reception of LONE-LATE SEND (trace")
                             .contains("not followed up: the service is stopping"))
                     .anySatisfy(m -> assertThat(m).startsWith("The reception of LONE-UNTRACED SEND has no trace"))
                     .anySatisfy(m -> assertThat(m).startsWith("The reception of LONE-BEYOND SEND is not followed up: 2 are already"))
                     .noneSatisfy(m -> assertThat(m).startsWith("The reception of LONE-UNTRACED SEND answered 503"));
         } finally {
-            logger.detachAppender(events);
+            log.close();
         }
     }
 
@@ -397,10 +405,7 @@ class UnansweredCommitTest {
             standby("ghost");
         }
         io.micrometer.core.instrument.simple.SimpleMeterRegistry meters = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
-        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(UnsettledReceptions.class);
-        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> events = new ch.qos.logback.core.read.ListAppender<>();
-        events.start();
-        logger.addAppender(events);
+        Captured log = new Captured();
         try (UnsettledReceptions here = new UnsettledReceptions(inbox, meters, Duration.ofMillis(100), Duration.ofSeconds(1), 10)) {
             here.loneConnectionLost(message("LOST-NEVER").inTrace(String.format("00-%032x-%016x-01", 912, 912)));
             here.loneConnectionLost(message("LOST-STORED").inTrace(storedTrace));
@@ -409,14 +414,10 @@ class UnansweredCommitTest {
             // the other given up after its look (a second here), without a count or a line
             await().atMost(Duration.ofSeconds(20)).until(() -> here.lonesPending() == 0);
             assertThat(meters.get("adapter.reception.unsettled").counter().count()).isEqualTo(1.0);
-            java.util.List<String> lines;
-            synchronized (events) {
-                lines = events.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage).toList();
-            }
-            assertThat(lines).anySatisfy(m -> assertThat(m).contains("(LOST-STORED SEND) was stored although its sender was answered 503"))
+            assertThat(log.lines()).anySatisfy(m -> assertThat(m).contains("(LOST-STORED SEND) was stored although its sender was answered 503"))
                     .noneSatisfy(m -> assertThat(m).contains("LOST-NEVER"));
         } finally {
-            logger.detachAppender(events);
+            log.close();
         }
     }
 
@@ -436,10 +437,7 @@ class UnansweredCommitTest {
                 new org.springframework.jdbc.datasource.DriverManagerDataSource(inboxUrl + "&socketTimeout=4"));
         JdbcTemplate inbox = new JdbcTemplate(new org.springframework.jdbc.datasource.DriverManagerDataSource(inboxUrl));
         InboxStore store = new InboxStore(named, new PayloadCipher(properties), meters, properties);
-        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(UnsettledReceptions.class);
-        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> events = new ch.qos.logback.core.read.ListAppender<>();
-        events.start();
-        logger.addAppender(events);
+        Captured log = new Captured();
         try {
             // again while a write went through before the server's processes had read the required standby
             long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
@@ -460,7 +458,7 @@ class UnansweredCommitTest {
             assertThat(DatabaseFailures.unavailable(loneFailure)).as("answered 503").isTrue();
             assertThat(meters.get("adapter.reception.unsettled").counter().count()).isEqualTo(1.0);
             String loneSubject = lone;
-            assertThat(events.list).anySatisfy(e -> assertThat(e.getFormattedMessage())
+            assertThat(log.lines()).anySatisfy(m -> assertThat(m)
                     .contains("a row of " + loneSubject + " SEND may be stored although its sender is answered 503"));
 
             RuntimeException groupFailure = null;
@@ -480,7 +478,7 @@ class UnansweredCommitTest {
             assertThat(DatabaseFailures.unavailable(groupFailure)).as("answered 503: " + groupFailure).isTrue();
             assertThat(meters.get("adapter.reception.unsettled").counter().count()).isEqualTo(3.0);
             assertThat(meters.get("adapter.reception.unsettled.stored").counter().count()).isZero();
-            String named503 = events.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+            String named503 = log.lines().stream()
                     .filter(m -> m.contains("may be stored although their senders are answered 503")).findFirst().orElseThrow();
             java.util.regex.Matcher ids = java.util.regex.Pattern.compile("inbox rows \\[(\\d+), (\\d+)\\] may").matcher(named503);
             assertThat(ids.find()).as(named503).isTrue();
@@ -489,10 +487,10 @@ class UnansweredCommitTest {
             standby("");
             // the group's two rows and the lone row
             await().atMost(Duration.ofSeconds(30)).until(() -> meters.get("adapter.reception.unsettled.stored").counter().count() == 3.0);
-            assertThat(events.list).anySatisfy(e -> assertThat(e.getFormattedMessage())
+            assertThat(log.lines()).anySatisfy(m -> assertThat(m)
                     .contains("Inbox rows [" + ids.group(1) + ", " + ids.group(2) + "] were stored after all"));
             long loneId = inbox.queryForObject("SELECT id FROM inbox_message WHERE srvy_drawup_no = ?", Long.class, loneSubject);
-            assertThat(events.list).anySatisfy(e -> assertThat(e.getFormattedMessage())
+            assertThat(log.lines()).anySatisfy(m -> assertThat(m)
                     .contains("Inbox row " + loneId + " (" + loneSubject + " SEND) was stored after all"));
             assertThat(inbox.queryForObject("SELECT srvy_drawup_no FROM inbox_message WHERE id = ?", String.class,
                     Long.parseLong(ids.group(1)))).isEqualTo(a);
@@ -510,7 +508,7 @@ class UnansweredCommitTest {
             }
             assertThat(meters.get("adapter.reception.unsettled").counter().count()).isEqualTo(3.0);
         } finally {
-            logger.detachAppender(events);
+            log.close();
             store.destroy();
             standby("ghost");
         }
