@@ -85,6 +85,34 @@ class InboxRequeueRouteTest extends RouteKit {
     }
 
     /**
+     * A single requeue while Kafka does not answer is answered at once: its event is handed to the publish pool and
+     * reaches the broker once it answers. The operator's request waited out the producer (20 s), holding one of the
+     * operators' two write slots.
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void aRequeueIsAnsweredWithoutWaitingForKafka() throws Exception {
+        long id = aged(uniqueSubject("RQ-KAFKADOWN"), "DEAD", 1);
+        CountDownLatch kafkaBack = new CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean published = new java.util.concurrent.atomic.AtomicBoolean();
+        mock("mock:kafka").whenAnyExchangeReceived(e -> { // a broker that does not answer
+            kafkaBack.await(30, java.util.concurrent.TimeUnit.SECONDS);
+            published.set(true);
+        });
+        try {
+            Reply reply = client.opsPost("/ops/inbox/" + id + "/requeue");
+
+            assertThat(reply.status()).as(reply.body()).isEqualTo(200);
+            assertThat(reply.json().get("status").asText()).isEqualTo("RECEIVED");
+            assertThat(published).as("answered while the publish still waits for the broker").isFalse();
+        } finally {
+            kafkaBack.countDown();
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> eventsOf(id) == 1);
+        assertThat(published).isTrue();
+    }
+
+    /**
      * A requeue and a reply retry whose row cannot be read back once the change committed (the pool exhausted for a
      * moment): answered 200 with what was done and where to read the row. Both were answered 503 "please retry" before,
      * and the operator's retry was refused (409) for a change already made.
