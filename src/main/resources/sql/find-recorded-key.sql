@@ -4,8 +4,9 @@
 -- toggle rolls out: the sender's retry of this very message, after its first try timed out, reached that pod): the
 -- answer carries that id.
 -- Such a row, stored after the id this registration reserved and not yet claimed (the lease refuses its claim), is
--- this registration's replay: it is completed here, while the lease still holds, with an attempt saying so, and the
--- reply the registration's outcome owes (NOTIFY_SKIPPED, ALREADY_SUBMITTED) opened on it, for the redelivery job: its
+-- this registration's replay and stands as its record: it is completed here, while the lease still holds, with an
+-- attempt saying so (the reserved id stays unused), and the reply the registration's outcome owes (NOTIFY_SKIPPED,
+-- ALREADY_SUBMITTED) opened on it, for the redelivery job: its
 -- sender was answered "received" and waits for that reply, the synchronous answer having gone to a sender that had
 -- given up. Left RECEIVED, it was claimed once the lease was given back and, its subject now having a COMPLETED SEND,
 -- registered again as a resend request: the patient notified twice, a SUBMIT submitted twice.
@@ -45,8 +46,8 @@ WITH found AS (
     RETURNING m.id, m.attempts
 ), attempt AS (
     INSERT INTO inbox_attempt (inbox_id, attempt_no, started_at, finished_at, outcome, reason)
-    SELECT id, attempts, now(), now(), 'COMPLETED', 'a replay of the synchronous registration recorded as inbox '
-           || CAST(:#recordId AS BIGINT) || ', registered there'
+    SELECT id, attempts, now(), now(), 'COMPLETED', 'the sender''s retry of a synchronous registration (id '
+           || CAST(:#recordId AS BIGINT) || ' reserved for its record, not used): registered there, this row is its record'
       FROM replayed
 )
 SELECT id

@@ -82,9 +82,11 @@ final class UnsettledReceptions implements AutoCloseable {
 
     /**
      * A lone reception whose row has not been found yet. Quiet: one whose connection failed under it (not counted nor
-     * named unless its row is found: most such failures are a connection found dead before the insert ran).
+     * named unless its row is found: most such failures are a connection found dead before the insert ran); looked
+     * for until {@code deadline} once a round could read, and while none could (the database away after the
+     * switchover that failed it), until {@code giveUp}.
      */
-    private record PendingLone(String subject, String msgType, String traceParent, long deadline, boolean quiet) {
+    private record PendingLone(String subject, String msgType, String traceParent, long deadline, long giveUp, boolean quiet) {
     }
 
     /**
@@ -99,6 +101,7 @@ final class UnsettledReceptions implements AutoCloseable {
     private final Duration every;
     private final Duration lasting;
     private final int maxLones;
+    private final Duration quietFor;
     private final ConcurrentLinkedQueue<Pending> pending = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<PendingLone> lones = new ConcurrentLinkedQueue<>();
     /** Started with the first pending reception (most pods never have one); null until then. */
@@ -110,6 +113,12 @@ final class UnsettledReceptions implements AutoCloseable {
     }
 
     UnsettledReceptions(JdbcOperations other, MeterRegistry meters, Duration every, Duration lasting, int maxLones) {
+        this(other, meters, every, lasting, maxLones, QUIET_FOR);
+    }
+
+    UnsettledReceptions(JdbcOperations other, MeterRegistry meters, Duration every, Duration lasting, int maxLones,
+                        Duration quietFor) {
+        this.quietFor = quietFor;
         this.other = other;
         this.every = every;
         this.lasting = lasting;
@@ -153,7 +162,8 @@ final class UnsettledReceptions implements AutoCloseable {
      * 57P01…): its sender is answered 503. Most such failures are a pooled connection found dead before the insert ran
      * (a switchover, a restart: nothing stored), so the reception is neither counted nor named now; but a backend
      * ended while the insert waited for a synchronous standby (a switchover, pg_terminate_backend) has committed
-     * locally. It is looked for, quietly, for {@link #QUIET_FOR}: found, it is counted (unsettled and stored after all)
+     * locally. It is looked for, quietly, for {@link #QUIET_FOR} of rounds that could read (up to the hour while the
+     * database stays away after the switchover): found, it is counted (unsettled and stored after all)
      * and named, as a timed-out insert found later is. Counted at once, every switchover under load raised the
      * unsettled alert with a WARN per reception that had stored nothing.
      */
@@ -161,8 +171,9 @@ final class UnsettledReceptions implements AutoCloseable {
         if (message.idempotencyKey() != null || message.traceParent() == null || lones.size() >= maxLones) {
             return; // its retry is answered by its key; or its row could not be told from its retry's; or the bound
         }
+        long now = System.nanoTime();
         PendingLone lone = new PendingLone(message.srvyDrawupNo(), message.msgType(), message.traceParent(),
-                System.nanoTime() + Math.min(QUIET_FOR.toNanos(), lasting.toNanos()), true);
+                now + Math.min(quietFor.toNanos(), lasting.toNanos()), now + lasting.toNanos(), true);
         lones.add(lone);
         if (!startFollowUps()) {
             lones.remove(lone);
@@ -224,8 +235,9 @@ final class UnsettledReceptions implements AutoCloseable {
                     message.srvyDrawupNo(), message.msgType(), maxLones);
             return;
         }
+        long giveUp = System.nanoTime() + lasting.toNanos();
         PendingLone lone = new PendingLone(message.srvyDrawupNo(), message.msgType(), message.traceParent(),
-                System.nanoTime() + lasting.toNanos(), false);
+                giveUp, giveUp, false);
         lones.add(lone);
         if (!startFollowUps()) {
             lones.remove(lone);
@@ -345,7 +357,12 @@ final class UnsettledReceptions implements AutoCloseable {
                 storedAfterAll.increment();
                 log.warn(ALWAYS, "Inbox row {} ({} {}) was stored after all: its insert completed after its sender was"
                         + " answered 503; a retry of it is a second row of its subject", id, lone.subject(), lone.msgType());
-            } else if (lone.quiet() && System.nanoTime() - lone.deadline() >= 0) {
+            } else if (lone.quiet()) {
+                // given up once a round that could read comes past its minute (or, the database away, past the hour)
+                long now = System.nanoTime();
+                if (!((read && now - lone.deadline() >= 0) || now - lone.giveUp() >= 0)) {
+                    continue;
+                }
                 log.debug("The reception of {} {} answered 503 on a failed connection: no row of it", lone.subject(),
                         lone.msgType());
             } else if (System.nanoTime() - lone.deadline() >= 0) {

@@ -422,6 +422,47 @@ class UnansweredCommitTest {
     }
 
     /**
+     * The database away after the switchover that failed a lone reception's connection: its quiet look does not run
+     * out while no round can read; once the database answers, its row is found and counted. Given up after its
+     * minute of failed rounds, a row the switchover kept was never named.
+     */
+    @Test
+    void aQuietLookOutlastsADatabaseAwayUntilItsRowCanBeRead() throws Exception {
+        String trace = String.format("00-%032x-%016x-01", 913, 913);
+        standby("");
+        try {
+            new JdbcTemplate(new org.springframework.jdbc.datasource.DriverManagerDataSource(inboxUrl)).update(
+                    "INSERT INTO inbox_message (srvy_drawup_no, msg_type, status, trace_parent) VALUES ('LOST-AWAY', 'SEND', 'RECEIVED', ?)", trace);
+        } finally {
+            standby("ghost");
+        }
+        java.util.concurrent.atomic.AtomicBoolean away = new java.util.concurrent.atomic.AtomicBoolean(true);
+        java.util.concurrent.atomic.AtomicInteger refused = new java.util.concurrent.atomic.AtomicInteger();
+        JdbcTemplate flaky = new JdbcTemplate(new org.springframework.jdbc.datasource.DelegatingDataSource(
+                new org.springframework.jdbc.datasource.DriverManagerDataSource(inboxUrl)) {
+            @Override
+            public Connection getConnection() throws SQLException {
+                if (away.get()) {
+                    refused.incrementAndGet();
+                    throw new SQLException("the database is away", "08001");
+                }
+                return super.getConnection();
+            }
+        });
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry meters = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        try (UnsettledReceptions here = new UnsettledReceptions(flaky, meters, Duration.ofMillis(50), Duration.ofSeconds(30), 10,
+                Duration.ofMillis(100))) {
+            here.loneConnectionLost(message("LOST-AWAY").inTrace(trace));
+            // rounds that could not read, well past its quiet look's 100 ms
+            await().atMost(Duration.ofSeconds(20)).until(() -> refused.get() >= 6);
+            assertThat(here.lonesPending()).as("still looked for").isOne();
+            away.set(false);
+            await().atMost(Duration.ofSeconds(20)).until(() -> meters.get("adapter.reception.unsettled.stored").counter().count() == 1.0);
+            assertThat(meters.get("adapter.reception.unsettled").counter().count()).isEqualTo(1.0);
+        }
+    }
+
+    /**
      * Receptions whose write got no answer while the standby does not answer: a lone row's autocommit insert and a
      * group's COMMIT each outlive the socket timeout and are answered 503 — their rows may be stored all the same.
      * Each is counted ({@code adapter.reception.unsettled}) and named at WARN (the lone row by subject, the group by

@@ -421,7 +421,7 @@ class RollbackToggleTest extends IntegrationTest {
             assertThat(jdbc.queryForMap("SELECT status, attempts FROM inbox_message WHERE id = ?", retry.inboxId()))
                     .containsEntry("status", "COMPLETED").containsEntry("attempts", 1);
             assertThat(jdbc.queryForObject("SELECT reason FROM inbox_attempt WHERE inbox_id = ?", String.class, retry.inboxId()))
-                    .startsWith("a replay of the synchronous registration recorded as inbox ");
+                    .startsWith("the sender's retry of a synchronous registration (id ");
 
             // its event, as the inbox-mode pod published it: the claim refuses the finished row
             double refused = meters.counter(com.hospital.surveyinbox.processing.ProcessingRecord.CLAIMS, "result", "not-claimable").count();
