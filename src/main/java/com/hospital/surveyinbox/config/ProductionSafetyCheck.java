@@ -45,8 +45,17 @@ public class ProductionSafetyCheck implements InitializingBean {
      * application-prod.yaml as an active prod would, and skipped every check here).
      */
     private String[] profiles() {
+        return profiles(environment);
+    }
+
+    private static String[] profiles(org.springframework.core.env.Environment environment) {
         String[] active = environment.getActiveProfiles();
         return active.length > 0 ? active : environment.getDefaultProfiles();
+    }
+
+    /** Whether the profiles in effect include prod (in any letter case), as this check reads them. */
+    static boolean prod(org.springframework.core.env.Environment environment) {
+        return java.util.Arrays.stream(profiles(environment)).anyMatch("prod"::equalsIgnoreCase);
     }
 
     @Override

@@ -170,7 +170,12 @@ class RollbackToggleTest extends IntegrationTest {
      */
     private java.util.concurrent.Future<Reply> registering(java.util.concurrent.ExecutorService senders, String subject,
                                                            java.util.Map<String, String> headers) {
-        java.util.concurrent.Future<Reply> sent = senders.submit(() -> client.receive(send(subject, ""), headers));
+        return registering(senders, subject, "", headers);
+    }
+
+    private java.util.concurrent.Future<Reply> registering(java.util.concurrent.ExecutorService senders, String subject,
+                                                           String extra, java.util.Map<String, String> headers) {
+        java.util.concurrent.Future<Reply> sent = senders.submit(() -> client.receive(send(subject, extra), headers));
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> simulator().requests().stream()
                 .anyMatch(r -> r.line().startsWith("GET /legacy/patients/P-" + subject)));
         return sent;
@@ -391,6 +396,33 @@ class RollbackToggleTest extends IntegrationTest {
             // once (this context runs no redelivery job: before, the row waited for its lost-event-after)
             new Rows(jdbc).awaitStatus(Long.toString(second.inboxId()), "COMPLETED");
             assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE", "RESEND");
+        } finally {
+            senders.shutdownNow();
+            simulator().setLatency(DownstreamSimulator.Latency.FAST);
+        }
+    }
+
+    /**
+     * A replay (below) of a registration whose outcome owes a reply (alimtalkYn N: NOTIFY_SKIPPED): the synchronous
+     * answer carrying it went to a sender that had given up, and the retry's sender was answered "received": the reply
+     * is opened on the replay, for the redelivery job.
+     */
+    @Test
+    void aReplayOfARegistrationThatOwesAReplyOpensItForTheRedeliveryJob() throws Exception {
+        String subject = uniqueSubject("SYNCMIXREPLY");
+        String idempotencyKey = "mixreply-" + subject;
+        simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 600, 700, 0, 2)); // the patient lookup: slow
+        java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(1);
+        try {
+            java.util.concurrent.Future<Reply> first = registering(senders, subject, "\"alimtalkYn\":\"N\"",
+                    java.util.Map.of("Idempotency-Key", idempotencyKey));
+            Acceptance retry = store.accept(new ReceivedMessage(subject, "SEND",
+                    send(subject, "\"alimtalkYn\":\"N\"").getBytes(StandardCharsets.UTF_8), idempotencyKey));
+            Reply a = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(a.header("X-Result-Code")).isEqualTo("Y");
+            assertThat(jdbc.queryForMap("SELECT status, reply_status, reply_reason_code FROM inbox_message WHERE id = ?",
+                    retry.inboxId())).containsEntry("status", "COMPLETED").containsEntry("reply_status", "PENDING")
+                    .containsEntry("reply_reason_code", "NOTIFY_SKIPPED");
         } finally {
             senders.shutdownNow();
             simulator().setLatency(DownstreamSimulator.Latency.FAST);

@@ -40,6 +40,23 @@ class RouteEditTest extends IntegrationTest {
 
     static {
         RouteRecipes.applyAll(Paths.get("routes"), Paths.get("routes/recipes"), EDITED); // before Camel reads the folder
+        try { // and an engineer's debugging line, which the start names (the prod profile refuses it)
+            java.nio.file.Files.writeString(EDITED.resolve("route-edit-debug.camel.yaml"), String.join("\n",
+                    "- route:", "    id: route-edit-debug", "    from:", "      uri: direct:route-edit-debug", "      steps:",
+                    "        - log:", "            id: route-edit-debug-log", "            message: \"got ${body}\"", ""));
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    @org.springframework.beans.factory.annotation.Autowired
+    com.hospital.surveyinbox.config.RouteLoggingCheck routeLogging;
+
+    /** An edited route that logs the whole body is named when the service starts (RouteLoggingCheck). */
+    @Test
+    void aDebuggingLineThatLogsTheBodyIsNamedAtStart() {
+        assertThat(routeLogging.found()).singleElement().asString()
+                .startsWith("route route-edit-debug, log route-edit-debug-log: its message holds the whole body");
     }
 
     @Test

@@ -28,6 +28,12 @@ class HardeningTest extends IntegrationTest {
      * removed after it). platform-http's muteException is on by default in Camel 4.17 (written out on the reception's
      * URI): this guards the default across upgrades and against a route or a property that turns it off.
      */
+    /** The shipped routes log no payload, no set of all headers (RouteLoggingCheck; the prod profile refuses them). */
+    @Test
+    void theShippedRoutesLogNoPayloadNorAllHeaders() {
+        assertThat(com.hospital.surveyinbox.config.RouteLoggingCheck.problems(camel)).isEmpty();
+    }
+
     @Test
     void noHttpConsumerWritesAnExceptionIntoItsAnswer() throws Exception {
         // the consumers' endpoints (a REST route's own endpoint is rest:…, the platform-http one behind it is made for it)
