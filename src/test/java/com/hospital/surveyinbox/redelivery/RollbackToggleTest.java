@@ -381,21 +381,36 @@ class RollbackToggleTest extends IntegrationTest {
     @Test
     void aSendAnInboxModePodStoresWhileTheFirstRegistersSynchronouslyIsAResend() throws Exception {
         String subject = uniqueSubject("SYNCMIX");
+        StoredMeanwhile mix = storedWhileRegistering(subject, "", null);
+        Acceptance second = mix.stored();
+        assertThat(mix.first().header("X-Result-Code")).isEqualTo("Y");
+        assertThat(Long.parseLong(mix.first().json().path("inboxId").asText())).as("the record before the stored row")
+                .isLessThan(second.inboxId());
+
+        // stored without its event (the store alone): the lease's release republishes the row it held back, at
+        // once (this context runs no redelivery job: before, the row waited for its lost-event-after)
+        new Rows(jdbc).awaitStatus(Long.toString(second.inboxId()), "COMPLETED");
+        assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE", "RESEND");
+    }
+
+    /** The first's answer, and the row an inbox-mode pod stored while the first registered synchronously. */
+    private record StoredMeanwhile(Reply first, Acceptance stored) {
+    }
+
+    /**
+     * A SEND of {@code subject} registered synchronously (its patient lookup slow) and, once that lookup runs, the same
+     * message stored as an inbox-mode pod stores it (the store alone: no event), with {@code idempotencyKey} on both
+     * when not null.
+     */
+    private StoredMeanwhile storedWhileRegistering(String subject, String extra, String idempotencyKey) throws Exception {
         simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 600, 700, 0, 2)); // the patient lookup: slow
         java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(1);
         try {
-            java.util.concurrent.Future<Reply> first = registering(senders, subject, java.util.Map.of());
-            Acceptance second = store.accept(new ReceivedMessage(subject, "SEND",
-                    send(subject, "").getBytes(StandardCharsets.UTF_8), null));
-            Reply a = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
-            assertThat(a.header("X-Result-Code")).isEqualTo("Y");
-            assertThat(Long.parseLong(a.json().path("inboxId").asText())).as("the record before the stored row")
-                    .isLessThan(second.inboxId());
-
-            // stored without its event (the store alone): the lease's release republishes the row it held back, at
-            // once (this context runs no redelivery job: before, the row waited for its lost-event-after)
-            new Rows(jdbc).awaitStatus(Long.toString(second.inboxId()), "COMPLETED");
-            assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE", "RESEND");
+            java.util.concurrent.Future<Reply> first = registering(senders, subject, extra,
+                    idempotencyKey == null ? java.util.Map.of() : java.util.Map.of("Idempotency-Key", idempotencyKey));
+            Acceptance stored = store.accept(new ReceivedMessage(subject, "SEND",
+                    send(subject, extra).getBytes(StandardCharsets.UTF_8), idempotencyKey));
+            return new StoredMeanwhile(first.get(30, java.util.concurrent.TimeUnit.SECONDS), stored);
         } finally {
             senders.shutdownNow();
             simulator().setLatency(DownstreamSimulator.Latency.FAST);
@@ -410,23 +425,11 @@ class RollbackToggleTest extends IntegrationTest {
     @Test
     void aReplayOfARegistrationThatOwesAReplyOpensItForTheRedeliveryJob() throws Exception {
         String subject = uniqueSubject("SYNCMIXREPLY");
-        String idempotencyKey = "mixreply-" + subject;
-        simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 600, 700, 0, 2)); // the patient lookup: slow
-        java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(1);
-        try {
-            java.util.concurrent.Future<Reply> first = registering(senders, subject, "\"alimtalkYn\":\"N\"",
-                    java.util.Map.of("Idempotency-Key", idempotencyKey));
-            Acceptance retry = store.accept(new ReceivedMessage(subject, "SEND",
-                    send(subject, "\"alimtalkYn\":\"N\"").getBytes(StandardCharsets.UTF_8), idempotencyKey));
-            Reply a = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
-            assertThat(a.header("X-Result-Code")).isEqualTo("Y");
-            assertThat(jdbc.queryForMap("SELECT status, reply_status, reply_reason_code FROM inbox_message WHERE id = ?",
-                    retry.inboxId())).containsEntry("status", "COMPLETED").containsEntry("reply_status", "PENDING")
-                    .containsEntry("reply_reason_code", "NOTIFY_SKIPPED");
-        } finally {
-            senders.shutdownNow();
-            simulator().setLatency(DownstreamSimulator.Latency.FAST);
-        }
+        StoredMeanwhile mix = storedWhileRegistering(subject, "\"alimtalkYn\":\"N\"", "mixreply-" + subject);
+        assertThat(mix.first().header("X-Result-Code")).isEqualTo("Y");
+        assertThat(jdbc.queryForMap("SELECT status, reply_status, reply_reason_code FROM inbox_message WHERE id = ?",
+                mix.stored().inboxId())).containsEntry("status", "COMPLETED").containsEntry("reply_status", "PENDING")
+                .containsEntry("reply_reason_code", "NOTIFY_SKIPPED");
     }
 
     /**
@@ -439,32 +442,22 @@ class RollbackToggleTest extends IntegrationTest {
     @Test
     void aRetryAnInboxModePodStoredWhileTheFirstRegistersIsItsReplayNotAResend() throws Exception {
         String subject = uniqueSubject("SYNCMIXKEY");
-        String idempotencyKey = "mix-" + subject;
-        simulator().setLatency(new DownstreamSimulator.Latency(0, 2, 600, 700, 0, 2)); // the patient lookup: slow
-        java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(1);
-        try {
-            java.util.concurrent.Future<Reply> first = registering(senders, subject, java.util.Map.of("Idempotency-Key", idempotencyKey));
-            Acceptance retry = store.accept(new ReceivedMessage(subject, "SEND",
-                    send(subject, "").getBytes(StandardCharsets.UTF_8), idempotencyKey));
-            assertThat(retry.fresh()).as("stored: the key not on record yet").isTrue();
-            Reply a = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
-            assertThat(a.header("X-Result-Code")).isEqualTo("Y");
-            assertThat(a.json().path("inboxId").asText()).isEqualTo(Long.toString(retry.inboxId()));
-            assertThat(jdbc.queryForMap("SELECT status, attempts FROM inbox_message WHERE id = ?", retry.inboxId()))
-                    .containsEntry("status", "COMPLETED").containsEntry("attempts", 1);
-            assertThat(jdbc.queryForObject("SELECT reason FROM inbox_attempt WHERE inbox_id = ?", String.class, retry.inboxId()))
-                    .startsWith("the sender's retry of a synchronous registration (id ");
+        StoredMeanwhile mix = storedWhileRegistering(subject, "", "mix-" + subject);
+        Acceptance retry = mix.stored();
+        assertThat(retry.fresh()).as("stored: the key not on record yet").isTrue();
+        assertThat(mix.first().header("X-Result-Code")).isEqualTo("Y");
+        assertThat(mix.first().json().path("inboxId").asText()).isEqualTo(Long.toString(retry.inboxId()));
+        assertThat(jdbc.queryForMap("SELECT status, attempts FROM inbox_message WHERE id = ?", retry.inboxId()))
+                .containsEntry("status", "COMPLETED").containsEntry("attempts", 1);
+        assertThat(jdbc.queryForObject("SELECT reason FROM inbox_attempt WHERE inbox_id = ?", String.class, retry.inboxId()))
+                .startsWith("the sender's retry of a synchronous registration (id ");
 
-            // its event, as the inbox-mode pod published it: the claim refuses the finished row
-            double refused = meters.counter(com.hospital.surveyinbox.processing.ProcessingRecord.CLAIMS, "result", "not-claimable").count();
-            assertThat(com.hospital.surveyinbox.support.EventPublisher.publish(producer, retry.event())).isTrue();
-            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() -> meters.counter(
-                    com.hospital.surveyinbox.processing.ProcessingRecord.CLAIMS, "result", "not-claimable").count() > refused);
-            assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE");
-        } finally {
-            senders.shutdownNow();
-            simulator().setLatency(DownstreamSimulator.Latency.FAST);
-        }
+        // its event, as the inbox-mode pod published it: the claim refuses the finished row
+        double refused = meters.counter(com.hospital.surveyinbox.processing.ProcessingRecord.CLAIMS, "result", "not-claimable").count();
+        assertThat(com.hospital.surveyinbox.support.EventPublisher.publish(producer, retry.event())).isTrue();
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() -> meters.counter(
+                com.hospital.surveyinbox.processing.ProcessingRecord.CLAIMS, "result", "not-claimable").count() > refused);
+        assertThat(simulator().events(subject)).extracting(DownstreamSimulator.Event::kind).containsExactly("BUNDLE");
     }
 
     /**
