@@ -208,8 +208,7 @@
     more.hidden = cut.length === 0;
     more.textContent = cut.length === 0 ? '' : 'More ' + cut.join(' and more ') + ' rows match' + (subject ? ' this subject' : '')
       + ' than the newest ' + SHOWN + ' of each shown here: filter by subject, requeue many below, or page through'
-      + ' GET /ops/inbox?status=' + cut[0] + (subject ? '&srvyDrawupNo=' + encodeURIComponent(subject) : '')
-      + '&before=<the last inboxId of that status shown>' + (cut.length > 1 ? ' (and the same with status=' + cut[1] + ')' : '') + '.';
+      + ' GET /ops/inbox?status=' + cut[0] + q + '&before=<the last inboxId of that status shown>' + (cut.length > 1 ? ' (and the same with status=' + cut[1] + ')' : '') + '.';
     const open = new Set([...body.querySelectorAll('tr.detail')].map((tr) => tr.dataset.for));
     body.replaceChildren();
     rows.forEach((row) => {

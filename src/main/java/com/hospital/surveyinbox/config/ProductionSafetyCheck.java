@@ -60,7 +60,7 @@ public class ProductionSafetyCheck implements InitializingBean {
 
     @Override
     public void afterPropertiesSet() {
-        if (java.util.Arrays.stream(profiles()).noneMatch("prod"::equalsIgnoreCase)) {
+        if (!prod(environment)) {
             // SPRING_PROFILES_ACTIVE=production (or prd, prod-kr) started like dev: the payload in clear, any password
             List<String> lookalikes = java.util.Arrays.stream(profiles())
                     .filter(profile -> PROD_LOOKALIKE.matcher(profile).matches()).toList();

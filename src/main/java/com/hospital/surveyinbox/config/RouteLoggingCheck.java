@@ -40,6 +40,7 @@ public class RouteLoggingCheck implements org.apache.camel.spring.boot.CamelCont
     private static final Pattern LOG_SHOWING_ALL = Pattern.compile("(?i)[?&](showAll|showHeaders)=true(&|$)");
 
     private final org.springframework.core.env.Environment environment;
+    private volatile List<String> found = List.of();
 
     public RouteLoggingCheck(org.springframework.core.env.Environment environment) {
         this.environment = environment;
@@ -59,8 +60,6 @@ public class RouteLoggingCheck implements org.apache.camel.spring.boot.CamelCont
     public List<String> found() {
         return found;
     }
-
-    private volatile List<String> found = List.of();
 
     private static List<String> check(CamelContext started, boolean prod) {
         List<String> problems = problems(started);
@@ -109,18 +108,19 @@ public class RouteLoggingCheck implements org.apache.camel.spring.boot.CamelCont
                         + step.getMessage() + ")");
             }
         }
-        List<String[]> calls = new ArrayList<>(); // each step's name and its endpoint
-        ProcessorDefinitionHelper.filterTypeInOutputs(outputs, ToDefinition.class).forEach(to -> calls.add(new String[] {id(to), to.getUri()}));
-        ProcessorDefinitionHelper.filterTypeInOutputs(outputs, ToDynamicDefinition.class).forEach(to -> calls.add(new String[] {id(to), to.getUri()}));
-        for (String[] call : calls) {
-            String name = call[0];
-            String uri = call[1] == null ? "" : call[1];
-            if (uri.regionMatches(true, 0, "log:", 0, 4)
-                    && (!LOG_WITHOUT_BODY.matcher(uri).find() || LOG_SHOWING_ALL.matcher(uri).find())) {
-                problems.add(where + ", " + name + ": " + uri + " logs the message (add showBody=false)");
-            } else if (uri.toLowerCase(java.util.Locale.ROOT).contains("loghttpactivity=true")) {
-                problems.add(where + ", " + name + ": " + uri + " logs each request and answer with their bodies");
-            }
+        ProcessorDefinitionHelper.filterTypeInOutputs(outputs, ToDefinition.class).forEach(to -> call(where, to, to.getUri(), problems));
+        ProcessorDefinitionHelper.filterTypeInOutputs(outputs, ToDynamicDefinition.class).forEach(to -> call(where, to, to.getUri(), problems));
+    }
+
+    private static void call(String where, ProcessorDefinition<?> step, String uri, List<String> problems) {
+        if (uri == null) {
+            return;
+        }
+        if (uri.regionMatches(true, 0, "log:", 0, 4)
+                && (!LOG_WITHOUT_BODY.matcher(uri).find() || LOG_SHOWING_ALL.matcher(uri).find())) {
+            problems.add(where + ", " + id(step) + ": " + uri + " logs the message (add showBody=false)");
+        } else if (uri.toLowerCase(java.util.Locale.ROOT).contains("loghttpactivity=true")) {
+            problems.add(where + ", " + id(step) + ": " + uri + " logs each request and answer with their bodies");
         }
     }
 
